@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: MIT OR GPL-2.0
+#
+# Colibri: top-level build.
+#
+#   make              the module for every supported kernel installed here,
+#                     libcolibri, the colibri tool and the tests
+#   make KDIR=DIR     the module for the kernel tree in DIR only
+#   make demo         the main job: boot the VM, load colibri.ko, run it
+#   make check        native tests, then the VM tests on every supported
+#                     kernel; ends with "N passed, N failed, N skipped"
+#   make check-unit   native tests only
+#   make check-vm     VM tests only (KERNELS="6.1 6.12" to choose)
+#   make lint         checkpatch.pl on our sources, sparse (C=1) on the module
+#   make clean
+#
+# Everything lands in build/ (BUILD=...).  The module builds with W=1.
+
+BUILD ?= build
+override BUILD := $(abspath $(BUILD))
+CC ?= gcc
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+
+# --- kernels -----------------------------------------------------------------
+
+ifneq ($(KDIR),)
+KDIR := $(abspath $(KDIR))
+KRELS := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+kdir-of = $(KDIR)
+else
+KRELS := $(shell scripts/kernels | awk '{ print $$2 }')
+kdir-of = /lib/modules/$(1)/build
+endif
+
+KO := $(foreach r,$(KRELS),$(BUILD)/kmod/$(r)/colibri.ko)
+KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h)
+
+# --- userspace ---------------------------------------------------------------
+
+GCC_INC := $(shell $(CC) -print-file-name=include)
+
+# Engine sources build exactly as in the kernel: freestanding, no libc
+# headers, no FP contraction, SSE2 baseline plus the ISA of *_avx2.c and
+# *_avx512.c files.
+ENGINE_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-ffp-contract=off -fno-strict-aliasing -ffreestanding -fno-common \
+	-nostdinc -isystem $(GCC_INC) -D_MM_MALLOC_H_INCLUDED -Ikmod/engine -fPIC
+ISA_AVX2 := -mavx2 -mfma -mf16c
+ISA_AVX512 := -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512dq -mavx2 -mfma -mf16c
+
+USER_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-ffp-contract=off -D_GNU_SOURCE -Iuapi -Ikmod/engine -Iuserspace/lib \
+	-I/usr/include/cjson -fPIC
+USER_LIBS := -lcjson -lpcre2-8 -lutf8proc -luring -lpthread -lm
+
+ENGINE_SRCS := $(wildcard kmod/engine/*.c)
+LIB_SRCS := $(wildcard userspace/lib/*.c)
+CLI_SRCS := $(wildcard userspace/cli/*.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+VM_SRCS := $(wildcard tests/vm/*.c)
+
+ENGINE_OBJS := $(patsubst kmod/engine/%.c,$(BUILD)/engine/%.o,$(ENGINE_SRCS))
+LIB_OBJS := $(patsubst userspace/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
+CLI_OBJS := $(patsubst userspace/cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRCS))
+LIBCOLIBRI := $(BUILD)/lib/libcolibri.a
+COLIBRI := $(BUILD)/colibri
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+VM_BINS := $(patsubst tests/vm/%.c,$(BUILD)/tests/vm/%,$(VM_SRCS))
+
+# kselftest_harness.h and checkpatch.pl come from Debian's linux-source-6.1,
+# extracted here at build time and never committed.
+LINUX_SRC_TAR := $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
+KSFT := $(BUILD)/kselftest
+KSFT_HDR := $(KSFT)/kselftest_harness.h
+
+.PHONY: all modules userspace tests demo check check-unit check-vm lint clean
+all: modules userspace tests
+
+# --- module ------------------------------------------------------------------
+
+modules: $(KO)
+
+# One symlink tree per kernel keeps objects apart; W=1 on every build.
+$(BUILD)/kmod/%/colibri.ko: $(KMOD_SRCS)
+	@mkdir -p $(BUILD)/kmod/$*
+	$(Q)cp -rsf $(CURDIR)/Kbuild $(CURDIR)/kmod $(CURDIR)/uapi $(BUILD)/kmod/$*/
+	$(Q)find $(BUILD)/kmod/$* -xtype l -delete
+	@echo "  MODULE  $* "
+	$(Q)$(MAKE) -s -C $(call kdir-of,$*) M=$(BUILD)/kmod/$* W=1 $(if $(C),C=$(C)) modules
+
+# --- userspace ---------------------------------------------------------------
+
+userspace: $(LIBCOLIBRI) $(COLIBRI)
+
+$(BUILD)/engine/%_avx2.o: kmod/engine/%_avx2.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ENGINE_CFLAGS) $(ISA_AVX2) -MMD -c $< -o $@
+
+$(BUILD)/engine/%_avx512.o: kmod/engine/%_avx512.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ENGINE_CFLAGS) $(ISA_AVX512) -MMD -c $< -o $@
+
+$(BUILD)/engine/%.o: kmod/engine/%.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ENGINE_CFLAGS) -MMD -c $< -o $@
+
+$(BUILD)/lib/%.o: userspace/lib/%.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -MMD -c $< -o $@
+
+$(BUILD)/cli/%.o: userspace/cli/%.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -MMD -c $< -o $@
+
+$(LIBCOLIBRI): $(ENGINE_OBJS) $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(COLIBRI): $(CLI_OBJS) $(LIBCOLIBRI)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(LIBCOLIBRI) $(USER_LIBS)
+
+# --- tests -------------------------------------------------------------------
+
+tests: $(UNIT_BINS) $(VM_BINS)
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCOLIBRI) tests/unit/cb_test.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -MMD -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
+
+$(KSFT_HDR):
+	@test -n "$(LINUX_SRC_TAR)" || { echo "linux-source-6.1 is not installed: run scripts/setup" >&2; exit 1; }
+	@mkdir -p $(KSFT)
+	$(Q)tar -xJf $(LINUX_SRC_TAR) -C $(KSFT) --strip-components=1 --wildcards \
+		'*/tools/testing/selftests/kselftest_harness.h' \
+		'*/tools/testing/selftests/kselftest.h' \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch'
+	$(Q)cp $(KSFT)/tools/testing/selftests/kselftest_harness.h \
+		$(KSFT)/tools/testing/selftests/kselftest.h $(KSFT)/
+
+$(BUILD)/tests/vm/%: tests/vm/%.c $(KSFT_HDR) $(LIBCOLIBRI) $(wildcard tests/vm/*.h)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Wno-sign-compare -I$(KSFT) -Itests/vm -MMD -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
+
+# The main job, in the VM because the host cannot load modules.
+demo: all
+	$(Q)scripts/vm-run --kernel $(or $(KERNEL),6.1) -- $(COLIBRI) device
+
+check: all
+	$(Q)scripts/run-tests --unit --vm
+
+check-unit: userspace tests
+	$(Q)scripts/run-tests --unit
+
+check-vm: all
+	$(Q)scripts/run-tests --vm
+
+# --- style -------------------------------------------------------------------
+
+CHECKPATCH := $(KSFT)/scripts/checkpatch.pl
+lint: $(KSFT_HDR)
+	$(Q)$(CHECKPATCH) --no-tree --quiet --strict --show-types \
+		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,NEW_TYPEDEFS,CAMELCASE \
+		-f $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h)
+	$(Q)rm -f $(KO) && $(MAKE) --no-print-directory modules C=2
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(wildcard $(BUILD)/engine/*.d $(BUILD)/lib/*.d $(BUILD)/cli/*.d $(BUILD)/tests/*/*.d)

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * colibri_engine.h - the module's view of the engine: integer and pointer
+ * interfaces only, so that non-FPU objects may include it.
+ */
+#ifndef COLIBRI_ENGINE_H
+#define COLIBRI_ENGINE_H
+
+/* kmod/engine/cb_isa_query.c: best ISA level <= max_level valid here. */
+int colibri_engine_isa(int max_level, const char **name);
+
+#endif /* COLIBRI_ENGINE_H */

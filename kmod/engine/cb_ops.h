@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * cb_ops.h - the engine's ISA variants, the lib/raid6 way.
+ *
+ * One small ops table per ISA (scalar reference, AVX2+FMA+F16C, AVX-512),
+ * one list in order of preference, one chosen at init.  Every variant of
+ * every op is tested against the scalar one (tests/unit/).
+ *
+ * FPU-side header: only engine objects (compiled with FPU flags in the
+ * kernel) include it.  Non-FPU kernel code uses cb_engine.h.
+ */
+#ifndef CB_OPS_H
+#define CB_OPS_H
+
+#include "cb_platform.h"
+#include "cb_quant.h"
+
+/* ISA levels, in increasing order of preference.  ABI: reported by GET_INFO. */
+enum cb_isa_level {
+	CB_ISA_SCALAR = 0,
+	CB_ISA_AVX2 = 1,
+	CB_ISA_AVX512 = 2,
+	CB_ISA__COUNT
+};
+
+/*
+ * gemm_fn: out[m * ldo + r] = sum_i W[r][i] * act_m[i]
+ *   for r in [0, nrows), m in [0, M).
+ * W:   nrows rows of k elements of the op's weight type, row r at
+ *      w + r * w_row_bytes (bytes).
+ * act: M activation rows, row m at act + m * act_stride (bytes); f32 for
+ *      the float weight types, q8_0 blocks (from quantize_q8_0) for q8_0
+ *      and q4_0.
+ * ldo: in floats.  No alignment is required of any pointer or stride.
+ * A row's result does not depend on nrows, M or where the call starts
+ * (same variant), so any split into chunks gives identical outputs.
+ * k is a multiple of CB_QK for the block types; any k >= 1 otherwise.
+ * Each weight row is read from memory once for all M activations.
+ */
+typedef void (*cb_gemm_fn)(float *out, cb_size ldo, const void *w,
+			   cb_size w_row_bytes, const void *act,
+			   cb_size act_stride, int M, int nrows, int k);
+
+struct cb_isa_ops {
+	const char *name;
+	enum cb_isa_level level;
+	int (*valid)(void);	/* all CPU features present? */
+
+	cb_gemm_fn gemm[CB_DT__COUNT];
+
+	/* x[n] -> n / 32 q8_0 blocks; n % 32 == 0. */
+	void (*quantize_q8_0)(void *dst, const float *x, int n);
+	/* dot product of two f32 vectors of n elements */
+	float (*dot_f32)(const float *a, const float *b, int n);
+	/* y[i] += a * x[i] */
+	void (*axpy_f32)(float *y, float a, const float *x, int n);
+};
+
+extern const struct cb_isa_ops cb_isa_scalar;
+extern const struct cb_isa_ops cb_isa_avx2;
+extern const struct cb_isa_ops cb_isa_avx512;
+
+/*
+ * The best valid variant whose level is <= max_level (so a test or an
+ * administrator can cap it).  Never NULL: scalar is always valid.
+ */
+const struct cb_isa_ops *cb_isa_select(int max_level);
+/* The variant of exactly this level, or NULL if absent or not valid here. */
+const struct cb_isa_ops *cb_isa_get(int level);
+
+/* Scalar conversions, the reference for the SIMD ones. */
+float cb_f16_to_f32(cb_u16 h);
+cb_u16 cb_f32_to_f16(float f);		/* round to nearest even */
+float cb_bf16_to_f32(cb_u16 h);
+cb_u16 cb_f32_to_bf16(float f);		/* round to nearest even */
+
+/* Quantize / dequantize rows (scalar; converters and tests use these). */
+void cb_quantize_row(cb_u32 dt, void *dst, const float *x, int n);
+void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n);
+/*
+ * q8_0 quantization of a row, the scalar reference every variant's
+ * quantize_q8_0 op matches byte for byte (GGUF's reference arithmetic).
+ */
+void cb_quantize_row_q8_0_ref(void *dst, const float *x, int n);
+
+#endif /* CB_OPS_H */

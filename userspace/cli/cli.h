@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * cli.h - subcommands of the colibri tool.  Each lives in cmd_NAME.c and
+ * gets argv with argv[0] == "NAME"; it returns the process exit status.
+ */
+#ifndef COLIBRI_CLI_H
+#define COLIBRI_CLI_H
+
+int cmd_device(int argc, char **argv);
+int cmd_bench_gemm(int argc, char **argv);
+int cmd_logits(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+
+#endif /* COLIBRI_CLI_H */

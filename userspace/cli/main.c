@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * colibri - command-line front end over libcolibri.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct subcommand {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct subcommand subcommands[] = {
+	{ "device", cmd_device, "show what /dev/colibri reports (GET_INFO)" },
+	{ "bench-gemm", cmd_bench_gemm, "gemm throughput of each ISA variant vs memory bandwidth" },
+	{ "logits", cmd_logits, "run a HF model directory in-process, print logits" },
+	{ "tokenize", cmd_tokenize, "encode text to token ids, or decode ids (--decode)" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: colibri COMMAND [ARGS...]\n\ncommands:\n");
+	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		fprintf(f, "  %-10s %s\n", subcommands[i].name, subcommands[i].help);
+	fprintf(f, "\n'colibri COMMAND --help' describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (!strcmp(argv[1], subcommands[i].name))
+			return subcommands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "colibri: unknown command '%s' (try 'colibri --help')\n", argv[1]);
+	return 2;
+}
