@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * cb_engine.h - the public API of the Colibri compute engine.
+ *
+ * A model is a config (struct cb_model_config) plus a tensor table (struct
+ * cb_model_weights) whose pointers the caller owns and keeps alive.  An
+ * engine instance is carved out of one caller-provided arena: the engine
+ * itself, the KV cache of every sequence slot and all scratch for a batch of
+ * up to max_batch_tokens tokens.  Nothing is allocated after cb_engine_init().
+ *
+ * This header is included by non-FPU kernel code, so every function here
+ * takes and returns only integers and pointers, and no struct here has a
+ * floating-point field: real numbers are stored as IEEE-754 binary32 bit
+ * patterns in cb_u32 fields (named *_bits) or as integer fixed point.
+ */
+#ifndef CB_ENGINE_H
+#define CB_ENGINE_H
+
+#include "cb_platform.h"
+#include "cb_quant.h"
+
+/*
+ * Work per parallel_for chunk, in multiply-accumulates.  In the kernel one
+ * chunk runs inside one kernel_fpu_begin/end section; ~512K MACs is roughly
+ * 25-50 us with AVX2 and a few hundred us with the scalar code, which keeps
+ * preemption-off sections short.  Chunk boundaries depend only on the shapes
+ * (never on the thread count), so results are bitwise reproducible for a
+ * given ISA level whatever the number of threads.
+ */
+#define CB_CHUNK_TARGET_FLOPS (512u * 1024u)
+
+/* Architectures: the HF class the config came from (informational). */
+enum cb_arch {
+	CB_ARCH_LLAMA = 0,		/* LlamaForCausalLM (dense) */
+	CB_ARCH_MIXTRAL = 1,		/* MixtralForCausalLM */
+	CB_ARCH_QWEN2_MOE = 2,		/* Qwen2MoeForCausalLM */
+	CB_ARCH_QWEN3_MOE = 3,		/* Qwen3MoeForCausalLM */
+	CB_ARCH_OLMOE = 4,		/* OlmoeForCausalLM */
+	CB_ARCH__COUNT
+};
+
+/* How RoPE pairs the dimensions of a head. */
+enum cb_rope_layout {
+	CB_ROPE_NEOX = 0,	/* HF: pair (i, i + d/2) ("rotate_half") */
+	CB_ROPE_INTERLEAVED = 1,/* GGUF llama: pair (2i, 2i + 1) */
+};
+
+/* RMSNorm applied to q and k before RoPE. */
+enum cb_qk_norm {
+	CB_QK_NORM_NONE = 0,
+	CB_QK_NORM_HEAD = 1,	/* Qwen3: per head, weight [head_dim] */
+	CB_QK_NORM_FULL = 2,	/* OLMoE: whole projection, weight [heads*head_dim] */
+};
+
+#define CB_MAX_LAYERS 256
+#define CB_MAX_EXPERTS 256
+#define CB_MAX_TOP_K 16
+
+/**
+ * struct cb_model_config - everything the forward pass needs to know.
+ *
+ * A layer l has a routed-expert MLP when n_experts > 0, bit l of
+ * mlp_only_layers is clear and (l + 1) % decoder_sparse_step == 0 (the
+ * Qwen2-MoE rule; Mixtral and OLMoE use step 1 and no mlp_only layers).
+ * Every other layer has a dense SwiGLU MLP of dense_ffn.  A dense Llama has
+ * n_experts == 0.
+ */
+struct cb_model_config {
+	cb_u32 arch;			/* enum cb_arch */
+	cb_u32 vocab_size;
+	cb_u32 hidden;			/* hidden_size */
+	cb_u32 n_layers;
+	cb_u32 n_heads;			/* query heads */
+	cb_u32 n_kv_heads;		/* key/value heads (GQA), divides n_heads */
+	cb_u32 head_dim;		/* even */
+	cb_u32 expert_ffn;		/* moe_intermediate_size (per routed expert) */
+	cb_u32 n_experts;		/* routed experts; 0 for a dense model */
+	cb_u32 top_k;			/* experts per token, 1..CB_MAX_TOP_K */
+	cb_u32 norm_topk_prob;		/* renormalise the top-k weights to sum 1 */
+	cb_u32 shared_ffn;		/* shared expert intermediate size, 0 = none */
+	cb_u32 shared_gate;		/* shared expert output * sigmoid(gate . x) */
+	cb_u32 dense_ffn;		/* intermediate_size of dense-MLP layers */
+	cb_u32 decoder_sparse_step;	/* >= 1 */
+	cb_u32 rope_layout;		/* enum cb_rope_layout */
+	cb_u32 rope_theta_bits;		/* f32 bits of rope_theta (e.g. 1e6) */
+	cb_u32 rms_eps_bits;		/* f32 bits of rms_norm_eps */
+	cb_u32 clip_qkv_bits;		/* f32 bits of OLMoE clip_qkv, 0 = none */
+	cb_u32 qkv_bias;		/* q/k/v projections have a bias */
+	cb_u32 qk_norm;			/* enum cb_qk_norm */
+	cb_u32 tied_embeddings;		/* lm_head is the embedding matrix */
+	cb_u32 max_context;		/* max_position_embeddings */
+	cb_u32 reserved;
+	cb_u64 mlp_only_layers[CB_MAX_LAYERS / 64];	/* bitmap of dense layers */
+};
+
+/**
+ * struct cb_tensor - one weight tensor, in caller-owned memory.
+ *
+ * A matrix is stored row-major as @rows rows of @cols elements of @dtype
+ * (HF Linear layout: rows = out_features, cols = in_features), each row
+ * cb_dtype_row_bytes(dtype, cols) bytes, rows contiguous.  A vector has
+ * rows == 1.  data == NULL means "absent".  Norm weights and biases must be
+ * f32; matrices may be any cb_dtype (block types need cols % 32 == 0).
+ */
+struct cb_tensor {
+	const void *data;
+	cb_u32 dtype;		/* enum cb_dtype */
+	cb_u32 rows;
+	cb_u32 cols;
+	cb_u32 reserved;
+};
+
+/* One routed expert: SwiGLU down(silu(gate x) * up x). */
+struct cb_expert_weights {
+	struct cb_tensor gate;	/* [expert_ffn, hidden] */
+	struct cb_tensor up;	/* [expert_ffn, hidden] */
+	struct cb_tensor down;	/* [hidden, expert_ffn] */
+};
+
+struct cb_layer_weights {
+	struct cb_tensor attn_norm;	/* [hidden] */
+	struct cb_tensor wq;		/* [n_heads*head_dim, hidden] */
+	struct cb_tensor wk;		/* [n_kv_heads*head_dim, hidden] */
+	struct cb_tensor wv;		/* [n_kv_heads*head_dim, hidden] */
+	struct cb_tensor wo;		/* [hidden, n_heads*head_dim] */
+	struct cb_tensor bq, bk, bv;	/* biases, when qkv_bias */
+	struct cb_tensor q_norm;	/* [head_dim] or [n_heads*head_dim] */
+	struct cb_tensor k_norm;	/* [head_dim] or [n_kv_heads*head_dim] */
+	struct cb_tensor ffn_norm;	/* [hidden] (post_attention_layernorm) */
+	/* routed-expert layers */
+	struct cb_tensor router;	/* [n_experts, hidden] */
+	const struct cb_expert_weights *experts;	/* [n_experts] */
+	struct cb_tensor shared_gate_proj;	/* [shared_ffn, hidden] */
+	struct cb_tensor shared_up_proj;	/* [shared_ffn, hidden] */
+	struct cb_tensor shared_down_proj;	/* [hidden, shared_ffn] */
+	struct cb_tensor shared_expert_gate;	/* [1, hidden] */
+	/* dense-MLP layers */
+	struct cb_tensor mlp_gate;	/* [dense_ffn, hidden] */
+	struct cb_tensor mlp_up;	/* [dense_ffn, hidden] */
+	struct cb_tensor mlp_down;	/* [hidden, dense_ffn] */
+};
+
+struct cb_model_weights {
+	struct cb_tensor embed;			/* [vocab, hidden] */
+	const struct cb_layer_weights *layers;	/* [n_layers] */
+	struct cb_tensor final_norm;		/* [hidden] */
+	struct cb_tensor lm_head;		/* [vocab, hidden]; ignored if tied */
+};
+
+/* Does layer l route to experts (else: dense MLP)? */
+static inline int cb_layer_is_moe(const struct cb_model_config *c, cb_u32 l)
+{
+	if (!c->n_experts || l >= CB_MAX_LAYERS)
+		return 0;
+	if (c->mlp_only_layers[l / 64] >> (l % 64) & 1)
+		return 0;
+	return (l + 1) % (c->decoder_sparse_step ? c->decoder_sparse_step : 1) == 0;
+}
+
+/**
+ * struct cb_engine_params - the shape of one engine instance.
+ * @max_batch_tokens: most tokens one cb_engine_forward() call may carry.
+ * @n_seqs: sequence slots, each with its own KV cache.
+ * @max_context: positions per slot (<= config max_context if that is set).
+ * @isa_max_level: cap for the ISA variant (enum cb_isa_level; 2 = best).
+ */
+struct cb_engine_params {
+	cb_u32 max_batch_tokens;
+	cb_u32 n_seqs;
+	cb_u32 max_context;
+	cb_u32 isa_max_level;
+};
+
+struct cb_engine;
+
+/**
+ * cb_engine_check_model() - validate a config and tensor table.
+ *
+ * Checks every shape against the config, dtypes (norms and biases f32,
+ * block types only where cols % 32 == 0) and limits.  Return: 0 or -CB_EINVAL.
+ */
+int cb_engine_check_model(const struct cb_model_config *cfg,
+			  const struct cb_model_weights *w);
+
+/**
+ * cb_engine_arena_size() - bytes of arena cb_engine_init() needs.
+ *
+ * Return: the size (aligned to 64), or 0 if the parameters are invalid or
+ * the size overflows.
+ */
+cb_u64 cb_engine_arena_size(const struct cb_model_config *cfg,
+			    const struct cb_engine_params *p);
+
+/**
+ * cb_engine_init() - build an engine inside @arena.
+ * @out: receives the engine (it lives at the start of the arena).
+ * @cfg, @w: the model; @w and the memory it points to must outlive the engine
+ *	(they are referenced, not copied); @cfg is copied.
+ * @p: instance shape.
+ * @arena, @arena_size: caller memory, 64-byte aligned, at least
+ *	cb_engine_arena_size() bytes.  The engine never allocates afterwards.
+ *
+ * Does no floating point.  All sequence slots start empty.
+ * Return: 0, -CB_EINVAL (bad model or parameters) or -CB_ENOMEM (arena too
+ * small).
+ */
+int cb_engine_init(struct cb_engine **out, const struct cb_model_config *cfg,
+		   const struct cb_model_weights *w,
+		   const struct cb_engine_params *p, void *arena,
+		   cb_u64 arena_size);
+
+/* Arena bytes actually used by init (high-water mark; constant afterwards). */
+cb_u64 cb_engine_arena_used(const struct cb_engine *e);
+
+/* Name of the ISA variant the engine runs ("scalar", "avx2", ...). */
+const char *cb_engine_isa_name(const struct cb_engine *e);
+
+/**
+ * struct cb_batch - one forward call.
+ * @n_tokens: tokens in this batch, 1..max_batch_tokens.
+ * @tokens: [n_tokens] token ids.
+ * @seq: [n_tokens] sequence slot of each token.
+ * @pos: [n_tokens] position of each token in its sequence.  A slot's tokens
+ *	must appear in increasing consecutive positions, and the first of them
+ *	must be <= the slot's current length (a smaller value rewinds the slot:
+ *	later positions are forgotten).  A prompt's prefill and one decode step
+ *	of many slots may share one batch.
+ * @logits_mask: [n_tokens] non-zero = write this token's logits; NULL means
+ *	every token.
+ * @logits: out, float[n_out][vocab_size] as raw f32 (n_out = tokens selected
+ *	by the mask, in batch order).
+ * @route_trace: optional out, cb_u32[n_tokens][n_layers][top_k][2]: expert id
+ *	and f32 bits of its weight, in rank order; dense layers get
+ *	CB_TRACE_NONE and 0.
+ */
+struct cb_batch {
+	cb_u32 n_tokens;
+	cb_u32 flags;			/* must be 0 */
+	const cb_u32 *tokens;
+	const cb_u32 *seq;
+	const cb_u32 *pos;
+	const cb_u8 *logits_mask;
+	void *logits;
+	cb_u32 *route_trace;
+};
+
+#define CB_TRACE_NONE 0xffffffffu
+
+/**
+ * cb_engine_forward() - run the model over one batch.
+ *
+ * Floating-point work happens inside @ex->parallel_for chunks (a gemm chunk
+ * is about CB_CHUNK_TARGET_FLOPS; an attention chunk is the query heads of
+ * one kv head of one token over at most 512 cached positions, longer
+ * contexts are split and merged); between
+ * steps the calling thread does only integer bookkeeping and calls
+ * @ex->yield (if set); a non-zero return aborts with that value.  Slot
+ * lengths change only when the whole batch succeeded; an aborted batch that
+ * rewound a slot (first position < its length) leaves that slot's cache
+ * inconsistent, so reset it.
+ * Return: 0, -CB_EINVAL (bad batch) or the yield value.
+ */
+int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
+		      const struct cb_batch *b);
+
+/* Forget sequence slot @seq (length back to 0).  Return: 0 or -CB_EINVAL. */
+int cb_engine_seq_reset(struct cb_engine *e, cb_u32 seq);
+
+/* Current length (positions filled) of slot @seq, or -CB_EINVAL. */
+int cb_engine_seq_len(const struct cb_engine *e, cb_u32 seq);
+
+/**
+ * struct cb_sample_params - token sampling, integers only.
+ * @temperature_milli: temperature * 1000; 0 = greedy (argmax).
+ * @top_k: keep the k most likely tokens; 0 = no limit.
+ * @top_p_ppm: nucleus mass in parts per million; 0 or >= 1000000 = off.
+ * @seed: PRNG seed.  The draw for step n uses splitmix64(seed, n), so the
+ *	same (seed, counter, logits) always gives the same token.
+ */
+struct cb_sample_params {
+	cb_u32 temperature_milli;
+	cb_u32 top_k;
+	cb_u32 top_p_ppm;
+	cb_u32 reserved;
+	cb_u64 seed;
+};
+
+/* Scratch bytes cb_sample() needs for a vocabulary of n tokens. */
+cb_u64 cb_sample_scratch_size(cb_u32 n);
+
+/**
+ * cb_sample() - pick one token from a row of logits.
+ * @logits: float[n] (raw f32).
+ * @scratch: cb_sample_scratch_size(n) bytes, 8-byte aligned.
+ * @counter: the draw number (e.g. the position), mixed with the seed.
+ *
+ * Ties are broken towards the lower token id.  Uses floating point: kernel
+ * callers run it inside an FPU section.
+ * Return: token id, or -CB_EINVAL.
+ */
+int cb_sample(const void *logits, cb_u32 n, const struct cb_sample_params *p,
+	      cb_u64 counter, void *scratch);
+
+/* Same, with the engine's own scratch (not thread safe per engine). */
+int cb_engine_sample(struct cb_engine *e, const void *logits,
+		     const struct cb_sample_params *p, cb_u64 counter);
+
+#endif /* CB_ENGINE_H */

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * cb_model.c - model validation, arena layout and engine construction.
+ *
+ * The arena is carved by one function (layout()) that both sizes it and,
+ * given a real base, assigns the engine's pointers, so the two can never
+ * disagree.  No floating point here: init may be called from non-FPU code.
+ */
+#include "cb_engine_priv.h"
+
+struct bump {
+	cb_u64 off;
+	cb_u64 cap;		/* 0 while sizing */
+	char *base;		/* NULL while sizing */
+	int overflow;
+};
+
+/* Reserve a*b*c bytes (64-byte aligned); NULL while sizing or on overflow. */
+static void *carve(struct bump *a, cb_u64 x, cb_u64 y, cb_u64 z)
+{
+	cb_u64 n, off;
+
+	if (__builtin_mul_overflow(x, y, &n) || __builtin_mul_overflow(n, z, &n) ||
+	    __builtin_add_overflow(n, (cb_u64)63, &n)) {
+		a->overflow = 1;
+		return CB_NULL;
+	}
+	n &= ~(cb_u64)63;
+	off = a->off;
+	if (__builtin_add_overflow(off, n, &a->off)) {
+		a->overflow = 1;
+		return CB_NULL;
+	}
+	return a->base ? a->base + off : CB_NULL;
+}
+
+static cb_size q8_row(cb_u32 n)
+{
+	return n % CB_QK ? 0 : n / CB_QK * sizeof(struct cb_block_q8_0);
+}
+
+static int check_tensor(const struct cb_tensor *t, cb_u32 rows, cb_u32 cols,
+			int vector)
+{
+	if (!t->data || t->rows != rows || t->cols != cols || t->dtype >= CB_DT__COUNT)
+		return -CB_EINVAL;
+	if (vector && t->dtype != CB_DT_F32)
+		return -CB_EINVAL;
+	if (!cb_dtype_row_bytes(t->dtype, cols))
+		return -CB_EINVAL;
+	return 0;
+}
+
+static int check_mlp(const struct cb_tensor *g, const struct cb_tensor *u,
+		     const struct cb_tensor *d, cb_u32 ffn, cb_u32 hidden)
+{
+	if (check_tensor(g, ffn, hidden, 0) || check_tensor(u, ffn, hidden, 0) ||
+	    check_tensor(d, hidden, ffn, 0))
+		return -CB_EINVAL;
+	return 0;
+}
+
+static int check_config(const struct cb_model_config *c)
+{
+	if (!c->vocab_size || !c->hidden || !c->n_layers || !c->n_heads ||
+	    !c->n_kv_heads || !c->head_dim)
+		return -CB_EINVAL;
+	if (c->n_layers > CB_MAX_LAYERS || c->n_heads % c->n_kv_heads ||
+	    c->head_dim % 2 || c->head_dim > 1024 || c->hidden > (1u << 20) ||
+	    c->vocab_size > (1u << 24) || c->n_heads > 1024)
+		return -CB_EINVAL;
+	if (c->n_experts > CB_MAX_EXPERTS || c->top_k > CB_MAX_TOP_K)
+		return -CB_EINVAL;
+	if (c->n_experts && (!c->top_k || c->top_k > c->n_experts || !c->expert_ffn))
+		return -CB_EINVAL;
+	if (!c->decoder_sparse_step || c->rope_layout > CB_ROPE_INTERLEAVED ||
+	    c->qk_norm > CB_QK_NORM_FULL || c->arch >= CB_ARCH__COUNT)
+		return -CB_EINVAL;
+	if (c->shared_ffn > (1u << 20) || c->dense_ffn > (1u << 20) ||
+	    c->expert_ffn > (1u << 20))
+		return -CB_EINVAL;
+	return 0;
+}
+
+int cb_engine_check_model(const struct cb_model_config *c,
+			  const struct cb_model_weights *w)
+{
+	cb_u32 qd, kvd, l, x;
+
+	if (check_config(c))
+		return -CB_EINVAL;
+	qd = c->n_heads * c->head_dim;
+	kvd = c->n_kv_heads * c->head_dim;
+	if (check_tensor(&w->embed, c->vocab_size, c->hidden, 0) ||
+	    check_tensor(&w->final_norm, 1, c->hidden, 1) || !w->layers)
+		return -CB_EINVAL;
+	if (!c->tied_embeddings && check_tensor(&w->lm_head, c->vocab_size, c->hidden, 0))
+		return -CB_EINVAL;
+	for (l = 0; l < c->n_layers; l++) {
+		const struct cb_layer_weights *L = &w->layers[l];
+
+		if (check_tensor(&L->attn_norm, 1, c->hidden, 1) ||
+		    check_tensor(&L->ffn_norm, 1, c->hidden, 1) ||
+		    check_tensor(&L->wq, qd, c->hidden, 0) ||
+		    check_tensor(&L->wk, kvd, c->hidden, 0) ||
+		    check_tensor(&L->wv, kvd, c->hidden, 0) ||
+		    check_tensor(&L->wo, c->hidden, qd, 0))
+			return -CB_EINVAL;
+		if (c->qkv_bias && (check_tensor(&L->bq, 1, qd, 1) ||
+				    check_tensor(&L->bk, 1, kvd, 1) ||
+				    check_tensor(&L->bv, 1, kvd, 1)))
+			return -CB_EINVAL;
+		if (c->qk_norm == CB_QK_NORM_HEAD &&
+		    (check_tensor(&L->q_norm, 1, c->head_dim, 1) ||
+		     check_tensor(&L->k_norm, 1, c->head_dim, 1)))
+			return -CB_EINVAL;
+		if (c->qk_norm == CB_QK_NORM_FULL &&
+		    (check_tensor(&L->q_norm, 1, qd, 1) ||
+		     check_tensor(&L->k_norm, 1, kvd, 1)))
+			return -CB_EINVAL;
+		if (!cb_layer_is_moe(c, l)) {
+			if (!c->dense_ffn || check_mlp(&L->mlp_gate, &L->mlp_up,
+						       &L->mlp_down, c->dense_ffn,
+						       c->hidden))
+				return -CB_EINVAL;
+			continue;
+		}
+		if (check_tensor(&L->router, c->n_experts, c->hidden, 0) || !L->experts)
+			return -CB_EINVAL;
+		for (x = 0; x < c->n_experts; x++)
+			if (check_mlp(&L->experts[x].gate, &L->experts[x].up,
+				      &L->experts[x].down, c->expert_ffn, c->hidden))
+				return -CB_EINVAL;
+		if (c->shared_ffn &&
+		    check_mlp(&L->shared_gate_proj, &L->shared_up_proj,
+			      &L->shared_down_proj, c->shared_ffn, c->hidden))
+			return -CB_EINVAL;
+		if (c->shared_ffn && c->shared_gate &&
+		    check_tensor(&L->shared_expert_gate, 1, c->hidden, 0))
+			return -CB_EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Carve every buffer of the engine.  With a->base == NULL only sizes; the
+ * pointers then stored in *e are meaningless and never used.
+ */
+static void layout(struct cb_engine *e, struct bump *a)
+{
+	const struct cb_model_config *c = &e->cfg;
+	cb_u64 T = e->p.max_batch_tokens, S = T * (e->E ? e->K : 0);
+	cb_u64 kv = (cb_u64)e->p.n_seqs * c->n_layers;
+
+	carve(a, sizeof(*e), 1, 1);	/* the engine itself, first */
+	e->kc = carve(a, kv * e->p.max_context, e->kvdim, sizeof(float));
+	e->vc = carve(a, kv * e->p.max_context, e->kvdim, sizeof(float));
+	e->seq_len = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
+	e->seq_tmp = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
+
+	e->x = carve(a, T, e->H, sizeof(float));
+	e->xn = carve(a, T, e->H, sizeof(float));
+	e->tmp = carve(a, T, e->H, sizeof(float));
+	e->xq = carve(a, T, e->qrow_h, 1);
+	e->q = carve(a, T, e->qdim, sizeof(float));
+	e->k = carve(a, T, e->kvdim, sizeof(float));
+	e->v = carve(a, T, e->kvdim, sizeof(float));
+	e->att = carve(a, T, e->qdim, sizeof(float));
+	e->attq = carve(a, T, e->qrow_q, 1);
+	e->rope = carve(a, T, e->hd, sizeof(float));
+	/* partial softmax states, only when a context can exceed one split */
+	if (e->p.max_context > CB_ATT_SPLIT)
+		e->att_part = carve(a, T * c->n_heads,
+				    (cb_u64)(e->p.max_context + CB_ATT_SPLIT - 1) / CB_ATT_SPLIT,
+				    (cb_u64)(e->hd + 2) * sizeof(float));
+	e->out_idx = carve(a, T, sizeof(cb_u32), 1);
+
+	e->mg = carve(a, T, e->F2, sizeof(float));
+	e->mu = carve(a, T, e->F2, sizeof(float));
+	e->mq = carve(a, T, e->qrow_f2, 1);
+	e->mo = carve(a, T, e->H, sizeof(float));
+	e->sgv = carve(a, T, sizeof(float), 1);
+
+	if (e->E) {
+		e->rl = carve(a, T, e->E, sizeof(float));
+		e->topw = carve(a, T, e->K, sizeof(float));
+		e->topid = carve(a, T, e->K, sizeof(cb_u32));
+		e->slot_of = carve(a, T, e->K, sizeof(cb_u32));
+		e->exp_cnt = carve(a, e->E, sizeof(cb_u32), 1);
+		e->exp_off = carve(a, e->E + 1, sizeof(cb_u32), 1);
+		e->exp_cur = carve(a, e->E, sizeof(cb_u32), 1);
+		e->slot_tok = carve(a, S, sizeof(cb_u32), 1);
+		e->xg = carve(a, S, e->H, sizeof(float));
+		e->xgq = carve(a, S, e->qrow_h, 1);
+		e->gg = carve(a, S, e->F, sizeof(float));
+		e->gu = carve(a, S, e->F, sizeof(float));
+		e->gq = carve(a, S, e->qrow_f, 1);
+		e->yg = carve(a, S, e->H, sizeof(float));
+	}
+	e->max_jobs = 2 * e->E + 8;
+	e->jobs = carve(a, e->max_jobs, sizeof(struct cb_gemm_job), 1);
+	e->sample_scratch = carve(a, cb_sample_scratch_size(c->vocab_size), 1, 1);
+}
+
+static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
+		 const struct cb_engine_params *p)
+{
+	if (check_config(cfg) || !p->max_batch_tokens || !p->n_seqs ||
+	    !p->max_context || p->max_batch_tokens > (1u << 20) ||
+	    p->n_seqs > (1u << 20) || p->max_context > (1u << 24))
+		return -CB_EINVAL;
+	if (cfg->max_context && p->max_context > cfg->max_context)
+		return -CB_EINVAL;
+	e->cfg = *cfg;
+	e->p = *p;
+	e->H = cfg->hidden;
+	e->hd = cfg->head_dim;
+	e->qdim = cfg->n_heads * cfg->head_dim;
+	e->kvdim = cfg->n_kv_heads * cfg->head_dim;
+	e->E = cfg->n_experts;
+	e->K = cfg->n_experts ? cfg->top_k : 0;
+	e->F = cfg->expert_ffn;
+	e->F2 = CB_MAX(cfg->shared_ffn, cfg->dense_ffn);
+	e->qrow_h = q8_row(e->H);
+	e->qrow_q = q8_row(e->qdim);
+	e->qrow_f = q8_row(e->F);
+	e->qrow_f2 = q8_row(e->F2);
+
+	/*
+	 * Chunk indices are ints: bound the largest phase.  A gemm chunk has at
+	 * least one row and at most 32 tokens; attention has one chunk per
+	 * (token, head, split).
+	 */
+	{
+		cb_u64 rows = CB_MAX(CB_MAX((cb_u64)cfg->vocab_size,
+					    2ull * e->E * e->F + e->F2 + 1),
+				     (cb_u64)e->qdim + 2ull * e->kvdim);
+		cb_u64 splits = ((cb_u64)p->max_context + CB_ATT_SPLIT - 1) / CB_ATT_SPLIT;
+
+		if (((cb_u64)p->max_batch_tokens + 31) / 32 * rows > 0x7fffffffull ||
+		    (cb_u64)p->max_batch_tokens * cfg->n_heads * splits > 0x7fffffffull)
+			return -CB_EINVAL;
+	}
+	return 0;
+}
+
+cb_u64 cb_engine_arena_size(const struct cb_model_config *cfg,
+			    const struct cb_engine_params *p)
+{
+	struct cb_engine tmp = { 0 };
+	struct bump a = { 0 };
+
+	if (setup(&tmp, cfg, p))
+		return 0;
+	layout(&tmp, &a);
+	return a.overflow ? 0 : a.off;
+}
+
+int cb_engine_init(struct cb_engine **out, const struct cb_model_config *cfg,
+		   const struct cb_model_weights *w,
+		   const struct cb_engine_params *p, void *arena,
+		   cb_u64 arena_size)
+{
+	struct cb_engine tmp = { 0 }, *e;
+	struct bump a = { 0 };
+	cb_u32 i;
+
+	if (!out || !cfg || !w || !p || !arena || ((cb_uptr)arena & 63))
+		return -CB_EINVAL;
+	if (setup(&tmp, cfg, p) || cb_engine_check_model(cfg, w))
+		return -CB_EINVAL;
+	layout(&tmp, &a);
+	if (a.overflow)
+		return -CB_EINVAL;
+	if (a.off > arena_size)
+		return -CB_ENOMEM;
+
+	e = arena;
+	*e = tmp;
+	a.off = 0;
+	a.base = arena;
+	a.cap = arena_size;
+	layout(e, &a);
+	e->w = w;
+	e->arena_used = a.off;
+	e->ops = cb_isa_select(p->isa_max_level);
+	for (i = 0; i < p->n_seqs; i++)
+		e->seq_len[i] = 0;
+	*out = e;
+	return 0;
+}
+
+cb_u64 cb_engine_arena_used(const struct cb_engine *e)
+{
+	return e->arena_used;
+}
+
+const char *cb_engine_isa_name(const struct cb_engine *e)
+{
+	return e->ops->name;
+}
+
+int cb_engine_seq_reset(struct cb_engine *e, cb_u32 seq)
+{
+	if (seq >= e->p.n_seqs)
+		return -CB_EINVAL;
+	e->seq_len[seq] = 0;
+	return 0;
+}
+
+int cb_engine_seq_len(const struct cb_engine *e, cb_u32 seq)
+{
+	if (seq >= e->p.n_seqs)
+		return -CB_EINVAL;
+	return (int)e->seq_len[seq];
+}
+
+int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
+		      const struct cb_batch *b)
+{
+	return cb_forward_run(e, ex, b);
+}
+
+int cb_engine_sample(struct cb_engine *e, const void *logits,
+		     const struct cb_sample_params *p, cb_u64 counter)
+{
+	return cb_sample(logits, e->cfg.vocab_size, p, counter, e->sample_scratch);
+}

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * cb_ops_x86_tmpl.h - the x86 SIMD kernels, written once, instantiated by
+ * cb_ops_avx2.c (8-float vectors) and cb_ops_avx512.c (16-float vectors).
+ *
+ * Not a normal header: the including file defines these first.
+ *
+ *   PFX(name)          prefix for every function (avx2_name, avx512_name)
+ *   VF, VF_N           float vector type and its lanes
+ *   VF_ZERO()          all-zero vector
+ *   VF_LOADU(p)        VF_N floats from p (unaligned)
+ *   VF_STOREU(p, v)
+ *   VF_SET1(x)
+ *   VF_ADD, VF_MUL     lane-wise, one rounding each
+ *   VF_FMA(a, b, c)    a * b + c, one rounding (an explicit FMA)
+ *   VF_HSUM(v)         sum of the lanes as a float
+ *   VF_LOAD_F16(p)     VF_N halves at p, converted to floats (exact)
+ *   VF_LOAD_BF16(p)    VF_N bfloat16 at p, converted to floats (exact)
+ *   F_MT               tokens per register tile in the float kernels
+ *   Q_MT               tokens per register tile in the block kernels
+ *   Q_DOT(u, s)        __m256i of 8 int32: the 32 u8 x s8 products of u
+ *                      and s summed in groups (only the total of the 8
+ *                      lanes matters); u <= 128, |s| <= 127 so that no
+ *                      16-bit intermediate saturates
+ *   Q_DPBUSD(acc, u, s) optional: acc + the same, with vpdpbusd; when
+ *                      defined (with Q_HAVE_VNNI), the block gemms check
+ *                      CB_CPU_AVX512VNNI per call and use it when present
+ *   Q_VNNI_TILE, Q_VNNI_MT  optional: a tile function (same signature as
+ *                      q_tile) and its token tile for the VNNI case
+ *
+ * Tiling: R_TILE = 4 weight rows times up to F_MT / Q_MT tokens of
+ * accumulators live in registers; each group of 4 rows is streamed from
+ * memory once and its later token tiles hit the cache.  Rows left over
+ * (nrows % 4) go one at a time.  All loops over R_TILE and the token tile
+ * are unrolled, and the tile functions are always inlined with constant
+ * R / MT / dtype, so every instance is straight-line code.
+ *
+ * The block kernels (q_tile) work one 32-block per 256-bit vector: the 8
+ * int32 partial sums of a block are converted to float and accumulated
+ * with the block's scale d_w * d_x by FMA, as ggml does.  AVX-512 with VNNI
+ * replaces q_tile by its own two-blocks-per-zmm tile (cb_ops_avx512.c).
+ * Weight rows are software-prefetched Q_PREFETCH bytes ahead (a modest
+ * gain for decode, where each core streams 4 rows at once).
+ */
+
+#define R_TILE 4
+/* Flag or'ed into the dtype argument of the block tiles: use Q_DPBUSD. */
+#define QF_VNNI 0x100
+#define Q_BLK_BYTES(dt) ((((dt) & 0xff) == CB_DT_Q4_0) ? 18 : 34)
+#ifndef Q_PREFETCH
+#define Q_PREFETCH 512
+#endif
+#ifndef Q_DPBUSD
+#define Q_DPBUSD(acc, u, s) _mm256_add_epi32(acc, Q_DOT(u, s))
+#endif
+/* acc + sum of u8 x s8 products, by the dot product the dtype flag picks */
+#define Q_DOTACC(acc, u, s, dt)						\
+	(((dt) & QF_VNNI) ? Q_DPBUSD(acc, u, s) : _mm256_add_epi32(acc, Q_DOT(u, s)))
+/* The kernel's compiler_types.h defines it; userspace builds do not. */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((__always_inline__))
+#endif
+#define CB_ALWAYS_INLINE __always_inline
+
+static CB_ALWAYS_INLINE float PFX(h2f)(cb_u16 h)
+{
+	return _cvtsh_ss(h);
+}
+
+static CB_ALWAYS_INLINE float PFX(hsum256)(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v),
+			      _mm256_extractf128_ps(v, 1));
+
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+/* VF_N weights of row w from element i, as floats. */
+static CB_ALWAYS_INLINE VF PFX(load_w)(int dt, const char *w, int i)
+{
+	if (dt == CB_DT_F16)
+		return VF_LOAD_F16((const cb_u16 *)w + i);
+	if (dt == CB_DT_BF16)
+		return VF_LOAD_BF16((const cb_u16 *)w + i);
+	return VF_LOADU((const float *)w + i);
+}
+
+/* One weight as a float; inline (no calls: they would spill the tile). */
+static CB_ALWAYS_INLINE float PFX(scalar_w)(int dt, const char *w, int i)
+{
+	if (dt == CB_DT_F16)
+		return PFX(h2f)(((const cb_u16 *)w)[i]);
+	if (dt == CB_DT_BF16)
+		return cb_f32_from_bits((cb_u32)((const cb_u16 *)w)[i] << 16);
+	return ((const float *)w)[i];
+}
+
+/* R rows x MT tokens of a float-weight gemm (R <= R_TILE, MT <= F_MT). */
+static CB_ALWAYS_INLINE void PFX(f_tile)(float *out, cb_size ldo, const char *w,
+					 cb_size wrb, const char *act, cb_size as,
+					 int R, int MT, int k, int dt)
+{
+	VF acc[R_TILE][F_MT];
+	float tail[R_TILE][F_MT];
+	int kv = k - k % VF_N;
+	int r, m, i;
+
+#pragma GCC unroll 4
+	for (r = 0; r < R_TILE; r++)
+#pragma GCC unroll 8
+		for (m = 0; m < F_MT; m++) {
+			acc[r][m] = VF_ZERO();
+			tail[r][m] = 0.0f;
+		}
+
+	for (i = 0; i < kv; i += VF_N) {
+		VF xv[F_MT];
+
+#pragma GCC unroll 8
+		for (m = 0; m < F_MT; m++)
+			if (m < MT)
+				xv[m] = VF_LOADU((const float *)(act + m * as) + i);
+#pragma GCC unroll 4
+		for (r = 0; r < R_TILE; r++) {
+			VF wv;
+
+			if (r >= R)
+				continue;
+			wv = PFX(load_w)(dt, w + r * wrb, i);
+#pragma GCC unroll 8
+			for (m = 0; m < F_MT; m++)
+				if (m < MT)
+					acc[r][m] = VF_FMA(wv, xv[m], acc[r][m]);
+		}
+	}
+	/* k % VF_N left: plain scalar products, added after the lanes. */
+	for (; i < k; i++) {
+#pragma GCC unroll 4
+		for (r = 0; r < R_TILE; r++) {
+			float wi;
+
+			if (r >= R)
+				continue;
+			wi = PFX(scalar_w)(dt, w + r * wrb, i);
+#pragma GCC unroll 8
+			for (m = 0; m < F_MT; m++)
+				if (m < MT)
+					tail[r][m] += wi *
+						((const float *)(act + m * as))[i];
+		}
+	}
+#pragma GCC unroll 4
+	for (r = 0; r < R_TILE; r++)
+#pragma GCC unroll 8
+		for (m = 0; m < F_MT; m++)
+			if (r < R && m < MT)
+				out[m * ldo + r] = VF_HSUM(acc[r][m]) + tail[r][m];
+}
+
+/*
+ * 32 weights of block b in a 256-bit vector, in the activation's element
+ * order: signed bytes for q8_0, the unsigned nibbles (w + 8) for q4_0.
+ */
+static CB_ALWAYS_INLINE __m256i PFX(load_wq)(int dt, const char *w, int b)
+{
+	if ((dt & 0xff) == CB_DT_Q4_0) {
+		const struct cb_block_q4_0 *wb = (const struct cb_block_q4_0 *)w + b;
+		__m128i q = _mm_loadu_si128((const __m128i *)wb->qs);
+		__m128i m4 = _mm_set1_epi8(0x0f);
+		__m128i lo = _mm_and_si128(q, m4);
+		__m128i hi = _mm_and_si128(_mm_srli_epi16(q, 4), m4);
+
+		/* low nibbles are elements 0..15, high nibbles 16..31 */
+		return _mm256_set_m128i(hi, lo);
+	}
+	return _mm256_loadu_si256((const __m256i *)((const struct cb_block_q8_0 *)w + b)->qs);
+}
+
+/*
+ * R rows x MT tokens of a block-weight gemm against q8_0 activations.
+ *
+ * Per block, the R weight scales are gathered into one vector and
+ * converted and multiplied by each token's scale together; each (row,
+ * token) term then takes its lane with one permute.  The products are the
+ * same single roundings of d_w * d_x as in the scalar code.
+ *
+ * q8_0: sum w x = sum |w| (x sign(w)), an unsigned-by-signed byte product.
+ * q4_0: sum (n - 8) x = sum n x - 8 sum x with the nibbles n unsigned, so
+ * the per-token 8 sum x is taken once per block for all rows and the
+ * rows need neither the subtraction nor the sign trick.
+ */
+static CB_ALWAYS_INLINE void PFX(q_tile)(float *out, cb_size ldo, const char *w,
+					 cb_size wrb, const char *act, cb_size as,
+					 int R, int MT, int nb, int dt)
+{
+	const cb_size bsz = Q_BLK_BYTES(dt);
+	__m256 acc[R_TILE][Q_MT];
+	__m256i lane[R_TILE];
+	int r, m, b;
+
+#pragma GCC unroll 4
+	for (r = 0; r < R_TILE; r++) {
+		lane[r] = _mm256_set1_epi32(r);
+#pragma GCC unroll 8
+		for (m = 0; m < Q_MT; m++)
+			acc[r][m] = _mm256_setzero_ps();
+	}
+
+	for (b = 0; b < nb; b++) {
+		__m256i xq[Q_MT];
+		__m256 s[Q_MT];		/* lanes 0..R-1: d_w[r] * d_x[m] */
+		__m256i base[Q_MT];	/* q4_0: -8 sum x; q8_0: 0 */
+		cb_u64 hd = 0;
+		__m128 dw;
+
+		/*
+		 * The scale is the first field of both block types.  The R
+		 * halves are packed in a scalar register and moved over once:
+		 * a vpinsrw each would load the shuffle port.
+		 */
+#pragma GCC unroll 4
+		for (r = 0; r < R_TILE; r++)
+			if (r < R)
+				hd |= (cb_u64)*(const cb_u16 *)(w + r * wrb + b * bsz) << (16 * r);
+		dw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)hd));
+#pragma GCC unroll 8
+		for (m = 0; m < Q_MT; m++) {
+			const struct cb_block_q8_0 *xb;
+
+			if (m >= MT)
+				continue;
+			xb = (const struct cb_block_q8_0 *)(act + m * as) + b;
+			xq[m] = _mm256_loadu_si256((const __m256i *)xb->qs);
+			s[m] = _mm256_castps128_ps256(_mm_mul_ps(dw, _mm_set1_ps(PFX(h2f)(xb->d))));
+			base[m] = _mm256_setzero_si256();
+			if ((dt & 0xff) == CB_DT_Q4_0)
+				base[m] = _mm256_sub_epi32(base[m],
+							   Q_DOTACC(base[m], _mm256_set1_epi8(8),
+								    xq[m], dt));
+		}
+#pragma GCC unroll 4
+		for (r = 0; r < R_TILE; r++) {
+			__m256i wq, aw;
+
+			if (r >= R)
+				continue;
+#ifdef Q_PREFETCH
+			_mm_prefetch(w + r * wrb + b * bsz + Q_PREFETCH, _MM_HINT_T0);
+#endif
+			wq = PFX(load_wq)(dt, w + r * wrb, b);
+			if ((dt & 0xff) == CB_DT_Q8_0)
+				aw = _mm256_sign_epi8(wq, wq);	/* |w| as u8 */
+			else
+				aw = wq;			/* n = w + 8 */
+#pragma GCC unroll 8
+			for (m = 0; m < Q_MT; m++) {
+				__m256i sx, isum;
+
+				if (m >= MT)
+					continue;
+				if ((dt & 0xff) == CB_DT_Q8_0)
+					sx = _mm256_sign_epi8(xq[m], wq); /* x sign(w) */
+				else
+					sx = xq[m];
+				isum = Q_DOTACC(base[m], aw, sx, dt);
+				acc[r][m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum),
+							    _mm256_permutevar8x32_ps(s[m], lane[r]),
+							    acc[r][m]);
+			}
+		}
+	}
+#pragma GCC unroll 4
+	for (r = 0; r < R_TILE; r++)
+#pragma GCC unroll 8
+		for (m = 0; m < Q_MT; m++)
+			if (r < R && m < MT)
+				out[m * ldo + r] = PFX(hsum256)(acc[r][m]);
+}
+
+/*
+ * Call tile(o, ldo, w, wrb, a, as, R, mt, klen, dt) with mt a compile-time
+ * constant (cases above MTMAX are dead code the compiler drops).
+ */
+#define PFX_CALL_MT(tile, MTMAX, mt, R, o, ldo, w, wrb, a, as, klen, dt)	\
+	do {									\
+		if ((mt) == 1)							\
+			tile(o, ldo, w, wrb, a, as, R, 1, klen, dt);		\
+		else if ((MTMAX) >= 2 && (mt) == 2)				\
+			tile(o, ldo, w, wrb, a, as, R, 2, klen, dt);		\
+		else if ((MTMAX) >= 3 && (mt) == 3)				\
+			tile(o, ldo, w, wrb, a, as, R, 3, klen, dt);		\
+		else if ((MTMAX) >= 4 && (mt) == 4)				\
+			tile(o, ldo, w, wrb, a, as, R, 4, klen, dt);		\
+		else if ((MTMAX) >= 5 && (mt) == 5)				\
+			tile(o, ldo, w, wrb, a, as, R, 5, klen, dt);		\
+		else if ((MTMAX) >= 6 && (mt) == 6)				\
+			tile(o, ldo, w, wrb, a, as, R, 6, klen, dt);		\
+	} while (0)
+
+/* The gemm entry points: row groups outside, token tiles inside. */
+#define DEFINE_GEMM(name, tile, MTMAX, dt, klen)			\
+static void PFX(name)(float *out, cb_size ldo, const void *w,		\
+		      cb_size wrb, const void *act, cb_size as, int M,	\
+		      int nrows, int k)					\
+{									\
+	const char *wc = w, *ac = act;					\
+	int r0 = 0, m0, mt;						\
+									\
+	for (; r0 + R_TILE <= nrows; r0 += R_TILE)			\
+		for (m0 = 0; m0 < M; m0 += mt) {			\
+			mt = CB_MIN(MTMAX, M - m0);			\
+			PFX_CALL_MT(tile, MTMAX, mt, R_TILE,		\
+				    out + m0 * ldo + r0, ldo,		\
+				    wc + r0 * wrb, wrb,			\
+				    ac + m0 * as, as, klen, dt);	\
+		}							\
+	for (; r0 < nrows; r0++)					\
+		for (m0 = 0; m0 < M; m0 += mt) {			\
+			mt = CB_MIN(MTMAX, M - m0);			\
+			PFX_CALL_MT(tile, MTMAX, mt, 1,			\
+				    out + m0 * ldo + r0, ldo,		\
+				    wc + r0 * wrb, wrb,			\
+				    ac + m0 * as, as, klen, dt);	\
+		}							\
+}
+
+DEFINE_GEMM(gemm_f32, PFX(f_tile), F_MT, CB_DT_F32, k)
+DEFINE_GEMM(gemm_f16, PFX(f_tile), F_MT, CB_DT_F16, k)
+DEFINE_GEMM(gemm_bf16, PFX(f_tile), F_MT, CB_DT_BF16, k)
+#ifndef Q_HAVE_VNNI
+DEFINE_GEMM(gemm_q8_0, PFX(q_tile), Q_MT, CB_DT_Q8_0, k / CB_QK)
+DEFINE_GEMM(gemm_q4_0, PFX(q_tile), Q_MT, CB_DT_Q4_0, k / CB_QK)
+#else
+DEFINE_GEMM(gemm_q8_0_dp, PFX(q_tile), Q_MT, CB_DT_Q8_0, k / CB_QK)
+DEFINE_GEMM(gemm_q4_0_dp, PFX(q_tile), Q_MT, CB_DT_Q4_0, k / CB_QK)
+#ifndef Q_VNNI_TILE
+#define Q_VNNI_TILE PFX(q_tile)
+#define Q_VNNI_MT Q_MT
+#endif
+DEFINE_GEMM(gemm_q8_0_vnni, Q_VNNI_TILE, Q_VNNI_MT, CB_DT_Q8_0 | QF_VNNI, k / CB_QK)
+DEFINE_GEMM(gemm_q4_0_vnni, Q_VNNI_TILE, Q_VNNI_MT, CB_DT_Q4_0 | QF_VNNI, k / CB_QK)
+
+/* VNNI is optional within the variant: asked per call, it is cheap. */
+static void PFX(gemm_q8_0)(float *out, cb_size ldo, const void *w, cb_size wrb,
+			   const void *act, cb_size as, int M, int nrows, int k)
+{
+	if (cb_cpu_has(CB_CPU_AVX512VNNI))
+		PFX(gemm_q8_0_vnni)(out, ldo, w, wrb, act, as, M, nrows, k);
+	else
+		PFX(gemm_q8_0_dp)(out, ldo, w, wrb, act, as, M, nrows, k);
+}
+
+static void PFX(gemm_q4_0)(float *out, cb_size ldo, const void *w, cb_size wrb,
+			   const void *act, cb_size as, int M, int nrows, int k)
+{
+	if (cb_cpu_has(CB_CPU_AVX512VNNI))
+		PFX(gemm_q4_0_vnni)(out, ldo, w, wrb, act, as, M, nrows, k);
+	else
+		PFX(gemm_q4_0_dp)(out, ldo, w, wrb, act, as, M, nrows, k);
+}
+#endif
+
+/*
+ * q8_0 quantization, byte-identical to cb_quantize_row_q8_0_ref(): the
+ * same scalar d and id, then per lane the same product, clamp, NaN -> 0
+ * and roundf (truncate, then step away from zero when the exact fraction
+ * is >= 0.5).  256-bit in both variants: it is a small part of the work.
+ */
+static void PFX(quantize_q8_0)(void *dst, const float *x, int n)
+{
+	struct cb_block_q8_0 *blk = dst;
+	const __m256 signbit = _mm256_set1_ps(-0.0f);
+	const __m256 half = _mm256_set1_ps(0.5f), mhalf = _mm256_set1_ps(-0.5f);
+	const __m256 one = _mm256_set1_ps(1.0f);
+	const __m256 lim = _mm256_set1_ps(127.0f), mlim = _mm256_set1_ps(-127.0f);
+	const __m256i perm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+	int b, j;
+
+	for (b = 0; b < n / CB_QK; b++) {
+		const float *xb = x + b * CB_QK;
+		__m256 v[4], mx;
+		__m256i q[4];
+		float amax, d, id;
+
+		mx = _mm256_setzero_ps();
+#pragma GCC unroll 4
+		for (j = 0; j < 4; j++) {
+			v[j] = _mm256_loadu_ps(xb + 8 * j);
+			/* NaN lanes lose: max returns its second operand */
+			mx = _mm256_max_ps(_mm256_andnot_ps(signbit, v[j]), mx);
+		}
+		{
+			__m128 m = _mm_max_ps(_mm256_castps256_ps128(mx),
+					      _mm256_extractf128_ps(mx, 1));
+
+			m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+			m = _mm_max_ss(m, _mm_movehdup_ps(m));
+			amax = _mm_cvtss_f32(m);
+		}
+		d = amax / 127.0f;
+		id = d != 0.0f ? 1.0f / d : 0.0f;
+		blk[b].d = cb_f32_to_f16(d);
+#pragma GCC unroll 4
+		for (j = 0; j < 4; j++) {
+			__m256 p = _mm256_mul_ps(v[j], _mm256_set1_ps(id));
+			__m256 ord = _mm256_cmp_ps(p, p, _CMP_ORD_Q);
+			__m256 t, f, up, dn;
+
+			p = _mm256_min_ps(_mm256_max_ps(p, mlim), lim);
+			t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+			f = _mm256_sub_ps(p, t);
+			up = _mm256_and_ps(_mm256_cmp_ps(f, half, _CMP_GE_OQ), one);
+			dn = _mm256_and_ps(_mm256_cmp_ps(f, mhalf, _CMP_LE_OQ), one);
+			t = _mm256_sub_ps(_mm256_add_ps(t, up), dn);
+			q[j] = _mm256_cvttps_epi32(_mm256_and_ps(t, ord));
+		}
+		{
+			/* packs interleave 128-bit lanes; perm puts them back */
+			__m256i a = _mm256_packs_epi32(q[0], q[1]);
+			__m256i c = _mm256_packs_epi32(q[2], q[3]);
+
+			a = _mm256_packs_epi16(a, c);
+			a = _mm256_permutevar8x32_epi32(a, perm);
+			_mm256_storeu_si256((__m256i *)blk[b].qs, a);
+		}
+	}
+}
+
+/* Four accumulators to hide the add latency; the tail is scalar. */
+static float PFX(dot_f32)(const float *a, const float *b, int n)
+{
+	VF s0 = VF_ZERO(), s1 = VF_ZERO(), s2 = VF_ZERO(), s3 = VF_ZERO();
+	float sum;
+	int i = 0;
+
+	for (; i + 4 * VF_N <= n; i += 4 * VF_N) {
+		s0 = VF_FMA(VF_LOADU(a + i), VF_LOADU(b + i), s0);
+		s1 = VF_FMA(VF_LOADU(a + i + VF_N), VF_LOADU(b + i + VF_N), s1);
+		s2 = VF_FMA(VF_LOADU(a + i + 2 * VF_N), VF_LOADU(b + i + 2 * VF_N), s2);
+		s3 = VF_FMA(VF_LOADU(a + i + 3 * VF_N), VF_LOADU(b + i + 3 * VF_N), s3);
+	}
+	for (; i + VF_N <= n; i += VF_N)
+		s0 = VF_FMA(VF_LOADU(a + i), VF_LOADU(b + i), s0);
+	sum = VF_HSUM(VF_ADD(VF_ADD(s0, s1), VF_ADD(s2, s3)));
+	for (; i < n; i++)
+		sum += a[i] * b[i];
+	return sum;
+}
+
+/*
+ * y += a * x with a multiply and an add (no FMA), exactly as the scalar
+ * reference rounds: the result is bit-identical across variants.
+ */
+static void PFX(axpy_f32)(float *y, float a, const float *x, int n)
+{
+	VF va = VF_SET1(a);
+	int i = 0;
+
+	for (; i + VF_N <= n; i += VF_N)
+		VF_STOREU(y + i, VF_ADD(VF_LOADU(y + i), VF_MUL(va, VF_LOADU(x + i))));
+	for (; i < n; i++)
+		y[i] += a * x[i];
+}

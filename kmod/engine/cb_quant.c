@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * cb_quant.c - half/bfloat16 conversions and the GGUF block quantizers.
+ *
+ * These are the scalar references: the converters use them to write
+ * .colibri files, the SIMD variants must agree with them (bit for bit
+ * where cb_ops.h says so), and they follow the GGUF reference quantizers'
+ * arithmetic step by step so that a tensor quantized here is byte-identical
+ * to the one llama.cpp's reference quantizer would write:
+ *
+ * q8_0:  amax = max |x|, d = amax / 127, id = d ? 1/d : 0 (from the float d,
+ *        not the rounded half), stored d = half(d), q = round(x * id) with
+ *        halfway cases away from zero (C roundf).
+ * q4_0:  m = the x of largest |x| (first one on ties, sign kept),
+ *        d = m / -8, id = d ? 1/d : 0, stored d = half(d),
+ *        q = min(15, (int)(x * id + 8.5f)) (truncation), weight j in the low
+ *        nibble of byte j and weight j + 16 in its high nibble.
+ *
+ * All float operations are single IEEE operations in the order written
+ * (the engine is built with -ffp-contract=off), so no FMA changes a
+ * rounding.
+ */
+#include "cb_math.h"
+#include "cb_ops.h"
+
+/**
+ * cb_f16_to_f32() - IEEE half to float (exact).
+ * @h: half bits.
+ *
+ * NaNs come out quiet with their payload kept, as F16C's vcvtph2ps does.
+ */
+float cb_f16_to_f32(cb_u16 h)
+{
+	cb_u32 sign = (cb_u32)(h & 0x8000) << 16;
+	cb_u32 e = (h >> 10) & 0x1f;
+	cb_u32 m = h & 0x3ff;
+
+	if (e == 0x1f)		/* inf, NaN (quieted) */
+		return cb_f32_from_bits(sign | 0x7f800000 | m << 13 |
+					(m ? 0x400000 : 0));
+	if (e == 0) {
+		if (!m)
+			return cb_f32_from_bits(sign);
+		/* subnormal: m * 2^-24; normalise */
+		e = 113;
+		while (!(m & 0x400)) {
+			m <<= 1;
+			e--;
+		}
+		m &= 0x3ff;
+		return cb_f32_from_bits(sign | e << 23 | m << 13);
+	}
+	return cb_f32_from_bits(sign | (e + 112) << 23 | m << 13);
+}
+
+/**
+ * cb_f32_to_f16() - float to IEEE half, round to nearest even.
+ * @f: the value.
+ *
+ * Overflow gives infinity; results below half's range round into its
+ * subnormals or to signed zero.  NaNs stay NaN, quiet, keeping the top of
+ * the payload (as F16C's vcvtps2ph does).
+ */
+cb_u16 cb_f32_to_f16(float f)
+{
+	cb_u32 u = cb_f32_bits(f);
+	cb_u32 sign = (u >> 16) & 0x8000;
+	cb_u32 a = u & 0x7fffffff;
+	cb_u32 h, rem, half, shift, m;
+
+	if (a > 0x7f800000)
+		return sign | 0x7e00 | ((a >> 13) & 0x3ff);
+	if (a >= 0x477ff000)	/* >= 65520: rounds to infinity */
+		return sign | 0x7c00;
+	if (a >= 0x38800000) {	/* >= 2^-14: normal half */
+		h = (a - 0x38000000) >> 13;	/* rebias 127 -> 15 */
+		rem = a & 0x1fff;
+		if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+			h++;	/* a carry into the exponent is right */
+		return sign | h;
+	}
+	if (a < 0x33000000)	/* < 2^-25: rounds to zero */
+		return sign;
+	/* subnormal half: value / 2^-24, rounded to an integer, even on ties */
+	m = (a & 0x7fffff) | 0x800000;
+	shift = 126 - (a >> 23);	/* 14 ... 24 */
+	h = m >> shift;
+	rem = m & ((1u << shift) - 1);
+	half = 1u << (shift - 1);
+	if (rem > half || (rem == half && (h & 1)))
+		h++;
+	return sign | h;
+}
+
+/**
+ * cb_bf16_to_f32() - bfloat16 to float (exact: the top half of the bits).
+ * @h: bfloat16 bits.
+ */
+float cb_bf16_to_f32(cb_u16 h)
+{
+	return cb_f32_from_bits((cb_u32)h << 16);
+}
+
+/**
+ * cb_f32_to_bf16() - float to bfloat16, round to nearest even.
+ * @f: the value.
+ *
+ * As PyTorch does: subnormals are rounded, not flushed; NaNs are kept
+ * (quieted).
+ */
+cb_u16 cb_f32_to_bf16(float f)
+{
+	cb_u32 u = cb_f32_bits(f);
+
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (u >> 16) | 0x40;
+	return (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+}
+
+/* C roundf for |v| < 2^31: nearest, halfway cases away from zero. */
+static inline int round_away(float v)
+{
+	int i = (int)v;			/* truncates */
+	float frac = v - (float)i;	/* exact */
+
+	if (frac >= 0.5f)
+		i++;
+	else if (frac <= -0.5f)
+		i--;
+	return i;
+}
+
+/* One q8_0 block from 32 floats; see the file comment. */
+static void quantize_block_q8_0(struct cb_block_q8_0 *b, const float *x)
+{
+	float amax = 0.0f, d, id;
+	int j;
+
+	for (j = 0; j < CB_QK; j++) {
+		float v = cb_fabsf(x[j]);
+
+		if (v > amax)
+			amax = v;
+	}
+	d = amax / 127.0f;
+	id = d != 0.0f ? 1.0f / d : 0.0f;
+	b->d = cb_f32_to_f16(d);
+	for (j = 0; j < CB_QK; j++) {
+		float v = x[j] * id;
+
+		/*
+		 * Only non-finite inputs (or a subnormal amax, where 1/d
+		 * overflows) leave [-127, 127]; the clamp and NaN -> 0 make
+		 * those cases defined, and the SIMD variants do the same.
+		 */
+		if (v != v)
+			v = 0.0f;
+		else if (v > 127.0f)
+			v = 127.0f;
+		else if (v < -127.0f)
+			v = -127.0f;
+		b->qs[j] = (cb_s8)round_away(v);
+	}
+}
+
+/**
+ * cb_quantize_row_q8_0_ref() - n floats to n / 32 q8_0 blocks.
+ * @dst: the blocks.
+ * @x: the values, n of them.
+ * @n: a multiple of 32 (a partial last block is ignored).
+ *
+ * The reference for every variant's quantize_q8_0 op: those must produce
+ * the same bytes.
+ */
+void cb_quantize_row_q8_0_ref(void *dst, const float *x, int n)
+{
+	struct cb_block_q8_0 *b = dst;
+	int i;
+
+	for (i = 0; i < n / CB_QK; i++)
+		quantize_block_q8_0(&b[i], x + i * CB_QK);
+}
+
+static void quantize_block_q4_0(struct cb_block_q4_0 *b, const float *x)
+{
+	float amax = 0.0f, max = 0.0f, d, id;
+	int j;
+
+	for (j = 0; j < CB_QK; j++) {
+		float v = cb_fabsf(x[j]);
+
+		if (amax < v) {
+			amax = v;
+			max = x[j];
+		}
+	}
+	d = max / -8.0f;
+	id = d != 0.0f ? 1.0f / d : 0.0f;
+	b->d = cb_f32_to_f16(d);
+	for (j = 0; j < CB_QK / 2; j++) {
+		int lo = (cb_s8)(x[j] * id + 8.5f);
+		int hi = (cb_s8)(x[j + CB_QK / 2] * id + 8.5f);
+
+		lo = lo < 15 ? lo : 15;
+		hi = hi < 15 ? hi : 15;
+		b->qs[j] = (cb_u8)(lo | hi << 4);
+	}
+}
+
+/**
+ * cb_quantize_row() - n floats to one row of type dt.
+ * @dt: enum cb_dtype.
+ * @dst: cb_dtype_row_bytes(dt, n) bytes.
+ * @x: n floats.
+ * @n: elements; a multiple of 32 for q8_0 / q4_0 (a partial last block is
+ *	ignored: callers validate n with cb_dtype_row_bytes()).
+ *
+ * An unknown dt writes nothing.
+ */
+void cb_quantize_row(cb_u32 dt, void *dst, const float *x, int n)
+{
+	int i;
+
+	switch (dt) {
+	case CB_DT_F32: {
+		float *y = dst;
+
+		for (i = 0; i < n; i++)
+			y[i] = x[i];
+		break;
+	}
+	case CB_DT_F16: {
+		cb_u16 *y = dst;
+
+		for (i = 0; i < n; i++)
+			y[i] = cb_f32_to_f16(x[i]);
+		break;
+	}
+	case CB_DT_BF16: {
+		cb_u16 *y = dst;
+
+		for (i = 0; i < n; i++)
+			y[i] = cb_f32_to_bf16(x[i]);
+		break;
+	}
+	case CB_DT_Q8_0:
+		cb_quantize_row_q8_0_ref(dst, x, n);
+		break;
+	case CB_DT_Q4_0: {
+		struct cb_block_q4_0 *b = dst;
+
+		for (i = 0; i < n / CB_QK; i++)
+			quantize_block_q4_0(&b[i], x + i * CB_QK);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/**
+ * cb_dequantize_row() - one row of type dt back to n floats.
+ * @dt: enum cb_dtype.
+ * @dst: n floats.
+ * @src: the row.
+ * @n: elements; a multiple of 32 for q8_0 / q4_0.
+ *
+ * Values are d * q computed in float, as the gemm kernels see them.
+ * An unknown dt writes nothing.
+ */
+void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n)
+{
+	int i, j;
+
+	switch (dt) {
+	case CB_DT_F32: {
+		const float *s = src;
+
+		for (i = 0; i < n; i++)
+			dst[i] = s[i];
+		break;
+	}
+	case CB_DT_F16: {
+		const cb_u16 *s = src;
+
+		for (i = 0; i < n; i++)
+			dst[i] = cb_f16_to_f32(s[i]);
+		break;
+	}
+	case CB_DT_BF16: {
+		const cb_u16 *s = src;
+
+		for (i = 0; i < n; i++)
+			dst[i] = cb_bf16_to_f32(s[i]);
+		break;
+	}
+	case CB_DT_Q8_0: {
+		const struct cb_block_q8_0 *b = src;
+
+		for (i = 0; i < n / CB_QK; i++) {
+			float d = cb_f16_to_f32(b[i].d);
+
+			for (j = 0; j < CB_QK; j++)
+				dst[i * CB_QK + j] = d * (float)b[i].qs[j];
+		}
+		break;
+	}
+	case CB_DT_Q4_0: {
+		const struct cb_block_q4_0 *b = src;
+
+		for (i = 0; i < n / CB_QK; i++) {
+			float d = cb_f16_to_f32(b[i].d);
+
+			for (j = 0; j < CB_QK / 2; j++) {
+				dst[i * CB_QK + j] =
+					(float)((b[i].qs[j] & 0x0f) - 8) * d;
+				dst[i * CB_QK + j + CB_QK / 2] =
+					(float)((b[i].qs[j] >> 4) - 8) * d;
+			}
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}

@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT OR GPL-2.0
+"""Write small random Hugging Face checkpoints (config.json + safetensors).
+
+The layout and tensor names are those of the real HF models, so the loader
+under test reads them exactly as it would read a downloaded checkpoint.
+safetensors is written by hand: 8-byte little-endian header length, JSON
+header (padded with spaces to a multiple of 8), then the raw data.
+
+usage: make_checkpoint.py ARCH OUTDIR [--dtype F32|F16|BF16] [--shards N]
+                          [--seed S]
+ARCH: mixtral qwen2_moe qwen3_moe olmoe llama
+"""
+import argparse
+import json
+import os
+import struct
+
+import numpy as np
+
+CONFIGS = {
+    "mixtral": {
+        "architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+        "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "num_local_experts": 4,
+        "num_experts_per_tok": 2, "rope_theta": 1000000.0,
+        "rms_norm_eps": 1e-5, "max_position_embeddings": 2048,
+        "tie_word_embeddings": False, "sliding_window": None,
+        "hidden_act": "silu", "torch_dtype": "float32",
+    },
+    "qwen2_moe": {
+        "architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe",
+        "vocab_size": 300, "hidden_size": 64, "intermediate_size": 128,
+        "moe_intermediate_size": 64, "shared_expert_intermediate_size": 96,
+        "num_hidden_layers": 3, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "num_experts": 8, "num_experts_per_tok": 2,
+        "decoder_sparse_step": 2, "mlp_only_layers": [],
+        "norm_topk_prob": False, "rope_theta": 1000000.0,
+        "rms_norm_eps": 1e-6, "max_position_embeddings": 2048,
+        "tie_word_embeddings": False, "use_sliding_window": False,
+        "hidden_act": "silu", "torch_dtype": "bfloat16",
+    },
+    "qwen3_moe": {
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+        "vocab_size": 300, "hidden_size": 64, "intermediate_size": 128,
+        "moe_intermediate_size": 64, "head_dim": 32,
+        "num_hidden_layers": 3, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "num_experts": 8, "num_experts_per_tok": 2,
+        "decoder_sparse_step": 1, "mlp_only_layers": [0],
+        "norm_topk_prob": True, "rope_theta": 1000000.0,
+        "rms_norm_eps": 1e-6, "max_position_embeddings": 2048,
+        "tie_word_embeddings": True, "attention_bias": False,
+        "hidden_act": "silu", "torch_dtype": "float16",
+    },
+    "olmoe": {
+        "architectures": ["OlmoeForCausalLM"], "model_type": "olmoe",
+        "vocab_size": 300, "hidden_size": 64, "intermediate_size": 64,
+        "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "num_experts": 8, "num_experts_per_tok": 2,
+        "norm_topk_prob": False, "clip_qkv": 3.0, "rope_theta": 10000.0,
+        "rms_norm_eps": 1e-5, "max_position_embeddings": 2048,
+        "tie_word_embeddings": False, "attention_bias": False,
+        "hidden_act": "silu", "torch_dtype": "float32",
+    },
+    "llama": {
+        # multi-query: 16 query heads share one kv head (more than the
+        # engine scores at once), head_dim 8
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "vocab_size": 300, "hidden_size": 128, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 16,
+        "num_key_value_heads": 1, "rope_theta": 10000.0,
+        "rms_norm_eps": 1e-5, "max_position_embeddings": 2048,
+        "tie_word_embeddings": False, "attention_bias": False,
+        "mlp_bias": False, "rope_scaling": None,
+        "hidden_act": "silu", "torch_dtype": "float32",
+    },
+}
+
+
+def is_moe_layer(cfg, l):
+    arch = cfg["architectures"][0]
+    if arch == "LlamaForCausalLM":
+        return False
+    if arch in ("MixtralForCausalLM", "OlmoeForCausalLM"):
+        return True
+    return (l not in cfg.get("mlp_only_layers", []) and cfg["num_experts"] > 0
+            and (l + 1) % cfg.get("decoder_sparse_step", 1) == 0)
+
+
+def make_tensors(cfg, rng):
+    """name -> float32 array, in HF names and shapes ([out, in] for Linear)."""
+    arch = cfg["architectures"][0]
+    H = cfg["hidden_size"]
+    nh = cfg["num_attention_heads"]
+    nkv = cfg.get("num_key_value_heads", nh)
+    hd = cfg.get("head_dim", H // nh)
+    V = cfg["vocab_size"]
+    t = {}
+
+    def lin(out, inp, gain=1.0):
+        return (rng.standard_normal((out, inp)) * gain / np.sqrt(inp)).astype(np.float32)
+
+    def norm(n):
+        return (1.0 + 0.1 * rng.standard_normal(n)).astype(np.float32)
+
+    def mlp(prefix, ffn, names=("gate_proj", "up_proj", "down_proj")):
+        t[f"{prefix}.{names[0]}.weight"] = lin(ffn, H)
+        t[f"{prefix}.{names[1]}.weight"] = lin(ffn, H)
+        t[f"{prefix}.{names[2]}.weight"] = lin(H, ffn)
+
+    # tied heads score a token's own embedding, still in the residual, by
+    # |e|^2: keep embeddings small there so the layers decide the argmax
+    emb_std = 0.15 if cfg.get("tie_word_embeddings", False) else 1.0
+    t["model.embed_tokens.weight"] = (emb_std * rng.standard_normal((V, H))).astype(np.float32)
+    for l in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{l}."
+        t[p + "input_layernorm.weight"] = norm(H)
+        t[p + "post_attention_layernorm.weight"] = norm(H)
+        t[p + "self_attn.q_proj.weight"] = lin(nh * hd, H)
+        t[p + "self_attn.k_proj.weight"] = lin(nkv * hd, H)
+        t[p + "self_attn.v_proj.weight"] = lin(nkv * hd, H)
+        t[p + "self_attn.o_proj.weight"] = lin(H, nh * hd)
+        if arch == "Qwen2MoeForCausalLM":
+            for x, n in (("q", nh * hd), ("k", nkv * hd), ("v", nkv * hd)):
+                t[p + f"self_attn.{x}_proj.bias"] = (0.1 * rng.standard_normal(n)).astype(np.float32)
+        if arch == "Qwen3MoeForCausalLM":
+            t[p + "self_attn.q_norm.weight"] = norm(hd)
+            t[p + "self_attn.k_norm.weight"] = norm(hd)
+        if arch == "OlmoeForCausalLM":
+            t[p + "self_attn.q_norm.weight"] = norm(nh * hd)
+            t[p + "self_attn.k_norm.weight"] = norm(nkv * hd)
+        if not is_moe_layer(cfg, l):
+            mlp(p + "mlp", cfg["intermediate_size"])
+        elif arch == "MixtralForCausalLM":
+            E = cfg["num_local_experts"]
+            t[p + "block_sparse_moe.gate.weight"] = lin(E, H, 2.0)
+            for e in range(E):
+                mlp(p + f"block_sparse_moe.experts.{e}", cfg["intermediate_size"],
+                    ("w1", "w3", "w2"))
+        else:
+            E = cfg["num_experts"]
+            ffn = cfg.get("moe_intermediate_size", cfg["intermediate_size"])
+            t[p + "mlp.gate.weight"] = lin(E, H, 2.0)
+            for e in range(E):
+                mlp(p + f"mlp.experts.{e}", ffn)
+            if cfg.get("shared_expert_intermediate_size"):
+                mlp(p + "mlp.shared_expert", cfg["shared_expert_intermediate_size"])
+                t[p + "mlp.shared_expert_gate.weight"] = lin(1, H)
+    t["model.norm.weight"] = norm(H)
+    if not cfg.get("tie_word_embeddings", False):
+        t["lm_head.weight"] = lin(V, H, 3.0)
+    return t
+
+
+def encode(a, dtype):
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    if dtype == "F32":
+        return a.astype("<f4").tobytes()
+    if dtype == "F16":
+        return a.astype("<f2").tobytes()
+    if dtype == "BF16":
+        u = a.view(np.uint32).astype(np.uint64)
+        u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16   # round to nearest even
+        return u.astype("<u2").tobytes()
+    raise ValueError(dtype)
+
+
+def write_safetensors(path, tensors, dtype):
+    header, blobs, off = {}, [], 0
+    for name in sorted(tensors):
+        b = encode(tensors[name], dtype)
+        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape),
+                        "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("arch", choices=sorted(CONFIGS))
+    ap.add_argument("out")
+    ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"])
+    ap.add_argument("--shards", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+
+    cfg = dict(CONFIGS[a.arch])
+    cfg["torch_dtype"] = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[a.dtype]
+    rng = np.random.default_rng(a.seed)
+    tensors = make_tensors(cfg, rng)
+    os.makedirs(a.out, exist_ok=True)
+    for f in os.listdir(a.out):
+        if f.startswith("model") and (f.endswith(".safetensors") or f.endswith(".json")):
+            os.unlink(os.path.join(a.out, f))
+    with open(os.path.join(a.out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    if a.shards <= 1:
+        write_safetensors(os.path.join(a.out, "model.safetensors"), tensors, a.dtype)
+        return
+    names = sorted(tensors)
+    wmap = {}
+    for i in range(a.shards):
+        fn = f"model-{i + 1:05d}-of-{a.shards:05d}.safetensors"
+        part = {n: tensors[n] for n in names[i::a.shards]}
+        write_safetensors(os.path.join(a.out, fn), part, a.dtype)
+        wmap.update({n: fn for n in part})
+    with open(os.path.join(a.out, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": 0}, "weight_map": wmap}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

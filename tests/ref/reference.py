@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT OR GPL-2.0
+"""Independent numpy reference of the supported HF architectures.
+
+Written from the semantics of the Hugging Face modeling files
+(modeling_llama / mixtral / qwen2_moe / qwen3_moe / olmoe), not from the C
+engine: float64 throughout, full-sequence (no KV cache), explicit causal
+mask, HF's rotate_half RoPE, softmax -> top-k (-> renormalise) routing.
+
+usage: reference.py MODELDIR --tokens "1 2 3" [--greedy N]
+prints the logits of every position (one line each), or with --greedy the N
+argmax tokens that follow.
+"""
+import argparse
+import json
+import os
+import struct
+
+import numpy as np
+
+
+def read_safetensors(path):
+    out = {}
+    with open(path, "rb") as f:
+        buf = f.read()
+    (n,) = struct.unpack("<Q", buf[:8])
+    header = json.loads(buf[8:8 + n])
+    base = 8 + n
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = meta["data_offsets"]
+        raw = buf[base + b:base + e]
+        dt = meta["dtype"]
+        if dt == "F32":
+            a = np.frombuffer(raw, "<f4")
+        elif dt == "F16":
+            a = np.frombuffer(raw, "<f2")
+        elif dt == "BF16":
+            a = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            raise ValueError(dt)
+        out[name] = a.astype(np.float64).reshape(meta["shape"])
+    return out
+
+
+def load(model_dir):
+    with open(os.path.join(model_dir, "config.json")) as f:
+        cfg = json.load(f)
+    idx = os.path.join(model_dir, "model.safetensors.index.json")
+    w = {}
+    if os.path.exists(idx):
+        with open(idx) as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+        for fn in files:
+            w.update(read_safetensors(os.path.join(model_dir, fn)))
+    else:
+        w = read_safetensors(os.path.join(model_dir, "model.safetensors"))
+    return cfg, w
+
+
+def rms_norm(x, weight, eps):
+    var = np.mean(x * x, axis=-1, keepdims=True)
+    return weight * (x / np.sqrt(var + eps))
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
+
+
+def rope(x, positions, theta):
+    # x: [T, heads, hd]; HF: inv_freq = 1 / theta^(arange(0, d, 2) / d),
+    # emb = cat(freqs, freqs), x * cos + rotate_half(x) * sin
+    hd = x.shape[-1]
+    inv = 1.0 / (theta ** (np.arange(0, hd, 2, dtype=np.float64) / hd))
+    freqs = positions[:, None].astype(np.float64) * inv[None, :]
+    emb = np.concatenate([freqs, freqs], axis=-1)
+    cos, sin = np.cos(emb)[:, None, :], np.sin(emb)[:, None, :]
+    return x * cos + rotate_half(x) * sin
+
+
+def linear(x, w, b=None):
+    y = x @ w.T
+    return y if b is None else y + b
+
+
+class Model:
+    def __init__(self, model_dir):
+        self.cfg, self.w = load(model_dir)
+        c = self.cfg
+        self.arch = c["architectures"][0]
+        self.H = c["hidden_size"]
+        self.nh = c["num_attention_heads"]
+        self.nkv = c.get("num_key_value_heads") or self.nh
+        self.hd = c.get("head_dim") or self.H // self.nh
+        self.eps = c.get("rms_norm_eps", 1e-6)
+        self.theta = c.get("rope_theta", 10000.0)
+
+    def is_moe(self, l):
+        c = self.cfg
+        if self.arch == "LlamaForCausalLM":
+            return False
+        if self.arch in ("MixtralForCausalLM", "OlmoeForCausalLM"):
+            return True
+        return (l not in c.get("mlp_only_layers", []) and c["num_experts"] > 0
+                and (l + 1) % c.get("decoder_sparse_step", 1) == 0)
+
+    def attention(self, x, p, pos):
+        w, T = self.w, x.shape[0]
+        bias = self.arch == "Qwen2MoeForCausalLM" or self.cfg.get("attention_bias", False)
+        q = linear(x, w[p + "q_proj.weight"], w.get(p + "q_proj.bias") if bias else None)
+        k = linear(x, w[p + "k_proj.weight"], w.get(p + "k_proj.bias") if bias else None)
+        v = linear(x, w[p + "v_proj.weight"], w.get(p + "v_proj.bias") if bias else None)
+        if self.arch == "OlmoeForCausalLM":
+            # OLMoE: RMSNorm over the whole projection, then optional clamp
+            q = rms_norm(q, w[p + "q_norm.weight"], self.eps)
+            k = rms_norm(k, w[p + "k_norm.weight"], self.eps)
+            clip = self.cfg.get("clip_qkv")
+            if clip is not None:
+                q, k, v = (np.clip(a, -clip, clip) for a in (q, k, v))
+        q = q.reshape(T, self.nh, self.hd)
+        k = k.reshape(T, self.nkv, self.hd)
+        v = v.reshape(T, self.nkv, self.hd)
+        if self.arch == "Qwen3MoeForCausalLM":
+            # Qwen3: RMSNorm per head (over head_dim)
+            q = rms_norm(q, w[p + "q_norm.weight"], self.eps)
+            k = rms_norm(k, w[p + "k_norm.weight"], self.eps)
+        q = rope(q, pos, self.theta)
+        k = rope(k, pos, self.theta)
+        rep = self.nh // self.nkv
+        k = np.repeat(k, rep, axis=1)   # repeat_kv: head h uses kv head h // rep
+        v = np.repeat(v, rep, axis=1)
+        scores = np.einsum("thd,shd->hts", q, k) / np.sqrt(self.hd)
+        mask = np.triu(np.ones((T, T), dtype=bool), 1)
+        scores = np.where(mask[None], -np.inf, scores)
+        scores = scores - scores.max(axis=-1, keepdims=True)
+        pr = np.exp(scores)
+        pr /= pr.sum(axis=-1, keepdims=True)
+        o = np.einsum("hts,shd->thd", pr, v).reshape(T, self.nh * self.hd)
+        return linear(o, w[p + "o_proj.weight"])
+
+    def mlp(self, x, p, names=("gate_proj", "up_proj", "down_proj")):
+        w = self.w
+        g = linear(x, w[f"{p}.{names[0]}.weight"])
+        u = linear(x, w[f"{p}.{names[1]}.weight"])
+        return linear(silu(g) * u, w[f"{p}.{names[2]}.weight"])
+
+    def moe(self, x, p):
+        c, w = self.cfg, self.w
+        if self.arch == "MixtralForCausalLM":
+            gate, ex, names = p + "block_sparse_moe.gate.weight", p + "block_sparse_moe.experts", ("w1", "w3", "w2")
+            E, renorm = c["num_local_experts"], True
+        else:
+            gate, ex, names = p + "mlp.gate.weight", p + "mlp.experts", ("gate_proj", "up_proj", "down_proj")
+            E, renorm = c["num_experts"], c.get("norm_topk_prob", False)
+        k = c["num_experts_per_tok"]
+        logits = linear(x, w[gate])
+        probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        probs /= probs.sum(axis=-1, keepdims=True)
+        out = np.zeros_like(x)
+        for t in range(x.shape[0]):
+            sel = np.argsort(-probs[t], kind="stable")[:k]
+            wt = probs[t, sel]
+            if renorm:
+                wt = wt / wt.sum()
+            self.trace.append((t, self.layer, [int(e) for e in sel], [float(v) for v in wt]))
+            for e, we in zip(sel, wt):
+                out[t] += we * self.mlp(x[t:t + 1], f"{ex}.{e}", names)[0]
+        if self.arch == "Qwen2MoeForCausalLM" and c.get("shared_expert_intermediate_size"):
+            sh = self.mlp(x, p + "mlp.shared_expert")
+            g = linear(x, w[p + "mlp.shared_expert_gate.weight"])
+            out = out + sh / (1.0 + np.exp(-g))
+        return out
+
+    def forward(self, tokens):
+        c, w = self.cfg, self.w
+        tokens = np.asarray(tokens)
+        pos = np.arange(len(tokens))
+        x = w["model.embed_tokens.weight"][tokens]
+        self.trace = []     # (position, layer, expert ids by rank, weights)
+        for l in range(c["num_hidden_layers"]):
+            p = f"model.layers.{l}."
+            self.layer = l
+            h = rms_norm(x, w[p + "input_layernorm.weight"], self.eps)
+            x = x + self.attention(h, p + "self_attn.", pos)
+            h = rms_norm(x, w[p + "post_attention_layernorm.weight"], self.eps)
+            x = x + (self.moe(h, p) if self.is_moe(l) else self.mlp(h, p + "mlp"))
+        x = rms_norm(x, w["model.norm.weight"], self.eps)
+        head = w["model.embed_tokens.weight"] if c.get("tie_word_embeddings", False) else w["lm_head.weight"]
+        return x @ head.T
+
+    def greedy(self, tokens, n):
+        toks, out = list(tokens), []
+        for _ in range(n):
+            nxt = int(np.argmax(self.forward(toks)[-1]))
+            out.append(nxt)
+            toks.append(nxt)
+        return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--tokens", required=True)
+    ap.add_argument("--greedy", type=int, default=0)
+    a = ap.parse_args()
+    m = Model(a.model)
+    toks = [int(t) for t in a.tokens.split()]
+    if a.greedy:
+        print(" ".join(str(t) for t in m.greedy(toks, a.greedy)))
+        return
+    for row in m.forward(toks):
+        print(" ".join("%.9g" % v for v in row))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * test_forward.c - properties of the engine's forward pass that the
+ * numerical comparison with the reference (tests/ref/run) cannot see:
+ * no allocation and no write outside the arena after init, batching and
+ * thread count never change a bit of the result, routing and sampling
+ * behave as documented, bad batches are refused, yield aborts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cb_engine_priv.h"
+#include "cb_test.h"
+#include "host.h"
+
+/* ---- malloc counting (glibc: the real allocator is __libc_*) ---------- */
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+static volatile long n_allocs;
+
+void *malloc(size_t n)
+{
+	__atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t a, size_t b)
+{
+	__atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+	return __libc_calloc(a, b);
+}
+
+void *realloc(void *p, size_t n)
+{
+	__atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+	return __libc_realloc(p, n);
+}
+
+void *aligned_alloc(size_t a, size_t n)
+{
+	__atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+	return __libc_memalign(a, n);
+}
+
+/* ---- a small synthetic model with every feature switched on ----------- */
+
+#define HID 64
+#define NH 4
+#define NKV 2
+#define HD 32
+#define FFN 32
+#define SFFN 64
+#define DFFN 96
+#define NEXP 8
+#define TOPK 3
+#define VOCAB 97
+#define NL 3
+
+struct model {
+	struct cb_model_config cfg;
+	struct cb_model_weights w;
+	struct cb_layer_weights layers[NL];
+	struct cb_expert_weights experts[NL][NEXP];
+};
+
+static unsigned long long rng_state = 88172645463325252ull;
+
+static float frand(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (float)((rng_state >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+static cb_u32 bits(float f)
+{
+	cb_u32 u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static struct cb_tensor mat(int rows, int cols, float scale, int dtype)
+{
+	struct cb_tensor t = { .dtype = dtype, .rows = rows, .cols = cols };
+	cb_u64 rb = cb_dtype_row_bytes(dtype, cols);
+	char *p = __libc_malloc(rb * rows);
+	float row[1024];
+	int r, i;
+
+	for (r = 0; r < rows; r++) {
+		for (i = 0; i < cols; i++)
+			row[i] = frand() * scale;
+		cb_quantize_row(dtype, p + r * rb, row, cols);
+	}
+	t.data = p;
+	return t;
+}
+
+static struct cb_tensor vec(int n, float base, float scale)
+{
+	struct cb_tensor t = { .dtype = CB_DT_F32, .rows = 1, .cols = n };
+	float *p = __libc_malloc(n * sizeof(float));
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = base + frand() * scale;
+	t.data = p;
+	return t;
+}
+
+/* Qwen2-MoE-like (biases, shared expert with gate), plus Qwen3 q/k norm. */
+static void build(struct model *m, int dtype)
+{
+	struct cb_model_config *c = &m->cfg;
+	int l, x;
+
+	memset(m, 0, sizeof(*m));
+	c->arch = CB_ARCH_QWEN2_MOE;
+	c->vocab_size = VOCAB;
+	c->hidden = HID;
+	c->n_layers = NL;
+	c->n_heads = NH;
+	c->n_kv_heads = NKV;
+	c->head_dim = HD;
+	c->expert_ffn = FFN;
+	c->n_experts = NEXP;
+	c->top_k = TOPK;
+	c->norm_topk_prob = 0;
+	c->shared_ffn = SFFN;
+	c->shared_gate = 1;
+	c->dense_ffn = DFFN;
+	c->decoder_sparse_step = 1;
+	c->mlp_only_layers[0] = 1u << 1;	/* layer 1 is dense */
+	c->rope_layout = CB_ROPE_NEOX;
+	c->rope_theta_bits = bits(10000.0f);
+	c->rms_eps_bits = bits(1e-6f);
+	c->qkv_bias = 1;
+	c->qk_norm = CB_QK_NORM_HEAD;
+	c->max_context = 64;
+
+	m->w.embed = mat(VOCAB, HID, 1.0f, dtype);
+	m->w.final_norm = vec(HID, 1.0f, 0.1f);
+	m->w.lm_head = mat(VOCAB, HID, 0.3f, dtype);
+	m->w.layers = m->layers;
+	for (l = 0; l < NL; l++) {
+		struct cb_layer_weights *L = &m->layers[l];
+
+		L->attn_norm = vec(HID, 1.0f, 0.1f);
+		L->ffn_norm = vec(HID, 1.0f, 0.1f);
+		L->wq = mat(NH * HD, HID, 0.2f, dtype);
+		L->wk = mat(NKV * HD, HID, 0.2f, dtype);
+		L->wv = mat(NKV * HD, HID, 0.2f, dtype);
+		L->wo = mat(HID, NH * HD, 0.2f, dtype);
+		L->bq = vec(NH * HD, 0.0f, 0.1f);
+		L->bk = vec(NKV * HD, 0.0f, 0.1f);
+		L->bv = vec(NKV * HD, 0.0f, 0.1f);
+		L->q_norm = vec(HD, 1.0f, 0.1f);
+		L->k_norm = vec(HD, 1.0f, 0.1f);
+		if (!cb_layer_is_moe(c, l)) {
+			L->mlp_gate = mat(DFFN, HID, 0.2f, dtype);
+			L->mlp_up = mat(DFFN, HID, 0.2f, dtype);
+			L->mlp_down = mat(HID, DFFN, 0.2f, dtype);
+			continue;
+		}
+		L->router = mat(NEXP, HID, 0.3f, CB_DT_F32);
+		for (x = 0; x < NEXP; x++) {
+			m->experts[l][x].gate = mat(FFN, HID, 0.2f, dtype);
+			m->experts[l][x].up = mat(FFN, HID, 0.2f, dtype);
+			m->experts[l][x].down = mat(HID, FFN, 0.2f, dtype);
+		}
+		L->experts = m->experts[l];
+		L->shared_gate_proj = mat(SFFN, HID, 0.2f, dtype);
+		L->shared_up_proj = mat(SFFN, HID, 0.2f, dtype);
+		L->shared_down_proj = mat(HID, SFFN, 0.2f, dtype);
+		L->shared_expert_gate = mat(1, HID, 0.2f, dtype);
+	}
+}
+
+struct inst {
+	struct cb_engine *e;
+	char *arena;
+	cb_u64 size, guard;
+};
+
+#define GUARD 4096
+#define MAXB 16
+#define NSEQ 3
+#define MAXCTX 32
+
+static int make_inst(struct inst *in, struct model *m)
+{
+	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, 2 };
+
+	in->size = cb_engine_arena_size(&m->cfg, &p);
+	if (!in->size)
+		return -1;
+	in->arena = __libc_memalign(64, in->size + GUARD);
+	memset(in->arena, 0xa5, in->size + GUARD);
+	return cb_engine_init(&in->e, &m->cfg, &m->w, &p, in->arena, in->size);
+}
+
+static int guard_intact(struct inst *in)
+{
+	cb_u64 i;
+
+	for (i = 0; i < GUARD; i++)
+		if ((unsigned char)in->arena[in->size + i] != 0xa5)
+			return 0;
+	return 1;
+}
+
+/* The three prompts of the tests, each NTOK long. */
+#define NTOK 7
+static const cb_u32 prompts[NSEQ][NTOK] = {
+	{ 1, 5, 9, 33, 2, 96, 40 },
+	{ 7, 7, 7, 12, 80, 3, 0 },
+	{ 50, 60, 70, 11, 21, 31, 41 },
+};
+
+/*
+ * Batched schedule: step 1 prefills seq 0 (5 tokens) and seq 1 (3 tokens);
+ * step 2 mixes one decode token of seq 0, the rest of seq 1's prefill (2),
+ * and seq 2's whole prompt; step 3 finishes everything token by token in
+ * one batch.  Logits of every token land in out[seq][pos][vocab].
+ */
+static int run_batched(struct inst *in, struct cb_exec *ex, float *out)
+{
+	static const int plan[][NSEQ] = { { 5, 3, 0 }, { 1, 2, NTOK }, { 1, 1, 0 }, { 0, 1, 0 } };
+	int done[NSEQ] = { 0 }, st, s, i, r;
+
+	for (st = 0; st < (int)CB_ARRAY_SIZE(plan); st++) {
+		cb_u32 tok[MAXB], seq[MAXB], pos[MAXB], n = 0;
+		float lg[MAXB * VOCAB];
+		struct cb_batch b = { .tokens = tok, .seq = seq, .pos = pos, .logits = lg };
+
+		for (s = 0; s < NSEQ; s++)
+			for (i = 0; i < plan[st][s]; i++, n++) {
+				tok[n] = prompts[s][done[s] + i];
+				seq[n] = s;
+				pos[n] = done[s] + i;
+			}
+		b.n_tokens = n;
+		r = cb_engine_forward(in->e, ex, &b);
+		if (r)
+			return r;
+		for (i = 0; i < (int)n; i++)
+			memcpy(out + ((size_t)seq[i] * NTOK + pos[i]) * VOCAB, lg + i * VOCAB,
+			       VOCAB * sizeof(float));
+		for (s = 0; s < NSEQ; s++)
+			done[s] += plan[st][s];
+	}
+	return 0;
+}
+
+/* Each sequence alone, one token per forward call, in slot 0. */
+static int run_single(struct inst *in, struct cb_exec *ex, float *out)
+{
+	int s, i, r;
+
+	for (s = 0; s < NSEQ; s++) {
+		cb_engine_seq_reset(in->e, 0);
+		for (i = 0; i < NTOK; i++) {
+			cb_u32 seq = 0, pos = i;
+			struct cb_batch b = {
+				.n_tokens = 1, .tokens = &prompts[s][i], .seq = &seq,
+				.pos = &pos, .logits = out + ((size_t)s * NTOK + i) * VOCAB,
+			};
+
+			r = cb_engine_forward(in->e, ex, &b);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static struct model model_f32, model_q8;
+
+static void test_no_allocation_after_init(void)
+{
+	struct cb_exec *ex = cb_host_exec_create(2);
+	static float out[NSEQ * NTOK * VOCAB];
+	struct inst in;
+	long before;
+	int r;
+
+	CB_CHECK(make_inst(&in, &model_f32) == 0, "init failed");
+	CB_CHECK(cb_engine_arena_used(in.e) <= in.size, "used %llu > size %llu",
+		 (unsigned long long)cb_engine_arena_used(in.e), (unsigned long long)in.size);
+	before = n_allocs;
+	r = run_batched(&in, ex, out);
+	CB_CHECK(r == 0, "forward failed %d", r);
+	r = run_single(&in, ex, out);
+	CB_CHECK(r == 0, "forward failed %d", r);
+	CB_CHECK(n_allocs == before, "%ld allocations during forward", n_allocs - before);
+	CB_CHECK(cb_engine_arena_used(in.e) <= in.size, "arena high-water mark moved");
+	CB_CHECK(guard_intact(&in), "forward wrote past the end of the arena");
+	cb_host_exec_destroy(ex);
+	free(in.arena);
+}
+
+static void batched_equals_single(struct model *m, const char *what)
+{
+	struct cb_exec *ex = cb_host_exec_create(2);
+	static float a[NSEQ * NTOK * VOCAB], b[NSEQ * NTOK * VOCAB];
+	struct inst in;
+	int r, i;
+
+	CB_CHECK(make_inst(&in, m) == 0, "init failed");
+	r = run_batched(&in, ex, a);
+	CB_CHECK(r == 0, "batched forward failed %d", r);
+	r = run_single(&in, ex, b);
+	CB_CHECK(r == 0, "single forward failed %d", r);
+	for (i = 0; i < NSEQ * NTOK * VOCAB; i++)
+		if (memcmp(&a[i], &b[i], 4)) {
+			CB_CHECK(0, "%s: logit %d differs: batched %.9g, alone %.9g", what, i,
+				 a[i], b[i]);
+			break;
+		}
+	cb_host_exec_destroy(ex);
+	free(in.arena);
+}
+
+static void test_batched_equals_one_at_a_time_f32(void)
+{
+	batched_equals_single(&model_f32, "f32");
+}
+
+static void test_batched_equals_one_at_a_time_q8_0(void)
+{
+	batched_equals_single(&model_q8, "q8_0");
+}
+
+static void test_bitwise_equal_across_thread_counts(void)
+{
+	static float ref[NSEQ * NTOK * VOCAB], got[NSEQ * NTOK * VOCAB];
+	struct inst in;
+	int t, r;
+
+	for (t = 1; t <= 4; t++) {
+		struct cb_exec *ex = cb_host_exec_create(t);
+
+		CB_CHECK(make_inst(&in, &model_q8) == 0, "init failed");
+		r = run_batched(&in, ex, t == 1 ? ref : got);
+		CB_CHECK(r == 0, "forward failed %d", r);
+		if (t > 1)
+			CB_CHECK(!memcmp(ref, got, sizeof(ref)),
+				 "%d threads differ from 1 thread", t);
+		cb_host_exec_destroy(ex);
+		free(in.arena);
+	}
+}
+
+static void test_route_trace(void)
+{
+	struct cb_exec *ex = cb_host_exec_create(1);
+	cb_u32 tr[NTOK * NL * TOPK * 2], seq[NTOK] = { 0 }, pos[NTOK];
+	float lg[NTOK * VOCAB];
+	struct cb_batch b = {
+		.n_tokens = NTOK, .tokens = prompts[0], .seq = seq, .pos = pos,
+		.logits = lg, .route_trace = tr,
+	};
+	struct inst in;
+	int t, l, j;
+
+	for (t = 0; t < NTOK; t++)
+		pos[t] = t;
+	CB_CHECK(make_inst(&in, &model_f32) == 0, "init failed");
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == 0, "forward failed");
+	for (t = 0; t < NTOK; t++)
+		for (l = 0; l < NL; l++) {
+			const cb_u32 *e = tr + ((t * NL + l) * TOPK) * 2;
+			float sum = 0, w, prev = 2;
+
+			for (j = 0; j < TOPK; j++) {
+				if (l == 1) {
+					CB_CHECK(e[2 * j] == CB_TRACE_NONE, "dense layer traced");
+					continue;
+				}
+				memcpy(&w, &e[2 * j + 1], 4);
+				CB_CHECK(e[2 * j] < NEXP, "expert id %u", e[2 * j]);
+				CB_CHECK(w > 0 && w <= prev, "weights not descending");
+				prev = w;
+				sum += w;
+			}
+			/* without renormalisation top-3 of 8 sums to < 1 */
+			if (l != 1)
+				CB_CHECK(sum > 0.3f && sum < 1.0f, "weight sum %g", sum);
+		}
+	cb_host_exec_destroy(ex);
+	free(in.arena);
+}
+
+static void test_topk_matches_sort(void)
+{
+	float l[64], v[8];
+	cb_u32 id[8];
+	int trial, i, j;
+	struct timespec t0, t1;
+	double ns;
+
+	for (trial = 0; trial < 2000; trial++) {
+		for (i = 0; i < 64; i++)	/* coarse values: plenty of ties */
+			l[i] = (float)(int)(frand() * 8);
+		cb_topk(l, 64, 8, id, v);
+		for (j = 0; j < 8; j++) {
+			int rank = 0;
+
+			/* id[j] must have exactly j entries ahead of it */
+			for (i = 0; i < 64; i++)
+				if (l[i] > l[id[j]] || (l[i] == l[id[j]] && i < (int)id[j]))
+					rank++;
+			CB_CHECK(rank == j && v[j] == l[id[j]], "trial %d rank %d at %d", trial,
+				 rank, j);
+		}
+	}
+	{
+		static float tab[256][64];
+
+		for (i = 0; i < 256 * 64; i++)
+			tab[i / 64][i % 64] = frand();
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (trial = 0; trial < 100000; trial++)
+			cb_topk(tab[trial & 255], 64, 8, id, v);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	}
+	ns = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 100000.0;
+	printf("# top-8 of 64 random logits: %.1f ns per token (timing only, not asserted)\n", ns);
+}
+
+static void test_route_renormalised_weights_sum_to_one(void)
+{
+	float l[16], w[4], s = 0;
+	cb_u32 id[4];
+	int i;
+
+	for (i = 0; i < 16; i++)
+		l[i] = frand() * 3;
+	cb_route(l, 16, 4, 1, id, w);
+	for (i = 0; i < 4; i++)
+		s += w[i];
+	CB_CHECK(s > 0.999999f && s < 1.000001f, "sum %.9g", s);
+}
+
+static void test_sampling(void)
+{
+	static char scratch[VOCAB * 16];
+	float l[VOCAB];
+	struct cb_sample_params greedy = { 0 }, temp = { 1000, 0, 0, 0, 42 };
+	struct cb_sample_params topk1 = { 800, 1, 0, 0, 7 }, topp = { 1000, 0, 1, 0, 9 };
+	struct cb_sample_params both = { 1500, 5, 900000, 0, 3 };
+	int i, best = 0, hits[VOCAB] = { 0 }, a, b;
+
+	for (i = 0; i < VOCAB; i++) {
+		l[i] = frand() * 2;
+		if (l[i] > l[best])
+			best = i;
+	}
+	CB_CHECK(cb_sample(l, VOCAB, &greedy, 0, scratch) == best, "greedy != argmax");
+	CB_CHECK(cb_sample(l, VOCAB, &topk1, 5, scratch) == best, "top_k 1 != argmax");
+	CB_CHECK(cb_sample(l, VOCAB, &topp, 5, scratch) == best, "tiny top_p != argmax");
+	for (i = 0; i < 50; i++) {
+		a = cb_sample(l, VOCAB, &temp, i, scratch);
+		b = cb_sample(l, VOCAB, &temp, i, scratch);
+		CB_CHECK(a == b && a >= 0 && a < VOCAB, "same seed, different token");
+		a = cb_sample(l, VOCAB, &both, i, scratch);
+		CB_CHECK(a >= 0 && a < VOCAB, "bad token %d", a);
+		/* top_k 5: only the 5 best may come out */
+		for (b = 0, best = 0; b < VOCAB; b++)
+			best += l[b] > l[a];
+		CB_CHECK(best < 5, "token of rank %d with top_k 5", best);
+	}
+	/* temperature 1: frequencies follow softmax (loose 3-sigma check) */
+	for (i = 0; i < 20000; i++)
+		hits[cb_sample(l, VOCAB, &temp, 1000 + i, scratch)]++;
+	{
+		double mx = l[0], sum = 0, p;
+
+		for (i = 0; i < VOCAB; i++)
+			mx = l[i] > mx ? l[i] : mx;
+		for (i = 0; i < VOCAB; i++)
+			sum += __builtin_exp(l[i] - mx);
+		for (i = 0; i < VOCAB; i++) {
+			p = __builtin_exp(l[i] - mx) / sum;
+			CB_CHECK(__builtin_fabs(hits[i] - 20000 * p) <=
+				 4 * __builtin_sqrt(20000 * p) + 3,
+				 "token %d: %d hits, expected %.1f", i, hits[i], 20000 * p);
+		}
+	}
+}
+
+static void test_bad_batches_refused(void)
+{
+	struct cb_exec *ex = cb_host_exec_create(1);
+	cb_u32 tok[2] = { 1, 2 }, seq[2] = { 0, 0 }, pos[2] = { 0, 1 };
+	float lg[2 * VOCAB];
+	struct cb_batch b = { .n_tokens = 2, .tokens = tok, .seq = seq, .pos = pos,
+			      .logits = lg };
+	struct inst in;
+
+	CB_CHECK(make_inst(&in, &model_f32) == 0, "init failed");
+	pos[0] = 1;	/* gap: slot is empty */
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == -CB_EINVAL, "gap accepted");
+	pos[0] = 0;
+	pos[1] = 2;	/* not consecutive inside the batch */
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == -CB_EINVAL, "hole accepted");
+	pos[1] = 1;
+	tok[1] = VOCAB;
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == -CB_EINVAL, "bad token accepted");
+	tok[1] = 2;
+	seq[1] = NSEQ;
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == -CB_EINVAL, "bad slot accepted");
+	seq[1] = 0;
+	b.n_tokens = MAXB + 1;
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == -CB_EINVAL, "oversized batch accepted");
+	b.n_tokens = 2;
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == 0, "good batch refused");
+	CB_CHECK(cb_engine_seq_len(in.e, 0) == 2, "len %d", cb_engine_seq_len(in.e, 0));
+	/* rewind to position 1 is allowed and truncates */
+	b.n_tokens = 1;
+	b.pos = &pos[1];
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == 0, "rewind refused");
+	CB_CHECK(cb_engine_seq_len(in.e, 0) == 2, "len after rewind %d",
+		 cb_engine_seq_len(in.e, 0));
+	CB_CHECK(cb_engine_init(&in.e, &model_f32.cfg, &model_f32.w,
+				&(struct cb_engine_params){ MAXB, NSEQ, MAXCTX, 2 },
+				in.arena, in.size - 64) == -CB_ENOMEM, "small arena accepted");
+	cb_host_exec_destroy(ex);
+	free(in.arena);
+}
+
+/* Reorder the rows of every head from NeoX pairs (i, i + d/2) to
+ * interleaved pairs (2i, 2i + 1), as GGUF converters do for llama. */
+static struct cb_tensor permute_heads(const struct cb_tensor *t, int heads)
+{
+	/* a matrix permutes its rows; a vector (bias, norm) its elements */
+	int vec = t->rows == 1, n = vec ? (int)t->cols : (int)t->rows;
+	int width = vec ? 1 : (int)t->cols, hd = n / heads, h, i;
+	struct cb_tensor out = *t;
+	const float *src = t->data;
+	float *dst = __libc_malloc(sizeof(float) * t->rows * t->cols);
+
+	for (h = 0; h < heads; h++)
+		for (i = 0; i < hd / 2; i++) {
+			memcpy(dst + (cb_size)(h * hd + 2 * i) * width,
+			       src + (cb_size)(h * hd + i) * width, sizeof(float) * width);
+			memcpy(dst + (cb_size)(h * hd + 2 * i + 1) * width,
+			       src + (cb_size)(h * hd + i + hd / 2) * width, sizeof(float) * width);
+		}
+	out.data = dst;
+	return out;
+}
+
+static void test_interleaved_rope_equals_neox_with_permuted_weights(void)
+{
+	static struct model perm;
+	struct cb_exec *ex = cb_host_exec_create(1);
+	static float a[NSEQ * NTOK * VOCAB], b[NSEQ * NTOK * VOCAB];
+	struct inst in1, in2;
+	float worst = 0, big = 0;
+	int l, i;
+
+	perm = model_f32;
+	perm.w.layers = perm.layers;
+	perm.cfg.rope_layout = CB_ROPE_INTERLEAVED;
+	for (l = 0; l < NL; l++) {
+		struct cb_layer_weights *L = &perm.layers[l];
+
+		L->wq = permute_heads(&model_f32.layers[l].wq, NH);
+		L->wk = permute_heads(&model_f32.layers[l].wk, NKV);
+		L->bq = permute_heads(&model_f32.layers[l].bq, NH);
+		L->bk = permute_heads(&model_f32.layers[l].bk, NKV);
+		L->q_norm = permute_heads(&model_f32.layers[l].q_norm, 1);
+		L->k_norm = permute_heads(&model_f32.layers[l].k_norm, 1);
+		if (L->experts)
+			L->experts = perm.experts[l];
+	}
+	CB_CHECK(make_inst(&in1, &model_f32) == 0 && make_inst(&in2, &perm) == 0, "init");
+	CB_CHECK(run_batched(&in1, ex, a) == 0 && run_batched(&in2, ex, b) == 0, "forward");
+	for (i = 0; i < NSEQ * NTOK * VOCAB; i++) {
+		float d = a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
+
+		worst = d > worst ? d : worst;
+		big = (a[i] > 0 ? a[i] : -a[i]) > big ? (a[i] > 0 ? a[i] : -a[i]) : big;
+	}
+	/* same math, only the order of the head dimensions (and so of the
+	 * additions in q.k) differs */
+	CB_CHECK(worst <= 1e-5f * big, "max diff %g of max logit %g", worst, big);
+	cb_host_exec_destroy(ex);
+	free(in1.arena);
+	free(in2.arena);
+}
+
+static void test_bad_params_refused(void)
+{
+	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, 2 };
+	struct cb_engine *e;
+	cb_u64 size;
+	char *arena;
+
+	size = cb_engine_arena_size(&model_f32.cfg, &p);
+	CB_CHECK(size > 0, "valid params sized 0");
+	arena = __libc_memalign(64, size + 64);
+	CB_CHECK(cb_engine_init(&e, &model_f32.cfg, &model_f32.w, &p, arena + 8, size) ==
+		 -CB_EINVAL, "misaligned arena accepted");
+	p.max_context = 65;	/* config says 64 */
+	CB_CHECK(cb_engine_arena_size(&model_f32.cfg, &p) == 0, "context > config sized");
+	p.max_context = MAXCTX;
+	p.max_batch_tokens = 0;
+	CB_CHECK(cb_engine_arena_size(&model_f32.cfg, &p) == 0, "empty batch sized");
+	p.max_batch_tokens = 1u << 20;
+	p.n_seqs = 1u << 20;
+	p.max_context = 64;
+	/* no silent wrap-around: at least the KV cache (K and V, f32) */
+	size = cb_engine_arena_size(&model_f32.cfg, &p);
+	CB_CHECK(size == 0 || size >= (1ull << 20) * NL * 64 * NKV * HD * 8,
+		 "huge instance sized %llu", (unsigned long long)size);
+	p.max_batch_tokens = 0xffffffffu;
+	CB_CHECK(cb_engine_arena_size(&model_f32.cfg, &p) == 0, "4G-token batch sized");
+	free(arena);
+}
+
+static int yields_left;
+
+static int yield_count(struct cb_exec *ex)
+{
+	(void)ex;
+	return --yields_left > 0 ? 0 : -4;	/* -EINTR */
+}
+
+static void test_yield_aborts(void)
+{
+	struct cb_exec *ex = cb_host_exec_create(1);
+	cb_u32 tok = 3, seq = 0, pos = 0;
+	float lg[VOCAB];
+	struct cb_batch b = { .n_tokens = 1, .tokens = &tok, .seq = &seq, .pos = &pos,
+			      .logits = lg };
+	struct inst in;
+
+	CB_CHECK(make_inst(&in, &model_f32) == 0, "init failed");
+	ex->yield = yield_count;
+	yields_left = 5;
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == -4, "abort not propagated");
+	CB_CHECK(cb_engine_seq_len(in.e, 0) == 0, "aborted step committed");
+	yields_left = 1000000;
+	CB_CHECK(cb_engine_forward(in.e, ex, &b) == 0, "forward failed");
+	ex->yield = NULL;
+	cb_host_exec_destroy(ex);
+	free(in.arena);
+}
+
+static void test_bad_model_refused(void)
+{
+	struct model *m = &model_f32;
+	struct cb_tensor save = m->layers[0].wq;
+
+	m->layers[0].wq.rows++;
+	CB_CHECK(cb_engine_check_model(&m->cfg, &m->w) == -CB_EINVAL, "bad shape accepted");
+	m->layers[0].wq = save;
+	m->layers[0].attn_norm.dtype = CB_DT_F16;
+	CB_CHECK(cb_engine_check_model(&m->cfg, &m->w) == -CB_EINVAL, "f16 norm accepted");
+	m->layers[0].attn_norm.dtype = CB_DT_F32;
+	CB_CHECK(cb_engine_check_model(&m->cfg, &m->w) == 0, "good model refused");
+}
+
+int main(void)
+{
+	build(&model_f32, CB_DT_F32);
+	build(&model_q8, CB_DT_Q8_0);
+	CB_RUN(test_no_allocation_after_init);
+	CB_RUN(test_batched_equals_one_at_a_time_f32);
+	CB_RUN(test_batched_equals_one_at_a_time_q8_0);
+	CB_RUN(test_bitwise_equal_across_thread_counts);
+	CB_RUN(test_route_trace);
+	CB_RUN(test_topk_matches_sort);
+	CB_RUN(test_route_renormalised_weights_sum_to_one);
+	CB_RUN(test_sampling);
+	CB_RUN(test_bad_batches_refused);
+	CB_RUN(test_yield_aborts);
+	CB_RUN(test_bad_model_refused);
+	CB_RUN(test_interleaved_rope_equals_neox_with_permuted_weights);
+	CB_RUN(test_bad_params_refused);
+	return cb_test_done();
+}

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * test_ops.c - every ISA variant of every op against the scalar reference,
+ * and the scalar reference against a double-precision computation.
+ *
+ * Tolerances (S = sum over the products of |w_i * x_i|, with w and x as the
+ * op sees them, i.e. dequantized; u = 2^-24):
+ *  - float weight types: two f32 sums of k products in different orders
+ *    differ by at most 2 * (k + 1) * u * S (the bound of recursive
+ *    summation, applied to both);
+ *  - q8_0 / q4_0: the integer block sums are exact, only the nb = k / 32
+ *    f32 block terms are summed in a different order (and scaled by FMA):
+ *    2 * (nb + 8) * u * S;
+ *  - dot_f32 like the float gemms; axpy_f32 and quantize_q8_0 must be
+ *    bit-identical.
+ * Variants the CPU (or COLIBRI_ISA) lacks are reported as SKIP.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cb_test.h"
+#include "cb_ops.h"
+#include "host.h"
+
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+
+static uint64_t rnd64(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1), times a per-call scale. */
+static float rndf(void)
+{
+	return (float)((rnd64() >> 40) * 0x1p-24 * 2.0 - 1.0);
+}
+
+static void fill(float *x, int n, float scale)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		x[i] = rndf() * scale;
+}
+
+static const char *dt_name(int dt)
+{
+	return cb_dtype_name(dt);
+}
+
+static int is_block(int dt)
+{
+	return dt == CB_DT_Q8_0 || dt == CB_DT_Q4_0;
+}
+
+/*
+ * A random problem: weights of type dt (rows padded to wrb bytes), the
+ * activations the op takes (f32 rows, or q8_0 rows), and the dequantized
+ * f32 copies of both for the double reference.
+ */
+struct problem {
+	int dt, M, nrows, k;
+	cb_size wrb, as, ldo;
+	void *w, *act;
+	float *wf, *af;		/* dequantized, nrows x k and M x k */
+};
+
+/*
+ * When set, block weights get random quant bytes over their whole range
+ * (q8_0 -128 included, which no quantizer writes but a file may hold).
+ */
+static int raw_weights;
+
+static void randomize_quants(int dt, void *row, int k)
+{
+	int b, j;
+
+	for (b = 0; b < k / 32; b++) {
+		if (dt == CB_DT_Q8_0) {
+			struct cb_block_q8_0 *blk = (struct cb_block_q8_0 *)row + b;
+
+			for (j = 0; j < 32; j++)
+				blk->qs[j] = (cb_s8)rnd64();
+			if (b == 0)
+				blk->qs[0] = -128;
+		} else {
+			struct cb_block_q4_0 *blk = (struct cb_block_q4_0 *)row + b;
+
+			for (j = 0; j < 16; j++)
+				blk->qs[j] = (cb_u8)rnd64();
+		}
+	}
+}
+
+static void problem_make(struct problem *p, int dt, int M, int nrows, int k)
+{
+	float *tmp = malloc(sizeof(float) * k);
+	int r, m;
+
+	p->dt = dt;
+	p->M = M;
+	p->nrows = nrows;
+	p->k = k;
+	/* odd paddings so that no row is specially aligned */
+	p->wrb = cb_dtype_row_bytes(dt, k) + 6;
+	p->as = (is_block(dt) ? cb_dtype_row_bytes(CB_DT_Q8_0, k) : 4 * (cb_size)k) + 12;
+	p->ldo = nrows + 3;
+	p->w = calloc(nrows, p->wrb);
+	p->act = calloc(M, p->as);
+	p->wf = malloc(sizeof(float) * nrows * k);
+	p->af = malloc(sizeof(float) * M * k);
+	for (r = 0; r < nrows; r++) {
+		/* per-row magnitudes vary, as in real weights */
+		fill(tmp, k, 0.01f + (rnd64() % 100) * 0.02f);
+		if (r % 5 == 3)
+			memset(tmp, 0, sizeof(float) * (k < 32 ? k : 32));
+		cb_quantize_row(dt, (char *)p->w + r * p->wrb, tmp, k);
+		if (raw_weights && is_block(dt))
+			randomize_quants(dt, (char *)p->w + r * p->wrb, k);
+		cb_dequantize_row(dt, p->wf + (cb_size)r * k,
+				  (char *)p->w + r * p->wrb, k);
+	}
+	for (m = 0; m < M; m++) {
+		fill(tmp, k, 0.5f + (rnd64() % 50));
+		if (is_block(dt)) {
+			cb_quantize_row_q8_0_ref((char *)p->act + m * p->as, tmp, k);
+			cb_dequantize_row(CB_DT_Q8_0, p->af + (cb_size)m * k,
+					  (char *)p->act + m * p->as, k);
+		} else {
+			memcpy((char *)p->act + m * p->as, tmp, sizeof(float) * k);
+			memcpy(p->af + (cb_size)m * k, tmp, sizeof(float) * k);
+		}
+	}
+	free(tmp);
+}
+
+static void problem_free(struct problem *p)
+{
+	free(p->w);
+	free(p->act);
+	free(p->wf);
+	free(p->af);
+}
+
+static float *out_alloc(const struct problem *p)
+{
+	float *o = malloc(sizeof(float) * p->M * p->ldo);
+	size_t i;
+
+	for (i = 0; i < (size_t)p->M * p->ldo; i++)
+		o[i] = -12345.0f;	/* poison: padding must stay untouched */
+	return o;
+}
+
+/* exact (double) product and S for output (m, r) */
+static double ref_dot(const struct problem *p, int m, int r, double *S)
+{
+	double s = 0, a = 0;
+	int i;
+
+	for (i = 0; i < p->k; i++) {
+		double t = (double)p->wf[(size_t)r * p->k + i] * p->af[(size_t)m * p->k + i];
+
+		s += t;
+		a += fabs(t);
+	}
+	*S = a;
+	return s;
+}
+
+static double tol_factor(const struct problem *p)
+{
+	if (is_block(p->dt))
+		return 2.0 * (p->k / 32 + 8) * 0x1p-24;
+	return 2.0 * (p->k + 1) * 0x1p-24;
+}
+
+/* Compare out to want (or to exact when want is NULL); count failures. */
+static int check_out(const struct problem *p, const float *out, const float *want,
+		     const char *what)
+{
+	/* against exact only one side has rounding errors */
+	double tf = want ? tol_factor(p) : tol_factor(p) / 2;
+	int m, r, bad = 0;
+
+	for (m = 0; m < p->M; m++) {
+		for (r = 0; r < (int)p->ldo; r++) {
+			float o = out[m * p->ldo + r];
+			double S, ref, err;
+
+			if (r >= p->nrows) {
+				if (o != -12345.0f && bad++ < 3)
+					CB_CHECK(0, "%s %s: wrote padding at m=%d r=%d",
+						 what, dt_name(p->dt), m, r);
+				continue;
+			}
+			ref = ref_dot(p, m, r, &S);
+			if (want)
+				ref = want[m * p->ldo + r];
+			err = fabs(o - ref);
+			if (!(err <= tf * S + 1e-30)) {
+				if (bad++ < 3)
+					CB_CHECK(0, "%s %s M=%d nrows=%d k=%d (m=%d r=%d): "
+						 "%.9g vs %.9g, err %.3g > tol %.3g",
+						 what, dt_name(p->dt), p->M, p->nrows,
+						 p->k, m, r, o, ref, err, tf * S);
+			}
+		}
+	}
+	return bad;
+}
+
+static const int ks_float[] = { 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 48, 63, 64,
+				65, 100, 130, 259, 1000, 2051 };
+static const int ks_block[] = { 32, 64, 96, 160, 256, 1024, 2048 };
+static const int nrows_list[] = { 1, 2, 3, 4, 5, 7, 8, 9, 13 };
+
+/* Scalar gemm against double precision: validates the reference itself. */
+static void run_scalar_vs_exact(int dt)
+{
+	const int *ks = is_block(dt) ? ks_block : ks_float;
+	int nk = is_block(dt) ? CB_ARRAY_SIZE(ks_block) : CB_ARRAY_SIZE(ks_float);
+	int ik, M, bad = 0;
+
+	for (ik = 0; ik < nk; ik++) {
+		for (M = 1; M <= 9; M += 4) {
+			struct problem p;
+			float *out;
+
+			problem_make(&p, dt, M, 5, ks[ik]);
+			out = out_alloc(&p);
+			cb_isa_scalar.gemm[dt](out, p.ldo, p.w, p.wrb, p.act, p.as,
+					      M, p.nrows, p.k);
+			bad += check_out(&p, out, NULL, "scalar vs exact");
+			free(out);
+			problem_free(&p);
+		}
+	}
+	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
+}
+
+static void test_scalar_gemm_f32_exact(void) { run_scalar_vs_exact(CB_DT_F32); }
+static void test_scalar_gemm_f16_exact(void) { run_scalar_vs_exact(CB_DT_F16); }
+static void test_scalar_gemm_bf16_exact(void) { run_scalar_vs_exact(CB_DT_BF16); }
+static void test_scalar_gemm_q8_0_exact(void) { run_scalar_vs_exact(CB_DT_Q8_0); }
+static void test_scalar_gemm_q4_0_exact(void) { run_scalar_vs_exact(CB_DT_Q4_0); }
+
+static const struct cb_isa_ops *variant(int level)
+{
+	const struct cb_isa_ops *ops = cb_isa_get(level);
+
+	if (!ops)
+		CB_SKIP(level == CB_ISA_AVX512 ? "CPU (or COLIBRI_ISA) lacks AVX-512" :
+			"CPU (or COLIBRI_ISA) lacks AVX2/FMA/F16C");
+	return ops;
+}
+
+/*
+ * One variant's gemm against the scalar one over many shapes; also checks
+ * that splitting rows and tokens into arbitrary chunks (as the forward
+ * pass does) gives bit-identical results.
+ */
+static void run_gemm(int level, int dt)
+{
+	const struct cb_isa_ops *ops = variant(level);
+	const int *ks = is_block(dt) ? ks_block : ks_float;
+	int nk = is_block(dt) ? CB_ARRAY_SIZE(ks_block) : CB_ARRAY_SIZE(ks_float);
+	int ik, M, in, bad = 0, split_bad = 0, n = 0;
+
+	if (!ops)
+		return;
+	CB_CHECK(ops->gemm[dt] != NULL, "no gemm for %s", dt_name(dt));
+	if (!ops->gemm[dt])
+		return;
+	for (ik = 0; ik < nk; ik++) {
+		for (M = 1; M <= 9; M++) {
+			for (in = 0; in < (int)CB_ARRAY_SIZE(nrows_list); in++) {
+				struct problem p;
+				float *want, *got, *split;
+				int r0, m0;
+
+				if (ks[ik] > 300 && (M + in) % 3)
+					continue;	/* keep the run short */
+				raw_weights = (M + in) % 2;
+				problem_make(&p, dt, M, nrows_list[in], ks[ik]);
+				raw_weights = 0;
+				want = out_alloc(&p);
+				got = out_alloc(&p);
+				split = out_alloc(&p);
+				cb_isa_scalar.gemm[dt](want, p.ldo, p.w, p.wrb, p.act,
+						      p.as, M, p.nrows, p.k);
+				ops->gemm[dt](got, p.ldo, p.w, p.wrb, p.act, p.as, M,
+					      p.nrows, p.k);
+				bad += check_out(&p, got, want, ops->name);
+				/* chunks of 3 rows x 2 tokens */
+				for (r0 = 0; r0 < p.nrows; r0 += 3)
+					for (m0 = 0; m0 < M; m0 += 2)
+						ops->gemm[dt](split + m0 * p.ldo + r0, p.ldo,
+							      (char *)p.w + r0 * p.wrb,
+							      p.wrb,
+							      (char *)p.act + m0 * p.as,
+							      p.as, CB_MIN(2, M - m0),
+							      CB_MIN(3, p.nrows - r0), p.k);
+				if (memcmp(split, got, sizeof(float) * M * p.ldo))
+					split_bad++;
+				n++;
+				free(want);
+				free(got);
+				free(split);
+				problem_free(&p);
+			}
+		}
+	}
+	printf("# %s gemm %s: %d shapes\n", ops->name, dt_name(dt), n);
+	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
+	CB_CHECK(split_bad == 0, "%d shapes depend on the chunking", split_bad);
+}
+
+/* Blocks that probe the rounding: ties, near-ties, zeros, extremes. */
+static void make_quant_input(float *x, int n)
+{
+	int b, j;
+
+	for (b = 0; b < n / 32; b++) {
+		float *xb = x + b * 32;
+		int kind = b % 8;
+
+		fill(xb, 32, (float)ldexp(1.0, (int)(rnd64() % 40) - 20));
+		switch (kind) {
+		case 0:		/* d = 1: x * id = x, exact halves */
+			for (j = 0; j < 32; j++)
+				xb[j] = (float)((int)(rnd64() % 253) - 126) + 0.5f;
+			xb[5] = 127.0f;
+			break;
+		case 1:		/* all zero: d = 0 */
+			memset(xb, 0, 32 * sizeof(float));
+			break;
+		case 2:		/* just below and above one half */
+			for (j = 0; j < 32; j++)
+				xb[j] = j & 1 ? 0.49999997f : -0.50000006f;
+			xb[0] = 127.0f;
+			break;
+		case 3:		/* negative maximum */
+			xb[7] = -3.0f * fabsf(xb[7]) - 1e-3f;
+			break;
+		case 4:		/* subnormals and a tiny amax (1/d overflows) */
+			for (j = 0; j < 32; j++)
+				xb[j] = (float)(rndf() * 0x1p-140);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void run_quantize(int level)
+{
+	const struct cb_isa_ops *ops = variant(level);
+	int n, bad = 0, trial;
+
+	if (!ops)
+		return;
+	for (trial = 0; trial < 200; trial++) {
+		unsigned char *a, *b;
+		float *x;
+
+		n = 32 * (1 + trial % 37);
+		x = malloc(sizeof(float) * n);
+		a = malloc(n / 32 * 34);
+		b = malloc(n / 32 * 34);
+		make_quant_input(x, n);
+		if (trial == 7) {
+			x[3] = NAN;
+			x[40 % n] = INFINITY;
+			x[70 % n] = -INFINITY;
+		}
+		memset(a, 0x5a, n / 32 * 34);
+		memset(b, 0xa5, n / 32 * 34);
+		cb_quantize_row_q8_0_ref(a, x, n);
+		ops->quantize_q8_0(b, x, n);
+		if (memcmp(a, b, n / 32 * 34)) {
+			int i;
+
+			for (i = 0; i < n / 32 * 34 && a[i] == b[i]; i++)
+				;
+			if (bad++ < 3)
+				CB_CHECK(0, "%s quantize_q8_0 n=%d: byte %d differs "
+					 "(%02x vs %02x)", ops->name, n, i, b[i], a[i]);
+		}
+		free(x);
+		free(a);
+		free(b);
+	}
+	CB_CHECK(bad == 0, "%d rows differ", bad);
+	CB_CHECK(cb_isa_scalar.quantize_q8_0 == cb_quantize_row_q8_0_ref,
+		 "scalar quantize_q8_0 is the reference");
+}
+
+static void run_dot_axpy(int level)
+{
+	const struct cb_isa_ops *ops = variant(level);
+	int n, bad_dot = 0, bad_axpy = 0;
+
+	if (!ops)
+		return;
+	for (n = 0; n < 300; n += 1 + n / 20) {
+		float *a = malloc(sizeof(float) * (n + 1));
+		float *b = malloc(sizeof(float) * (n + 1));
+		float *y1 = malloc(sizeof(float) * (n + 1));
+		float *y2 = malloc(sizeof(float) * (n + 1));
+		double S = 0, want, got;
+		float alpha = rndf() * 3;
+		int i;
+
+		fill(a, n + 1, 2.0f);
+		fill(b, n + 1, 5.0f);
+		fill(y1, n + 1, 1.0f);
+		memcpy(y2, y1, sizeof(float) * (n + 1));
+		for (i = 0; i < n; i++)
+			S += fabs((double)a[i] * b[i]);
+		want = cb_isa_scalar.dot_f32(a, b, n);
+		got = ops->dot_f32(a, b, n);
+		if (!(fabs(got - want) <= 2.0 * (n + 1) * 0x1p-24 * S))
+			bad_dot++;
+		/* +1 element must stay untouched: write n, not n + 1 */
+		cb_isa_scalar.axpy_f32(y1, alpha, a, n);
+		ops->axpy_f32(y2, alpha, a, n);
+		if (memcmp(y1, y2, sizeof(float) * (n + 1)))
+			bad_axpy++;
+		free(a);
+		free(b);
+		free(y1);
+		free(y2);
+	}
+	CB_CHECK(bad_dot == 0, "%s dot_f32: %d lengths out of tolerance", ops->name,
+		 bad_dot);
+	CB_CHECK(bad_axpy == 0, "%s axpy_f32: %d lengths not bit-identical",
+		 ops->name, bad_axpy);
+}
+
+#define VARIANT_TESTS(lvl, nm)							\
+static void test_##nm##_gemm_f32(void) { run_gemm(lvl, CB_DT_F32); }		\
+static void test_##nm##_gemm_f16(void) { run_gemm(lvl, CB_DT_F16); }		\
+static void test_##nm##_gemm_bf16(void) { run_gemm(lvl, CB_DT_BF16); }		\
+static void test_##nm##_gemm_q8_0(void) { run_gemm(lvl, CB_DT_Q8_0); }		\
+static void test_##nm##_gemm_q4_0(void) { run_gemm(lvl, CB_DT_Q4_0); }		\
+static void test_##nm##_quantize_q8_0_bytes(void) { run_quantize(lvl); }	\
+static void test_##nm##_dot_axpy(void) { run_dot_axpy(lvl); }
+
+VARIANT_TESTS(CB_ISA_AVX2, avx2)
+VARIANT_TESTS(CB_ISA_AVX512, avx512)
+
+#define RUN_VARIANT(nm)							\
+	do {								\
+		CB_RUN(test_##nm##_gemm_f32);				\
+		CB_RUN(test_##nm##_gemm_f16);				\
+		CB_RUN(test_##nm##_gemm_bf16);				\
+		CB_RUN(test_##nm##_gemm_q8_0);				\
+		CB_RUN(test_##nm##_gemm_q4_0);				\
+		CB_RUN(test_##nm##_quantize_q8_0_bytes);		\
+		CB_RUN(test_##nm##_dot_axpy);				\
+	} while (0)
+
+/* The selection follows the preference list and the cap. */
+static void test_isa_select(void)
+{
+	const struct cb_isa_ops *best = cb_isa_select(CB_ISA_AVX512);
+	int lvl;
+
+	CB_CHECK(cb_isa_select(CB_ISA_SCALAR) == &cb_isa_scalar, "cap 0 -> scalar");
+	CB_CHECK(cb_isa_select(-1) == &cb_isa_scalar, "cap -1 -> scalar");
+	CB_CHECK(cb_isa_get(CB_ISA_SCALAR) == &cb_isa_scalar, "scalar always valid");
+	CB_CHECK(cb_isa_get(7) == NULL, "unknown level");
+	for (lvl = CB_ISA_AVX512; lvl > CB_ISA_SCALAR; lvl--)
+		if (cb_isa_get(lvl))
+			break;
+	CB_CHECK((int)best->level == lvl, "best %s, expected level %d", best->name, lvl);
+	if (cb_isa_get(CB_ISA_AVX2))
+		CB_CHECK(cb_isa_select(CB_ISA_AVX2) == &cb_isa_avx2, "cap 1 -> avx2");
+	CB_CHECK(cb_isa_get(CB_ISA_AVX512) == NULL || cb_cpu_has(CB_CPU_AVX512BW),
+		 "avx512 valid without BW");
+	printf("# selected %s (avx512 vnni %s)\n", best->name,
+	       cb_cpu_has(CB_CPU_AVX512VNNI) ? "yes" : "no");
+}
+
+/* Every variant fills every slot of the table. */
+static void test_tables_complete(void)
+{
+	const struct cb_isa_ops *all[] = { &cb_isa_scalar, &cb_isa_avx2, &cb_isa_avx512 };
+	unsigned i, dt;
+
+	for (i = 0; i < CB_ARRAY_SIZE(all); i++) {
+		CB_CHECK(all[i]->name && all[i]->valid && all[i]->quantize_q8_0 &&
+			 all[i]->dot_f32 && all[i]->axpy_f32, "table %u incomplete", i);
+		CB_CHECK((int)all[i]->level == (int)i, "table %u level %d", i,
+			 all[i]->level);
+		for (dt = 0; dt < CB_DT__COUNT; dt++)
+			CB_CHECK(all[i]->gemm[dt], "%s lacks gemm %s", all[i]->name,
+				 dt_name(dt));
+	}
+}
+
+int main(void)
+{
+	CB_RUN(test_tables_complete);
+	CB_RUN(test_isa_select);
+	CB_RUN(test_scalar_gemm_f32_exact);
+	CB_RUN(test_scalar_gemm_f16_exact);
+	CB_RUN(test_scalar_gemm_bf16_exact);
+	CB_RUN(test_scalar_gemm_q8_0_exact);
+	CB_RUN(test_scalar_gemm_q4_0_exact);
+	RUN_VARIANT(avx2);
+	RUN_VARIANT(avx512);
+	return cb_test_done();
+}

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * hfmodel.c - Hugging Face config.json and tensor names -> engine model.
+ *
+ * Names are the real ones of the HF modeling files:
+ *   model.embed_tokens.weight, model.norm.weight, lm_head.weight
+ *   model.layers.N.input_layernorm / post_attention_layernorm .weight
+ *   model.layers.N.self_attn.{q,k,v,o}_proj.weight (+ .bias), q_norm, k_norm
+ *   Mixtral:   block_sparse_moe.gate, block_sparse_moe.experts.E.w1/w3/w2
+ *   Qwen2-MoE: mlp.gate, mlp.experts.E.{gate,up,down}_proj,
+ *              mlp.shared_expert.{gate,up,down}_proj, mlp.shared_expert_gate
+ *   Qwen3-MoE, OLMoE: mlp.gate, mlp.experts.E.{gate,up,down}_proj
+ *   dense layers: mlp.{gate,up,down}_proj
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "cb_ops.h"
+#include "hfmodel.h"
+#include "safetensors.h"
+
+struct loader {
+	struct hf_model *m;
+	int dtype;
+	char *err;
+	size_t errlen;
+	float *row;		/* one row of f32, for conversions */
+	size_t rowcap;
+};
+
+static void seterr(struct loader *ld, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ld->err, ld->errlen, fmt, ap);
+	va_end(ap);
+}
+
+int hf_parse_dtype(const char *s)
+{
+	int i;
+
+	if (!strcmp(s, "keep"))
+		return HF_DTYPE_KEEP;
+	for (i = 0; i < CB_DT__COUNT; i++)
+		if (!strcmp(s, cb_dtype_name(i)))
+			return i;
+	return -2;
+}
+
+static cb_u32 f32_bits(float f)
+{
+	cb_u32 u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+/* ---- config.json ------------------------------------------------------ */
+
+static int jint(const cJSON *root, const char *key, long long def, long long *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+
+	if (!v || cJSON_IsNull(v)) {
+		*out = def;
+		return def < 0 ? -1 : 0;
+	}
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 4294967295.0 ||
+	    v->valuedouble != (double)(long long)v->valuedouble)
+		return -1;
+	*out = (long long)v->valuedouble;
+	return 0;
+}
+
+static double jnum(const cJSON *root, const char *key, double def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+static int jbool(const cJSON *root, const char *key, int def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v);
+	return def;
+}
+
+#define REQ(key, field)							\
+	do {								\
+		if (jint(root, key, -1, &v)) {				\
+			seterr(ld, "%s/config.json: missing or bad '%s'", dir, key); \
+			return -1;					\
+		}							\
+		c->field = (cb_u32)v;					\
+	} while (0)
+#define OPT(key, def, field)						\
+	do {								\
+		if (jint(root, key, def, &v)) {				\
+			seterr(ld, "%s/config.json: bad '%s'", dir, key); \
+			return -1;					\
+		}							\
+		c->field = (cb_u32)v;					\
+	} while (0)
+
+static int parse_config(struct loader *ld, const char *dir, const cJSON *root)
+{
+	struct cb_model_config *c = &ld->m->cfg;
+	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
+	const cJSON *v2;
+	const char *a;
+	long long v;
+
+	arch = cJSON_IsArray(arch) ? cJSON_GetArrayItem(arch, 0) : NULL;
+	if (!cJSON_IsString(arch)) {
+		seterr(ld, "%s/config.json: no 'architectures' list", dir);
+		return -1;
+	}
+	a = arch->valuestring;
+	snprintf(ld->m->arch_name, sizeof(ld->m->arch_name), "%s", a);
+	if (!strcmp(a, "LlamaForCausalLM") || !strcmp(a, "MistralForCausalLM"))
+		c->arch = CB_ARCH_LLAMA;
+	else if (!strcmp(a, "MixtralForCausalLM"))
+		c->arch = CB_ARCH_MIXTRAL;
+	else if (!strcmp(a, "Qwen2MoeForCausalLM"))
+		c->arch = CB_ARCH_QWEN2_MOE;
+	else if (!strcmp(a, "Qwen3MoeForCausalLM"))
+		c->arch = CB_ARCH_QWEN3_MOE;
+	else if (!strcmp(a, "OlmoeForCausalLM"))
+		c->arch = CB_ARCH_OLMOE;
+	else {
+		seterr(ld, "%s/config.json: architecture '%s' is not supported "
+		       "(Llama, Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE are)", dir, a);
+		return -1;
+	}
+
+	REQ("vocab_size", vocab_size);
+	REQ("hidden_size", hidden);
+	REQ("num_hidden_layers", n_layers);
+	REQ("num_attention_heads", n_heads);
+	OPT("num_key_value_heads", c->n_heads, n_kv_heads);
+	if (!c->n_heads) {
+		seterr(ld, "%s/config.json: num_attention_heads is 0", dir);
+		return -1;
+	}
+	OPT("head_dim", c->hidden / c->n_heads, head_dim);
+	OPT("max_position_embeddings", 4096, max_context);
+	c->rope_theta_bits = f32_bits((float)jnum(root, "rope_theta", 10000.0));
+	c->rms_eps_bits = f32_bits((float)jnum(root, "rms_norm_eps", 1e-6));
+	c->tied_embeddings = jbool(root, "tie_word_embeddings", 0);
+	c->rope_layout = CB_ROPE_NEOX;	/* HF checkpoints: rotate_half */
+	c->decoder_sparse_step = 1;
+	c->qkv_bias = jbool(root, "attention_bias", 0);
+
+	v2 = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+	if (v2 && !cJSON_IsNull(v2)) {
+		seterr(ld, "%s/config.json: rope_scaling is not supported", dir);
+		return -1;
+	}
+	if (jbool(root, "mlp_bias", 0)) {
+		seterr(ld, "%s/config.json: mlp_bias is not supported", dir);
+		return -1;
+	}
+
+	switch (c->arch) {
+	case CB_ARCH_LLAMA:
+		REQ("intermediate_size", dense_ffn);
+		break;
+	case CB_ARCH_MIXTRAL:
+		REQ("intermediate_size", expert_ffn);
+		REQ("num_local_experts", n_experts);
+		REQ("num_experts_per_tok", top_k);
+		c->norm_topk_prob = 1;	/* Mixtral always renormalises */
+		break;
+	case CB_ARCH_QWEN2_MOE:
+	case CB_ARCH_QWEN3_MOE:
+		REQ("moe_intermediate_size", expert_ffn);
+		REQ("num_experts", n_experts);
+		REQ("num_experts_per_tok", top_k);
+		OPT("intermediate_size", 0, dense_ffn);
+		OPT("decoder_sparse_step", 1, decoder_sparse_step);
+		c->norm_topk_prob = jbool(root, "norm_topk_prob", 0);
+		if (c->arch == CB_ARCH_QWEN2_MOE) {
+			OPT("shared_expert_intermediate_size", 0, shared_ffn);
+			c->shared_gate = c->shared_ffn != 0;
+			/* Qwen2 attention always has q/k/v biases */
+			c->qkv_bias = jbool(root, "qkv_bias", 1);
+		} else {
+			c->qk_norm = CB_QK_NORM_HEAD;
+		}
+		v2 = cJSON_GetObjectItemCaseSensitive(root, "mlp_only_layers");
+		if (cJSON_IsArray(v2)) {
+			const cJSON *it;
+
+			cJSON_ArrayForEach(it, v2) {
+				if (!cJSON_IsNumber(it) || it->valuedouble < 0 ||
+				    it->valuedouble >= CB_MAX_LAYERS) {
+					seterr(ld, "%s/config.json: bad mlp_only_layers", dir);
+					return -1;
+				}
+				c->mlp_only_layers[it->valueint / 64] |= 1ull << (it->valueint % 64);
+			}
+		}
+		break;
+	case CB_ARCH_OLMOE:
+		REQ("intermediate_size", expert_ffn);
+		REQ("num_experts", n_experts);
+		REQ("num_experts_per_tok", top_k);
+		c->norm_topk_prob = jbool(root, "norm_topk_prob", 0);
+		c->qk_norm = CB_QK_NORM_FULL;
+		v2 = cJSON_GetObjectItemCaseSensitive(root, "clip_qkv");
+		if (cJSON_IsNumber(v2))
+			c->clip_qkv_bits = f32_bits((float)v2->valuedouble);
+		break;
+	}
+	return 0;
+}
+
+/* ---- tensors ---------------------------------------------------------- */
+
+enum kind {
+	K_VECTOR,	/* f32, shape [n] */
+	K_F32,		/* matrix kept in f32 (router) */
+	K_MATRIX,	/* matrix in the target dtype */
+};
+
+static int own(struct loader *ld, void *p)
+{
+	struct hf_model *m = ld->m;
+
+	if (m->nowned == m->capowned) {
+		int cap = m->capowned ? 2 * m->capowned : 256;
+		void **n = realloc(m->owned, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		m->owned = n;
+		m->capowned = cap;
+	}
+	m->owned[m->nowned++] = p;
+	return 0;
+}
+
+static int load(struct loader *ld, struct cb_tensor *out, const char *name,
+		cb_u32 rows, cb_u32 cols, enum kind kind)
+{
+	const struct st_tensor *t = st_set_find(ld->m->st, name);
+	int dt, src_dt;
+	cb_u64 rb, r, total;
+	char *dst;
+
+	if (!t) {
+		seterr(ld, "tensor '%s' is missing", name);
+		return -1;
+	}
+	if (t->dtype == ST_OTHER) {
+		seterr(ld, "tensor '%s': dtype %s is not supported (F32, F16, BF16 are)",
+		       name, t->dtype_name);
+		return -1;
+	}
+	if (kind == K_VECTOR ? (t->ndim != 1 || t->shape[0] != cols)
+			     : (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols)) {
+		seterr(ld, "tensor '%s': shape does not match config.json (want %u x %u)",
+		       name, rows, cols);
+		return -1;
+	}
+	if (kind == K_VECTOR)
+		rows = 1;
+	src_dt = t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 : CB_DT_BF16;
+	dt = kind == K_MATRIX ? (ld->dtype == HF_DTYPE_KEEP ? src_dt : ld->dtype) : CB_DT_F32;
+	if (!cb_dtype_row_bytes(dt, cols))
+		dt = CB_DT_F32;	/* block type on a row not a multiple of 32 */
+	out->dtype = dt;
+	out->rows = rows;
+	out->cols = cols;
+	/* same type and aligned: use the mapping in place */
+	if (dt == src_dt && !((uintptr_t)t->data % (dt == CB_DT_F32 ? 4 : 2))) {
+		out->data = t->data;
+		return 0;
+	}
+	rb = cb_dtype_row_bytes(dt, cols);
+	total = CB_ALIGN(rb * rows, 64);
+	dst = aligned_alloc(64, total ? total : 64);
+	if (!dst || own(ld, dst)) {
+		free(dst);
+		seterr(ld, "tensor '%s': out of memory", name);
+		return -1;
+	}
+	if (ld->rowcap < cols) {
+		free(ld->row);
+		ld->row = malloc(cols * sizeof(float));
+		ld->rowcap = ld->row ? cols : 0;
+		if (!ld->row) {
+			seterr(ld, "tensor '%s': out of memory", name);
+			return -1;
+		}
+	}
+	for (r = 0; r < rows; r++) {
+		st_to_f32(ld->row, t, r * cols, cols);
+		cb_quantize_row(dt, dst + r * rb, ld->row, (int)cols);
+	}
+	out->data = dst;
+	return 0;
+}
+
+static int load_layer(struct loader *ld, cb_u32 l)
+{
+	struct hf_model *m = ld->m;
+	const struct cb_model_config *c = &m->cfg;
+	struct cb_layer_weights *L = &m->layers[l];
+	cb_u32 qd = c->n_heads * c->head_dim, kvd = c->n_kv_heads * c->head_dim, x;
+	cb_u32 H = c->hidden;
+	char p[128], n[256];
+	int mixtral = c->arch == CB_ARCH_MIXTRAL;
+
+	snprintf(p, sizeof(p), "model.layers.%u.", l);
+#define LD(field, suffix, rows, cols, kind)				\
+	do {								\
+		snprintf(n, sizeof(n), "%s%s", p, suffix);		\
+		if (load(ld, &L->field, n, rows, cols, kind))		\
+			return -1;					\
+	} while (0)
+	LD(attn_norm, "input_layernorm.weight", 1, H, K_VECTOR);
+	LD(ffn_norm, "post_attention_layernorm.weight", 1, H, K_VECTOR);
+	LD(wq, "self_attn.q_proj.weight", qd, H, K_MATRIX);
+	LD(wk, "self_attn.k_proj.weight", kvd, H, K_MATRIX);
+	LD(wv, "self_attn.v_proj.weight", kvd, H, K_MATRIX);
+	LD(wo, "self_attn.o_proj.weight", H, qd, K_MATRIX);
+	if (c->qkv_bias) {
+		LD(bq, "self_attn.q_proj.bias", 1, qd, K_VECTOR);
+		LD(bk, "self_attn.k_proj.bias", 1, kvd, K_VECTOR);
+		LD(bv, "self_attn.v_proj.bias", 1, kvd, K_VECTOR);
+	}
+	if (c->qk_norm == CB_QK_NORM_HEAD) {
+		LD(q_norm, "self_attn.q_norm.weight", 1, c->head_dim, K_VECTOR);
+		LD(k_norm, "self_attn.k_norm.weight", 1, c->head_dim, K_VECTOR);
+	} else if (c->qk_norm == CB_QK_NORM_FULL) {
+		LD(q_norm, "self_attn.q_norm.weight", 1, qd, K_VECTOR);
+		LD(k_norm, "self_attn.k_norm.weight", 1, kvd, K_VECTOR);
+	}
+	if (!cb_layer_is_moe(c, l)) {
+		LD(mlp_gate, "mlp.gate_proj.weight", c->dense_ffn, H, K_MATRIX);
+		LD(mlp_up, "mlp.up_proj.weight", c->dense_ffn, H, K_MATRIX);
+		LD(mlp_down, "mlp.down_proj.weight", H, c->dense_ffn, K_MATRIX);
+		return 0;
+	}
+	LD(router, mixtral ? "block_sparse_moe.gate.weight" : "mlp.gate.weight",
+	   c->n_experts, H, K_F32);
+	L->experts = m->experts + (size_t)l * c->n_experts;
+	for (x = 0; x < c->n_experts; x++) {
+		struct cb_expert_weights *ew = &m->experts[(size_t)l * c->n_experts + x];
+		const char *g = mixtral ? "w1" : "gate_proj";
+		const char *u = mixtral ? "w3" : "up_proj";
+		const char *d = mixtral ? "w2" : "down_proj";
+		const char *pre = mixtral ? "block_sparse_moe.experts" : "mlp.experts";
+
+		snprintf(n, sizeof(n), "%s%s.%u.%s.weight", p, pre, x, g);
+		if (load(ld, &ew->gate, n, c->expert_ffn, H, K_MATRIX))
+			return -1;
+		snprintf(n, sizeof(n), "%s%s.%u.%s.weight", p, pre, x, u);
+		if (load(ld, &ew->up, n, c->expert_ffn, H, K_MATRIX))
+			return -1;
+		snprintf(n, sizeof(n), "%s%s.%u.%s.weight", p, pre, x, d);
+		if (load(ld, &ew->down, n, H, c->expert_ffn, K_MATRIX))
+			return -1;
+	}
+	if (c->shared_ffn) {
+		LD(shared_gate_proj, "mlp.shared_expert.gate_proj.weight", c->shared_ffn, H,
+		   K_MATRIX);
+		LD(shared_up_proj, "mlp.shared_expert.up_proj.weight", c->shared_ffn, H,
+		   K_MATRIX);
+		LD(shared_down_proj, "mlp.shared_expert.down_proj.weight", H, c->shared_ffn,
+		   K_MATRIX);
+		if (c->shared_gate)
+			LD(shared_expert_gate, "mlp.shared_expert_gate.weight", 1, H, K_F32);
+	}
+#undef LD
+	return 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!fp)
+		return NULL;
+	if (!fseek(fp, 0, SEEK_END) && (n = ftell(fp)) >= 0 && n < (16L << 20) &&
+	    !fseek(fp, 0, SEEK_SET)) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else if (buf) {
+			buf[n] = 0;
+		}
+	}
+	fclose(fp);
+	return buf;
+}
+
+struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t errlen)
+{
+	struct loader ld = { .dtype = dtype, .err = err, .errlen = errlen };
+	struct hf_model *m = calloc(1, sizeof(*m));
+	char path[PATH_MAX];
+	cJSON *root = NULL;
+	char *txt;
+	cb_u32 l;
+	int r;
+
+	if (!m) {
+		snprintf(err, errlen, "%s: out of memory", dir);
+		return NULL;
+	}
+	ld.m = m;
+	if (dtype != HF_DTYPE_KEEP && (dtype < 0 || dtype >= CB_DT__COUNT)) {
+		seterr(&ld, "bad target dtype %d", dtype);
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	txt = slurp(path);
+	if (!txt) {
+		seterr(&ld, "%s: cannot read", path);
+		goto fail;
+	}
+	root = cJSON_Parse(txt);
+	free(txt);
+	if (!cJSON_IsObject(root)) {
+		seterr(&ld, "%s: not a JSON object", path);
+		goto fail;
+	}
+	if (parse_config(&ld, dir, root))
+		goto fail;
+	cJSON_Delete(root);
+	root = NULL;
+
+	m->st = st_set_open_dir(dir, err, errlen);
+	if (!m->st)
+		goto fail;
+	if (m->cfg.n_layers > CB_MAX_LAYERS || m->cfg.n_experts > CB_MAX_EXPERTS) {
+		seterr(&ld, "%s: too many layers or experts", dir);
+		goto fail;
+	}
+	m->layers = calloc(m->cfg.n_layers ? m->cfg.n_layers : 1, sizeof(*m->layers));
+	m->experts = calloc((size_t)m->cfg.n_layers * m->cfg.n_experts + 1,
+			    sizeof(*m->experts));
+	if (!m->layers || !m->experts) {
+		seterr(&ld, "%s: out of memory", dir);
+		goto fail;
+	}
+	if (load(&ld, &m->w.embed, "model.embed_tokens.weight", m->cfg.vocab_size,
+		 m->cfg.hidden, K_MATRIX) ||
+	    load(&ld, &m->w.final_norm, "model.norm.weight", 1, m->cfg.hidden, K_VECTOR))
+		goto fail;
+	if (!m->cfg.tied_embeddings &&
+	    load(&ld, &m->w.lm_head, "lm_head.weight", m->cfg.vocab_size, m->cfg.hidden,
+		 K_MATRIX))
+		goto fail;
+	for (l = 0; l < m->cfg.n_layers; l++)
+		if (load_layer(&ld, l))
+			goto fail;
+	m->w.layers = m->layers;
+	r = cb_engine_check_model(&m->cfg, &m->w);
+	if (r) {
+		seterr(&ld, "%s: config.json and tensors are inconsistent or out of range",
+		       dir);
+		goto fail;
+	}
+	free(ld.row);
+	return m;
+fail:
+	cJSON_Delete(root);
+	free(ld.row);
+	hf_model_free(m);
+	return NULL;
+}
+
+void hf_model_free(struct hf_model *m)
+{
+	int i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nowned; i++)
+		free(m->owned[i]);
+	free(m->owned);
+	free(m->layers);
+	free(m->experts);
+	st_set_close(m->st);
+	free(m);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * hfmodel.h - load a Hugging Face model directory (config.json +
+ * safetensors, single or sharded) into an engine config and tensor table.
+ *
+ * Supported: MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
+ * OlmoeForCausalLM, LlamaForCausalLM (dense).  Weights stored as F32, F16 or
+ * BF16; matrices may be converted at load to f32, f16, bf16, q8_0 or q4_0.
+ * Norm weights, biases and router matrices are always kept in f32 (they are
+ * small and routing is sensitive to them).
+ */
+#ifndef COLIBRI_HFMODEL_H
+#define COLIBRI_HFMODEL_H
+
+#include <stddef.h>
+
+#include "cb_engine.h"
+
+struct st_set;
+
+struct hf_model {
+	struct cb_model_config cfg;
+	struct cb_model_weights w;
+	struct cb_layer_weights *layers;	/* [n_layers] */
+	struct cb_expert_weights *experts;	/* [n_layers * n_experts] */
+	char arch_name[64];
+	void **owned;		/* converted tensors, freed with the model */
+	int nowned, capowned;
+	struct st_set *st;	/* mapped files; unconverted tensors point here */
+};
+
+/* Keep each matrix in the dtype it has in the file. */
+#define HF_DTYPE_KEEP (-1)
+
+/*
+ * hf_model_load() - read dir/config.json and its safetensors.
+ * @dtype: target type of the matrices (enum cb_dtype) or HF_DTYPE_KEEP.
+ * On failure returns NULL and writes one line naming the problem to err.
+ */
+struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t errlen);
+void hf_model_free(struct hf_model *m);
+
+/* Parse "f32", "f16", "bf16", "q8_0", "q4_0" or "keep"; -2 if unknown. */
+int hf_parse_dtype(const char *s);
+
+#endif /* COLIBRI_HFMODEL_H */
