@@ -54,6 +54,12 @@ struct cb_isa_ops {
 	float (*dot_f32)(const float *a, const float *b, int n);
 	/* y[i] += a * x[i] */
 	void (*axpy_f32)(float *y, float a, const float *x, int n);
+	/*
+	 * Softmax numerators: x[i] = e^(x[i] - m) for i < n, returns their
+	 * f32 sum.  Scalar: cb_expf (<= 1 ULP); SIMD: <= 2 ULP of the exact
+	 * value per element (tests/unit/test_ops.c).
+	 */
+	float (*exp_sum_f32)(float *x, float m, int n);
 };
 
 extern const struct cb_isa_ops cb_isa_scalar;

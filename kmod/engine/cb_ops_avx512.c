@@ -31,6 +31,18 @@
 #define VF_LOAD_BF16(p)							\
 	_mm512_castsi512_ps(_mm512_slli_epi32(				\
 		_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define VF_SUB(a, b) _mm512_sub_ps(a, b)
+#define VF_MIN(a, b) _mm512_min_ps(a, b)
+#define VF_MAX(a, b) _mm512_max_ps(a, b)
+#define VF_ROUND(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define VI __m512i
+#define VF_CVT_I(v) _mm512_cvtps_epi32(v)
+#define VI_ADD(a, b) _mm512_add_epi32(a, b)
+#define VI_SUB(a, b) _mm512_sub_epi32(a, b)
+#define VI_SRAI1(v) _mm512_srai_epi32(v, 1)
+#define VI_SLLI23(v) _mm512_slli_epi32(v, 23)
+#define VI_SET1(x) _mm512_set1_epi32(x)
+#define VF_FROM_VI(v) _mm512_castsi512_ps(v)
 #define F_MT 4
 #define Q_MT 4
 #define Q_DOT(u, s)							\
@@ -125,6 +137,7 @@ static CB_ALWAYS_INLINE void avx512_q2_step(__m512 acc[R_TILE][Q_VNNI_MT],
 		const struct cb_block_q8_0 *xb;
 		__m256i x0, x1;
 		__m128 dx;
+		__m256 dx8;
 		cb_u32 px;
 
 		if (m >= MT)
@@ -136,7 +149,9 @@ static CB_ALWAYS_INLINE void avx512_q2_step(__m512 acc[R_TILE][Q_VNNI_MT],
 		px = xb[0].d | (two ? (cb_u32)xb[1].d << 16 : 0);
 		dx = _mm_cvtph_ps(_mm_cvtsi32_si128((int)px));	/* [dx b, dx b+1, 0, 0] */
 		xq[m] = _mm512_inserti64x4(_mm512_castsi256_si512(x0), x1, 1);
-		s[m] = _mm256_mul_ps(dw, _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(dx))));
+		/* [dx b, dx b+1] repeated, to match dw's pairs */
+		dx8 = _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(dx)));
+		s[m] = _mm256_mul_ps(dw, dx8);
 		/*
 		 * The weights enter vpdpbusd as unsigned bytes u = w + c:
 		 * q4_0 nibbles (c = 8), q8_0 bytes with the sign bit flipped
@@ -225,4 +240,5 @@ const struct cb_isa_ops cb_isa_avx512 = {
 	.quantize_q8_0 = avx512_quantize_q8_0,
 	.dot_f32 = avx512_dot_f32,
 	.axpy_f32 = avx512_axpy_f32,
+	.exp_sum_f32 = avx512_exp_sum_f32,
 };

@@ -136,6 +136,18 @@ static void axpy_f32(float *y, float a, const float *x, int n)
 		y[i] += a * x[i];
 }
 
+static float exp_sum_f32(float *x, float m, int n)
+{
+	float sum = 0.0f;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		x[i] = cb_expf(x[i] - m);
+		sum += x[i];
+	}
+	return sum;
+}
+
 static int scalar_valid(void)
 {
 	return 1;
@@ -155,4 +167,5 @@ const struct cb_isa_ops cb_isa_scalar = {
 	.quantize_q8_0 = cb_quantize_row_q8_0_ref,
 	.dot_f32 = dot_f32,
 	.axpy_f32 = axpy_f32,
+	.exp_sum_f32 = exp_sum_f32,
 };

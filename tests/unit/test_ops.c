@@ -12,7 +12,9 @@
  *    f32 block terms are summed in a different order (and scaled by FMA):
  *    2 * (nb + 8) * u * S;
  *  - dot_f32 like the float gemms; axpy_f32 and quantize_q8_0 must be
- *    bit-identical.
+ *    bit-identical;
+ *  - exp_sum_f32: each element within 2 ULP of exp computed in double,
+ *    the sum within (2 (n + 1) + 4) u S of the scalar one.
  * Variants the CPU (or COLIBRI_ISA) lacks are reported as SKIP.
  */
 #include <math.h>
@@ -444,6 +446,75 @@ static void run_dot_axpy(int level)
 		 ops->name, bad_axpy);
 }
 
+static int64_t ulp_dist(float a, float b)
+{
+	int32_t ia, ib;
+
+	memcpy(&ia, &a, 4);
+	memcpy(&ib, &b, 4);
+	if (ia < 0)
+		ia = INT32_MIN - ia;
+	if (ib < 0)
+		ib = INT32_MIN - ib;
+	return ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia;
+}
+
+/* Per element within 2 ULP of exp (double, rounded), sum like dot_f32. */
+static void run_exp_sum(int level)
+{
+	const struct cb_isa_ops *ops = variant(level);
+	int64_t worst = 0;
+	int n, bad_el = 0, bad_sum = 0, bad_nan = 0;
+
+	if (!ops)
+		return;
+	for (n = 0; n < 400; n += 1 + n / 10) {
+		float *x = malloc(sizeof(float) * (n + 1));
+		float *y = malloc(sizeof(float) * (n + 1));
+		float m = rndf() * 20, got, want;
+		double S = 0;
+		int i;
+
+		for (i = 0; i <= n; i++)
+			x[i] = m - 115.0f * (rndf() + 1.0f) / 2 + (i % 9 == 0 ? 25.0f : 0);
+		memcpy(y, x, sizeof(float) * (n + 1));
+		want = cb_isa_scalar.exp_sum_f32(y, m, n);
+		memcpy(y, x, sizeof(float) * (n + 1));
+		got = ops->exp_sum_f32(y, m, n);
+		for (i = 0; i < n; i++) {
+			float ref = (float)exp((double)(x[i] - m));
+			int64_t d = ulp_dist(y[i], ref);
+
+			worst = d > worst ? d : worst;
+			if (d > 2)
+				bad_el++;
+			S += ref;
+		}
+		if (y[n] != x[n])
+			bad_el++;	/* wrote past n */
+		if (!(fabs((double)got - want) <= (2.0 * (n + 1) + 4) * 0x1p-24 * S))
+			bad_sum++;
+		free(x);
+		free(y);
+	}
+	{
+		float v[40];
+		int i;
+
+		for (i = 0; i < 40; i++)
+			v[i] = -(float)i;
+		v[3] = NAN;
+		v[37] = NAN;
+		ops->exp_sum_f32(v, 0.0f, 40);
+		bad_nan = !isnan(v[3]) || !isnan(v[37]) || v[0] != 1.0f;
+	}
+	printf("# %s exp_sum_f32: worst %lld ULP\n", ops->name, (long long)worst);
+	CB_CHECK(bad_el == 0, "%s exp_sum_f32: %d elements beyond 2 ULP", ops->name, bad_el);
+	CB_CHECK(bad_sum == 0, "%s exp_sum_f32: %d sums out of tolerance", ops->name,
+		 bad_sum);
+	CB_CHECK(!bad_nan, "%s exp_sum_f32: NaN not propagated or e^0 != 1", ops->name);
+}
+
 #define VARIANT_TESTS(lvl, nm)							\
 static void test_##nm##_gemm_f32(void) { run_gemm(lvl, CB_DT_F32); }		\
 static void test_##nm##_gemm_f16(void) { run_gemm(lvl, CB_DT_F16); }		\
@@ -451,7 +522,8 @@ static void test_##nm##_gemm_bf16(void) { run_gemm(lvl, CB_DT_BF16); }		\
 static void test_##nm##_gemm_q8_0(void) { run_gemm(lvl, CB_DT_Q8_0); }		\
 static void test_##nm##_gemm_q4_0(void) { run_gemm(lvl, CB_DT_Q4_0); }		\
 static void test_##nm##_quantize_q8_0_bytes(void) { run_quantize(lvl); }	\
-static void test_##nm##_dot_axpy(void) { run_dot_axpy(lvl); }
+static void test_##nm##_dot_axpy(void) { run_dot_axpy(lvl); }		\
+static void test_##nm##_exp_sum(void) { run_exp_sum(lvl); }
 
 VARIANT_TESTS(CB_ISA_AVX2, avx2)
 VARIANT_TESTS(CB_ISA_AVX512, avx512)
@@ -465,6 +537,7 @@ VARIANT_TESTS(CB_ISA_AVX512, avx512)
 		CB_RUN(test_##nm##_gemm_q4_0);				\
 		CB_RUN(test_##nm##_quantize_q8_0_bytes);		\
 		CB_RUN(test_##nm##_dot_axpy);				\
+		CB_RUN(test_##nm##_exp_sum);				\
 	} while (0)
 
 /* The selection follows the preference list and the cap. */
@@ -497,7 +570,8 @@ static void test_tables_complete(void)
 
 	for (i = 0; i < CB_ARRAY_SIZE(all); i++) {
 		CB_CHECK(all[i]->name && all[i]->valid && all[i]->quantize_q8_0 &&
-			 all[i]->dot_f32 && all[i]->axpy_f32, "table %u incomplete", i);
+			 all[i]->dot_f32 && all[i]->axpy_f32 && all[i]->exp_sum_f32,
+			 "table %u incomplete", i);
 		CB_CHECK((int)all[i]->level == (int)i, "table %u level %d", i,
 			 all[i]->level);
 		for (dt = 0; dt < CB_DT__COUNT; dt++)
