@@ -20,6 +20,7 @@
 
 #include <cJSON.h>
 
+#include "cb_format.h"
 #include "cb_ops.h"
 #include "hfmodel.h"
 #include "safetensors.h"
@@ -484,6 +485,94 @@ fail:
 	free(ld.row);
 	hf_model_free(m);
 	return NULL;
+}
+
+int hf_config_load(const char *dir, struct cb_model_config *cfg, char *arch_name,
+		   size_t arch_len, char *err, size_t errlen)
+{
+	struct hf_model *m = calloc(1, sizeof(*m));
+	struct loader ld = { .m = m, .err = err, .errlen = errlen };
+	char path[PATH_MAX];
+	cJSON *root;
+	char *txt;
+	int r = -1;
+
+	if (!m) {
+		snprintf(err, errlen, "%s: out of memory", dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	txt = slurp(path);
+	if (!txt) {
+		seterr(&ld, "%s: cannot read", path);
+		goto out;
+	}
+	root = cJSON_Parse(txt);
+	free(txt);
+	if (!cJSON_IsObject(root)) {
+		seterr(&ld, "%s: not a JSON object", path);
+	} else if (!parse_config(&ld, dir, root)) {
+		*cfg = m->cfg;
+		if (arch_name && arch_len)
+			snprintf(arch_name, arch_len, "%s", m->arch_name);
+		r = 0;
+	}
+	cJSON_Delete(root);
+out:
+	free(m);
+	return r;
+}
+
+int hf_tensor_name(const struct cb_model_config *c, uint32_t role, uint32_t layer,
+		   uint32_t expert, char *buf, size_t len)
+{
+	int mixtral = c->arch == CB_ARCH_MIXTRAL;
+	const char *moe = mixtral ? "block_sparse_moe" : "mlp";
+	const char *s = NULL;
+	int n;
+
+	switch (role) {
+	case COLIBRI_T_EMBED: s = "model.embed_tokens.weight"; break;
+	case COLIBRI_T_FINAL_NORM: s = "model.norm.weight"; break;
+	case COLIBRI_T_LM_HEAD: s = "lm_head.weight"; break;
+	}
+	if (s)
+		return snprintf(buf, len, "%s", s) >= (int)len ? -1 : 0;
+	switch (role) {
+	case COLIBRI_T_ATTN_NORM: s = "input_layernorm.weight"; break;
+	case COLIBRI_T_FFN_NORM: s = "post_attention_layernorm.weight"; break;
+	case COLIBRI_T_WQ: s = "self_attn.q_proj.weight"; break;
+	case COLIBRI_T_WK: s = "self_attn.k_proj.weight"; break;
+	case COLIBRI_T_WV: s = "self_attn.v_proj.weight"; break;
+	case COLIBRI_T_WO: s = "self_attn.o_proj.weight"; break;
+	case COLIBRI_T_BQ: s = "self_attn.q_proj.bias"; break;
+	case COLIBRI_T_BK: s = "self_attn.k_proj.bias"; break;
+	case COLIBRI_T_BV: s = "self_attn.v_proj.bias"; break;
+	case COLIBRI_T_Q_NORM: s = "self_attn.q_norm.weight"; break;
+	case COLIBRI_T_K_NORM: s = "self_attn.k_norm.weight"; break;
+	case COLIBRI_T_MLP_GATE: s = "mlp.gate_proj.weight"; break;
+	case COLIBRI_T_MLP_UP: s = "mlp.up_proj.weight"; break;
+	case COLIBRI_T_MLP_DOWN: s = "mlp.down_proj.weight"; break;
+	case COLIBRI_T_SHARED_GATE: s = "mlp.shared_expert.gate_proj.weight"; break;
+	case COLIBRI_T_SHARED_UP: s = "mlp.shared_expert.up_proj.weight"; break;
+	case COLIBRI_T_SHARED_DOWN: s = "mlp.shared_expert.down_proj.weight"; break;
+	case COLIBRI_T_SHARED_EXPERT_GATE: s = "mlp.shared_expert_gate.weight"; break;
+	}
+	if (s) {
+		n = snprintf(buf, len, "model.layers.%u.%s", layer, s);
+	} else if (role == COLIBRI_T_ROUTER) {
+		n = snprintf(buf, len, "model.layers.%u.%s.gate.weight", layer, moe);
+	} else if (role >= COLIBRI_T_EXPERT_GATE && role <= COLIBRI_T_EXPERT_DOWN) {
+		static const char *const hf[3] = { "gate_proj", "up_proj", "down_proj" };
+		static const char *const mx[3] = { "w1", "w3", "w2" };
+		int k = role - COLIBRI_T_EXPERT_GATE;
+
+		n = snprintf(buf, len, "model.layers.%u.%s.experts.%u.%s.weight", layer, moe,
+			     expert, mixtral ? mx[k] : hf[k]);
+	} else {
+		return -1;
+	}
+	return n < 0 || n >= (int)len ? -1 : 0;
 }
 
 void hf_model_free(struct hf_model *m)

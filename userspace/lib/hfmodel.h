@@ -13,6 +13,7 @@
 #define COLIBRI_HFMODEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cb_engine.h"
 
@@ -39,6 +40,22 @@ struct hf_model {
  */
 struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t errlen);
 void hf_model_free(struct hf_model *m);
+
+/*
+ * hf_config_load() - only dir/config.json, into an engine config.
+ * @arch_name: receives the HF class name (may be NULL).
+ * On failure returns -1 and writes one line naming the problem to err.
+ */
+int hf_config_load(const char *dir, struct cb_model_config *cfg, char *arch_name,
+		   size_t arch_len, char *err, size_t errlen);
+
+/*
+ * hf_tensor_name() - the HF tensor name of a .colibri tensor role
+ * (enum colibri_tensor_role) in layer @layer, expert @expert.
+ * Return: 0, or -1 for a role HF does not have or a short buffer.
+ */
+int hf_tensor_name(const struct cb_model_config *cfg, uint32_t role, uint32_t layer,
+		   uint32_t expert, char *buf, size_t len);
 
 /* Parse "f32", "f16", "bf16", "q8_0", "q4_0" or "keep"; -2 if unknown. */
 int hf_parse_dtype(const char *s);

@@ -1,0 +1,1045 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * cb_format.c - the .colibri validator and binder, shared by the kernel and
+ * userspace.
+ *
+ * The file is untrusted: every field is read through a little-endian
+ * accessor from a buffer whose length is known, every sum and product of
+ * file values is overflow-checked, and nothing in the data region is
+ * touched except by cb_format_tensor_crc_ok().  The directory must list the
+ * tensors in canonical order with increasing offsets, which turns "each
+ * required tensor exactly once" and "no two tensors overlap" into checks
+ * against the previous entry: one pass, no memory, no sorting.
+ *
+ * Integer only (no floating point: the kernel calls this outside FPU
+ * sections), small stack frames.
+ */
+#include "cb_format.h"
+
+/* ---- reason strings ------------------------------------------------- */
+
+/*
+ * A minimal formatter for the reason line: %s (string), %u (cb_u32),
+ * %d (int), %L (cb_u64).  Output is always NUL-terminated and truncated to
+ * the caller's buffer.
+ */
+struct why_buf {
+	char *p;
+	cb_u32 len;
+	cb_u32 pos;
+};
+
+static void why_putc(struct why_buf *b, char c)
+{
+	if (b->pos + 1 < b->len)
+		b->p[b->pos++] = c;
+}
+
+static void why_putu(struct why_buf *b, cb_u64 v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		why_putc(b, tmp[--n]);
+}
+
+static int fail(char *why, cb_u32 whylen, int err, const char *fmt, ...)
+{
+	struct why_buf b = { why, whylen, 0 };
+	__builtin_va_list ap;
+	const char *s;
+	int d;
+
+	if (!why || !whylen)
+		return err;
+	__builtin_va_start(ap, fmt);
+	for (; *fmt; fmt++) {
+		if (*fmt != '%' || !fmt[1]) {
+			why_putc(&b, *fmt);
+			continue;
+		}
+		switch (*++fmt) {
+		case 's':
+			for (s = __builtin_va_arg(ap, const char *); s && *s; s++)
+				why_putc(&b, *s);
+			break;
+		case 'u':
+			why_putu(&b, __builtin_va_arg(ap, cb_u32));
+			break;
+		case 'L':
+			why_putu(&b, __builtin_va_arg(ap, cb_u64));
+			break;
+		case 'd':
+			d = __builtin_va_arg(ap, int);
+			if (d < 0) {
+				why_putc(&b, '-');
+				why_putu(&b, -(cb_s64)d);
+			} else {
+				why_putu(&b, (cb_u64)d);
+			}
+			break;
+		default:
+			why_putc(&b, *fmt);
+		}
+	}
+	__builtin_va_end(ap);
+	b.p[b.pos] = 0;
+	return err;
+}
+
+/* ---- little-endian field access ------------------------------------- */
+
+static cb_u32 rd32(const void *base, cb_u32 off)
+{
+	const cb_u8 *p = (const cb_u8 *)base + off;
+
+	return (cb_u32)p[0] | (cb_u32)p[1] << 8 | (cb_u32)p[2] << 16 |
+	       (cb_u32)p[3] << 24;
+}
+
+static cb_u64 rd64(const void *base, cb_u32 off)
+{
+	return (cb_u64)rd32(base, off) | (cb_u64)rd32(base, off + 4) << 32;
+}
+
+#define HOFF(f) ((cb_u32)__builtin_offsetof(struct colibri_file_header, f))
+#define COFF(f) (HOFF(config) + \
+		 (cb_u32)__builtin_offsetof(struct colibri_file_config, f))
+#define TOFF(f) ((cb_u32)__builtin_offsetof(struct colibri_file_tensor, f))
+
+/* ---- roles, shapes, canonical order ---------------------------------- */
+
+const char *cb_format_role_name(cb_u32 role)
+{
+	static const char *const names[] = {
+		[COLIBRI_T_EMBED] = "embed",
+		[COLIBRI_T_FINAL_NORM] = "final_norm",
+		[COLIBRI_T_LM_HEAD] = "lm_head",
+		[COLIBRI_T_ATTN_NORM] = "attn_norm",
+		[COLIBRI_T_WQ] = "wq",
+		[COLIBRI_T_WK] = "wk",
+		[COLIBRI_T_WV] = "wv",
+		[COLIBRI_T_WO] = "wo",
+		[COLIBRI_T_BQ] = "bq",
+		[COLIBRI_T_BK] = "bk",
+		[COLIBRI_T_BV] = "bv",
+		[COLIBRI_T_Q_NORM] = "q_norm",
+		[COLIBRI_T_K_NORM] = "k_norm",
+		[COLIBRI_T_FFN_NORM] = "ffn_norm",
+		[COLIBRI_T_ROUTER] = "router",
+		[COLIBRI_T_EXPERT_GATE] = "expert_gate",
+		[COLIBRI_T_EXPERT_UP] = "expert_up",
+		[COLIBRI_T_EXPERT_DOWN] = "expert_down",
+		[COLIBRI_T_SHARED_GATE] = "shared_gate",
+		[COLIBRI_T_SHARED_UP] = "shared_up",
+		[COLIBRI_T_SHARED_DOWN] = "shared_down",
+		[COLIBRI_T_SHARED_EXPERT_GATE] = "shared_expert_gate",
+		[COLIBRI_T_MLP_GATE] = "mlp_gate",
+		[COLIBRI_T_MLP_UP] = "mlp_up",
+		[COLIBRI_T_MLP_DOWN] = "mlp_down",
+	};
+
+	if (role < CB_ARRAY_SIZE(names) && names[role])
+		return names[role];
+	return "?";
+}
+
+/* Attention-part roles of a layer, in canonical order; returns the count. */
+static cb_u32 attn_roles(const struct cb_model_config *c, cb_u32 *roles)
+{
+	cb_u32 n = 0;
+
+	roles[n++] = COLIBRI_T_ATTN_NORM;
+	roles[n++] = COLIBRI_T_WQ;
+	roles[n++] = COLIBRI_T_WK;
+	roles[n++] = COLIBRI_T_WV;
+	roles[n++] = COLIBRI_T_WO;
+	if (c->qkv_bias) {
+		roles[n++] = COLIBRI_T_BQ;
+		roles[n++] = COLIBRI_T_BK;
+		roles[n++] = COLIBRI_T_BV;
+	}
+	if (c->qk_norm) {
+		roles[n++] = COLIBRI_T_Q_NORM;
+		roles[n++] = COLIBRI_T_K_NORM;
+	}
+	roles[n++] = COLIBRI_T_FFN_NORM;
+	return n;
+}
+
+/* Shared-expert roles of an MoE layer, in order; returns the count. */
+static cb_u32 shared_roles(const struct cb_model_config *c, cb_u32 *roles)
+{
+	cb_u32 n = 0;
+
+	if (!c->shared_ffn)
+		return 0;
+	roles[n++] = COLIBRI_T_SHARED_GATE;
+	roles[n++] = COLIBRI_T_SHARED_UP;
+	roles[n++] = COLIBRI_T_SHARED_DOWN;
+	if (c->shared_gate)
+		roles[n++] = COLIBRI_T_SHARED_EXPERT_GATE;
+	return n;
+}
+
+static cb_u32 n_global(const struct cb_model_config *c)
+{
+	return c->tied_embeddings ? 2 : 3;
+}
+
+/* Tensors of layer l (the config has passed check_config()). */
+static cb_u32 layer_count(const struct cb_model_config *c, cb_u32 l)
+{
+	cb_u32 roles[16];
+	cb_u32 n = attn_roles(c, roles);
+
+	if (cb_layer_is_moe(c, l))
+		return n + 1 + 3 * c->n_experts + shared_roles(c, roles);
+	return n + 3;
+}
+
+/* Expected shape of a role; 0 for a role that is not a tensor at all. */
+static int role_shape(const struct cb_model_config *c, cb_u32 role,
+		      cb_u32 *rows, cb_u32 *cols, cb_u32 *vector)
+{
+	cb_u32 H = c->hidden, qd = c->n_heads * c->head_dim;
+	cb_u32 kvd = c->n_kv_heads * c->head_dim;
+
+	*vector = 0;
+	*rows = 1;
+	*cols = H;
+	switch (role) {
+	case COLIBRI_T_EMBED:
+	case COLIBRI_T_LM_HEAD:
+		*rows = c->vocab_size;
+		break;
+	case COLIBRI_T_FINAL_NORM:
+	case COLIBRI_T_ATTN_NORM:
+	case COLIBRI_T_FFN_NORM:
+		*vector = 1;
+		break;
+	case COLIBRI_T_WQ:
+		*rows = qd;
+		break;
+	case COLIBRI_T_WK:
+	case COLIBRI_T_WV:
+		*rows = kvd;
+		break;
+	case COLIBRI_T_WO:
+		*rows = H;
+		*cols = qd;
+		break;
+	case COLIBRI_T_BQ:
+		*cols = qd;
+		*vector = 1;
+		break;
+	case COLIBRI_T_BK:
+	case COLIBRI_T_BV:
+		*cols = kvd;
+		*vector = 1;
+		break;
+	case COLIBRI_T_Q_NORM:
+		*cols = c->qk_norm == CB_QK_NORM_HEAD ? c->head_dim : qd;
+		*vector = 1;
+		break;
+	case COLIBRI_T_K_NORM:
+		*cols = c->qk_norm == CB_QK_NORM_HEAD ? c->head_dim : kvd;
+		*vector = 1;
+		break;
+	case COLIBRI_T_ROUTER:
+		*rows = c->n_experts;
+		break;
+	case COLIBRI_T_EXPERT_GATE:
+	case COLIBRI_T_EXPERT_UP:
+		*rows = c->expert_ffn;
+		break;
+	case COLIBRI_T_EXPERT_DOWN:
+		*rows = H;
+		*cols = c->expert_ffn;
+		break;
+	case COLIBRI_T_SHARED_GATE:
+	case COLIBRI_T_SHARED_UP:
+		*rows = c->shared_ffn;
+		break;
+	case COLIBRI_T_SHARED_DOWN:
+		*rows = H;
+		*cols = c->shared_ffn;
+		break;
+	case COLIBRI_T_SHARED_EXPERT_GATE:
+		break;
+	case COLIBRI_T_MLP_GATE:
+	case COLIBRI_T_MLP_UP:
+		*rows = c->dense_ffn;
+		break;
+	case COLIBRI_T_MLP_DOWN:
+		*rows = H;
+		*cols = c->dense_ffn;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+/* The p-th tensor of layer l (p < layer_count()). */
+static void slot_in_layer(const struct cb_model_config *c, cb_u32 l, cb_u32 p,
+			  struct cb_format_slot *s)
+{
+	cb_u32 roles[16];
+	cb_u32 n = attn_roles(c, roles);
+
+	s->layer = l;
+	s->expert = COLIBRI_FILE_NONE;
+	if (p < n) {
+		s->role = roles[p];
+	} else if (!cb_layer_is_moe(c, l)) {
+		s->role = COLIBRI_T_MLP_GATE + (p - n);
+	} else if (p == n) {
+		s->role = COLIBRI_T_ROUTER;
+	} else if (p - n - 1 < 3 * c->n_experts) {
+		s->role = COLIBRI_T_EXPERT_GATE + (p - n - 1) % 3;
+		s->expert = (p - n - 1) / 3;
+	} else {
+		shared_roles(c, roles);
+		s->role = roles[p - n - 1 - 3 * c->n_experts];
+	}
+	role_shape(c, s->role, &s->rows, &s->cols, &s->vector);
+}
+
+static void slot_global(const struct cb_model_config *c, cb_u32 p,
+			struct cb_format_slot *s)
+{
+	static const cb_u32 g[3] = {
+		COLIBRI_T_EMBED, COLIBRI_T_FINAL_NORM, COLIBRI_T_LM_HEAD
+	};
+
+	s->role = g[p];
+	s->layer = COLIBRI_FILE_NONE;
+	s->expert = COLIBRI_FILE_NONE;
+	role_shape(c, s->role, &s->rows, &s->cols, &s->vector);
+}
+
+/* Walks the canonical order one tensor at a time, O(1) per step. */
+struct slot_iter {
+	cb_u32 i;	/* next index */
+	cb_u32 l;	/* current layer */
+	cb_u32 p;	/* next position inside it */
+	cb_u32 lc;	/* tensors of layer l */
+};
+
+static void iter_init(const struct cb_model_config *c, struct slot_iter *it)
+{
+	it->i = 0;
+	it->l = 0;
+	it->p = 0;
+	it->lc = layer_count(c, 0);
+}
+
+static void iter_next(const struct cb_model_config *c, struct slot_iter *it,
+		      struct cb_format_slot *s)
+{
+	if (it->i < n_global(c)) {
+		slot_global(c, it->i, s);
+	} else {
+		if (it->p == it->lc) {
+			it->l++;
+			it->p = 0;
+			it->lc = layer_count(c, it->l);
+		}
+		slot_in_layer(c, it->l, it->p++, s);
+	}
+	it->i++;
+}
+
+/* ---- config ----------------------------------------------------------- */
+
+/* An f32 bit pattern that is finite and > 0 (or == 0 when zero_ok). */
+static int f32_bits_ok(cb_u32 bits, int zero_ok)
+{
+	if (bits & 0x80000000u)
+		return 0;			/* negative (or -0) */
+	if ((bits & 0x7f800000u) == 0x7f800000u)
+		return 0;			/* inf or NaN */
+	return bits || zero_ok;
+}
+
+static void config_from_file(const cb_u8 *h, struct cb_model_config *c)
+{
+	cb_u32 i;
+
+	c->arch = rd32(h, COFF(arch));
+	c->vocab_size = rd32(h, COFF(vocab_size));
+	c->hidden = rd32(h, COFF(hidden));
+	c->n_layers = rd32(h, COFF(n_layers));
+	c->n_heads = rd32(h, COFF(n_heads));
+	c->n_kv_heads = rd32(h, COFF(n_kv_heads));
+	c->head_dim = rd32(h, COFF(head_dim));
+	c->expert_ffn = rd32(h, COFF(expert_ffn));
+	c->n_experts = rd32(h, COFF(n_experts));
+	c->top_k = rd32(h, COFF(top_k));
+	c->norm_topk_prob = rd32(h, COFF(norm_topk_prob));
+	c->shared_ffn = rd32(h, COFF(shared_ffn));
+	c->shared_gate = rd32(h, COFF(shared_gate));
+	c->dense_ffn = rd32(h, COFF(dense_ffn));
+	c->decoder_sparse_step = rd32(h, COFF(decoder_sparse_step));
+	c->rope_layout = rd32(h, COFF(rope_layout));
+	c->rope_theta_bits = rd32(h, COFF(rope_theta_bits));
+	c->rms_eps_bits = rd32(h, COFF(rms_eps_bits));
+	c->clip_qkv_bits = rd32(h, COFF(clip_qkv_bits));
+	c->qkv_bias = rd32(h, COFF(qkv_bias));
+	c->qk_norm = rd32(h, COFF(qk_norm));
+	c->tied_embeddings = rd32(h, COFF(tied_embeddings));
+	c->max_context = rd32(h, COFF(max_context));
+	c->reserved = 0;
+	for (i = 0; i < 4; i++)
+		c->mlp_only_layers[i] = rd64(h, COFF(mlp_only_layers) + 8 * i);
+}
+
+void cb_format_config_to_file(const struct cb_model_config *c,
+			      struct colibri_file_config *f)
+{
+	cb_u8 *p = (cb_u8 *)f;
+	cb_u32 i;
+
+	for (i = 0; i < sizeof(*f); i++)
+		p[i] = 0;
+	f->arch = c->arch;
+	f->vocab_size = c->vocab_size;
+	f->hidden = c->hidden;
+	f->n_layers = c->n_layers;
+	f->n_heads = c->n_heads;
+	f->n_kv_heads = c->n_kv_heads;
+	f->head_dim = c->head_dim;
+	f->expert_ffn = c->expert_ffn;
+	f->n_experts = c->n_experts;
+	f->top_k = c->top_k;
+	f->norm_topk_prob = c->norm_topk_prob;
+	f->shared_ffn = c->shared_ffn;
+	f->shared_gate = c->shared_gate;
+	f->dense_ffn = c->dense_ffn;
+	f->decoder_sparse_step = c->decoder_sparse_step;
+	f->rope_layout = c->rope_layout;
+	f->rope_theta_bits = c->rope_theta_bits;
+	f->rms_eps_bits = c->rms_eps_bits;
+	f->clip_qkv_bits = c->clip_qkv_bits;
+	f->qkv_bias = c->qkv_bias;
+	f->qk_norm = c->qk_norm;
+	f->tied_embeddings = c->tied_embeddings;
+	f->max_context = c->max_context;
+	for (i = 0; i < 4; i++)
+		f->mlp_only_layers[i] = c->mlp_only_layers[i];
+}
+
+#define CFG_FAIL(...) fail(why, whylen, -CB_EINVAL, "config: " __VA_ARGS__)
+
+/*
+ * Everything the engine's own check wants (cb_model.c check_config) plus
+ * what makes the file canonical: booleans 0/1, fields that do not apply
+ * zero, real numbers finite.
+ */
+static int check_config(const struct cb_model_config *c, char *why, cb_u32 whylen)
+{
+	cb_u32 l, any_dense = 0;
+
+	if (c->arch >= CB_ARCH__COUNT)
+		return CFG_FAIL("unknown architecture %u", c->arch);
+	if (!c->vocab_size || c->vocab_size > (1u << 24))
+		return CFG_FAIL("vocab_size %u outside 1..16777216", c->vocab_size);
+	if (!c->hidden || c->hidden > (1u << 20))
+		return CFG_FAIL("hidden %u outside 1..1048576", c->hidden);
+	if (!c->n_layers || c->n_layers > CB_MAX_LAYERS)
+		return CFG_FAIL("n_layers %u outside 1..%u", c->n_layers, CB_MAX_LAYERS);
+	if (!c->n_heads || c->n_heads > 1024)
+		return CFG_FAIL("n_heads %u outside 1..1024", c->n_heads);
+	if (!c->n_kv_heads || c->n_heads % c->n_kv_heads)
+		return CFG_FAIL("n_kv_heads %u does not divide n_heads %u",
+				c->n_kv_heads, c->n_heads);
+	if (!c->head_dim || c->head_dim % 2 || c->head_dim > 1024)
+		return CFG_FAIL("head_dim %u is not even in 2..1024", c->head_dim);
+	if (c->n_experts > CB_MAX_EXPERTS)
+		return CFG_FAIL("n_experts %u above %u", c->n_experts, CB_MAX_EXPERTS);
+	if (c->n_experts) {
+		if (!c->top_k || c->top_k > c->n_experts || c->top_k > CB_MAX_TOP_K)
+			return CFG_FAIL("top_k %u outside 1..min(n_experts, %u)",
+					c->top_k, CB_MAX_TOP_K);
+		if (!c->expert_ffn || c->expert_ffn > (1u << 20))
+			return CFG_FAIL("expert_ffn %u outside 1..1048576", c->expert_ffn);
+		if (c->shared_ffn > (1u << 20))
+			return CFG_FAIL("shared_ffn %u above 1048576", c->shared_ffn);
+		if (c->shared_gate > 1 || (c->shared_gate && !c->shared_ffn))
+			return CFG_FAIL("shared_gate %u without a shared expert",
+					c->shared_gate);
+		if (c->norm_topk_prob > 1)
+			return CFG_FAIL("norm_topk_prob %u is not 0 or 1", c->norm_topk_prob);
+	} else if (c->top_k || c->expert_ffn || c->shared_ffn || c->shared_gate ||
+		   c->norm_topk_prob) {
+		return CFG_FAIL("dense model (n_experts 0) with expert fields set");
+	}
+	if (c->dense_ffn > (1u << 20))
+		return CFG_FAIL("dense_ffn %u above 1048576", c->dense_ffn);
+	if (!c->decoder_sparse_step || c->decoder_sparse_step > CB_MAX_LAYERS)
+		return CFG_FAIL("decoder_sparse_step %u outside 1..%u",
+				c->decoder_sparse_step, CB_MAX_LAYERS);
+	if (c->rope_layout > CB_ROPE_INTERLEAVED)
+		return CFG_FAIL("unknown rope_layout %u", c->rope_layout);
+	if (c->qk_norm > CB_QK_NORM_FULL)
+		return CFG_FAIL("unknown qk_norm %u", c->qk_norm);
+	if (c->qkv_bias > 1 || c->tied_embeddings > 1)
+		return CFG_FAIL("qkv_bias %u / tied_embeddings %u not 0 or 1",
+				c->qkv_bias, c->tied_embeddings);
+	if (!f32_bits_ok(c->rope_theta_bits, 0))
+		return CFG_FAIL("rope_theta is not a finite positive number");
+	if (!f32_bits_ok(c->rms_eps_bits, 0))
+		return CFG_FAIL("rms_eps is not a finite positive number");
+	if (!f32_bits_ok(c->clip_qkv_bits, 1))
+		return CFG_FAIL("clip_qkv is not finite and >= 0");
+	for (l = c->n_layers; l < CB_MAX_LAYERS; l++)
+		if (c->mlp_only_layers[l / 64] >> (l % 64) & 1)
+			return CFG_FAIL("mlp_only_layers has bit %u at or above n_layers %u",
+					l, c->n_layers);
+	for (l = 0; l < c->n_layers; l++)
+		any_dense |= !cb_layer_is_moe(c, l);
+	if (any_dense && !c->dense_ffn)
+		return CFG_FAIL("dense layers but dense_ffn is 0");
+	return 0;
+}
+
+/* ---- public: counting and indexing ----------------------------------- */
+
+int cb_format_check_config(const struct cb_model_config *c, char *why, cb_u32 whylen)
+{
+	if (c->reserved)
+		return CFG_FAIL("reserved is not zero");
+	return check_config(c, why, whylen);
+}
+
+cb_u32 cb_format_tensor_count(const struct cb_model_config *c)
+{
+	cb_u32 l, n;
+
+	if (check_config(c, CB_NULL, 0))
+		return 0;
+	n = n_global(c);
+	for (l = 0; l < c->n_layers; l++)
+		n += layer_count(c, l);
+	return n;
+}
+
+int cb_format_tensor_slot(const struct cb_model_config *c, cb_u32 index,
+			  struct cb_format_slot *s)
+{
+	cb_u32 l, n;
+
+	if (check_config(c, CB_NULL, 0))
+		return -CB_EINVAL;
+	if (index < n_global(c)) {
+		slot_global(c, index, s);
+		return 0;
+	}
+	index -= n_global(c);
+	for (l = 0; l < c->n_layers; l++) {
+		n = layer_count(c, l);
+		if (index < n) {
+			slot_in_layer(c, l, index, s);
+			return 0;
+		}
+		index -= n;
+	}
+	return -CB_EINVAL;
+}
+
+cb_s64 cb_format_tensor_index(const struct cb_model_config *c, cb_u32 role,
+			      cb_u32 layer, cb_u32 expert)
+{
+	cb_u32 roles[16], n, l, i;
+	cb_s64 base;
+
+	if (check_config(c, CB_NULL, 0))
+		return -1;
+	if (layer == COLIBRI_FILE_NONE) {
+		if (expert != COLIBRI_FILE_NONE)
+			return -1;
+		for (i = 0; i < n_global(c); i++)
+			if ((i == 0 && role == COLIBRI_T_EMBED) ||
+			    (i == 1 && role == COLIBRI_T_FINAL_NORM) ||
+			    (i == 2 && role == COLIBRI_T_LM_HEAD))
+				return i;
+		return -1;
+	}
+	if (layer >= c->n_layers)
+		return -1;
+	base = n_global(c);
+	for (l = 0; l < layer; l++)
+		base += layer_count(c, l);
+	n = attn_roles(c, roles);
+	if (role == COLIBRI_T_EXPERT_GATE || role == COLIBRI_T_EXPERT_UP ||
+	    role == COLIBRI_T_EXPERT_DOWN) {
+		if (!cb_layer_is_moe(c, layer) || expert >= c->n_experts)
+			return -1;
+		return base + n + 1 + 3 * (cb_s64)expert + (role - COLIBRI_T_EXPERT_GATE);
+	}
+	if (expert != COLIBRI_FILE_NONE)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (roles[i] == role)
+			return base + i;
+	if (!cb_layer_is_moe(c, layer)) {
+		if (role >= COLIBRI_T_MLP_GATE && role <= COLIBRI_T_MLP_DOWN)
+			return base + n + (role - COLIBRI_T_MLP_GATE);
+		return -1;
+	}
+	if (role == COLIBRI_T_ROUTER)
+		return base + n;
+	base += n + 1 + 3 * (cb_s64)c->n_experts;
+	n = shared_roles(c, roles);
+	for (i = 0; i < n; i++)
+		if (roles[i] == role)
+			return base + i;
+	return -1;
+}
+
+/* ---- header ----------------------------------------------------------- */
+
+static int is_pow2(cb_u32 x)
+{
+	return x && !(x & (x - 1));
+}
+
+static int check_token_id(cb_s32 id, const struct cb_model_config *c)
+{
+	return id == -1 || (id >= 0 && (cb_u32)id < c->vocab_size);
+}
+
+#define HFAIL(...) fail(why, whylen, -CB_EINVAL, "header: " __VA_ARGS__)
+#define HOVF(...) fail(why, whylen, -CB_EOVERFLOW, "header: " __VA_ARGS__)
+
+static int check_name(const cb_u8 *h, struct cb_format_info *info, char *why,
+		      cb_u32 whylen)
+{
+	cb_u32 i, end = COLIBRI_FILE_NAME_LEN;
+
+	for (i = 0; i < COLIBRI_FILE_NAME_LEN; i++) {
+		cb_u8 ch = h[HOFF(name) + i];
+
+		if (i >= end) {
+			if (ch)
+				return HFAIL("name: non-zero byte after its NUL");
+			continue;
+		}
+		if (!ch)
+			end = i;
+		else if (ch < 0x20 || ch == 0x7f)
+			return HFAIL("name: control character at byte %u", i);
+		info->name[i] = (char)ch;
+	}
+	if (end == COLIBRI_FILE_NAME_LEN)
+		return HFAIL("name is not NUL-terminated");
+	return 0;
+}
+
+static int check_tokenizer(const cb_u8 *h, struct cb_format_info *info,
+			   char *why, cb_u32 whylen)
+{
+	cb_u64 end;
+
+	info->tok_kind = rd32(h, HOFF(tok_kind));
+	info->tok_flags = rd32(h, HOFF(tok_flags));
+	info->tok_offset = rd64(h, HOFF(tok_offset));
+	info->tok_size = rd64(h, HOFF(tok_size));
+	info->tok_crc32c = rd32(h, HOFF(tok_crc32c));
+	info->bos_id = (cb_s32)rd32(h, HOFF(bos_id));
+	info->eos_id = (cb_s32)rd32(h, HOFF(eos_id));
+	info->pad_id = (cb_s32)rd32(h, HOFF(pad_id));
+
+	if (info->tok_flags & ~COLIBRI_TOK_F_ALL)
+		return HFAIL("unknown tok_flags %u", info->tok_flags);
+	if (!check_token_id(info->bos_id, &info->cfg) ||
+	    !check_token_id(info->eos_id, &info->cfg) ||
+	    !check_token_id(info->pad_id, &info->cfg))
+		return HFAIL("bos/eos/pad id outside the vocabulary (%d %d %d)",
+			     info->bos_id, info->eos_id, info->pad_id);
+	if ((info->tok_flags & COLIBRI_TOK_F_ADD_BOS) && info->bos_id < 0)
+		return HFAIL("add_bos set without a bos id");
+	if ((info->tok_flags & COLIBRI_TOK_F_ADD_EOS) && info->eos_id < 0)
+		return HFAIL("add_eos set without an eos id");
+	if (info->tok_kind == COLIBRI_TOK_NONE) {
+		if (info->tok_offset || info->tok_size || info->tok_crc32c)
+			return HFAIL("no tokenizer but tokenizer offset/size/crc set");
+		return 0;
+	}
+	if (info->tok_kind != COLIBRI_TOK_HF_JSON)
+		return HFAIL("unknown tokenizer kind %u", info->tok_kind);
+	if (!info->tok_size || info->tok_size > COLIBRI_FILE_MAX_TOKENIZER)
+		return HFAIL("tokenizer size %L outside 1..%u", info->tok_size,
+			     COLIBRI_FILE_MAX_TOKENIZER);
+	if (info->tok_offset < info->dir_end)
+		return HFAIL("tokenizer at %L overlaps header or directory (end %L)",
+			     info->tok_offset, info->dir_end);
+	if (__builtin_add_overflow(info->tok_offset, info->tok_size, &end) ||
+	    end > info->data_offset)
+		return HOVF("tokenizer [%L, +%L) runs into the data region at %L",
+			    info->tok_offset, info->tok_size, info->data_offset);
+	return 0;
+}
+
+int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
+			   struct cb_format_info *info, char *why, cb_u32 whylen)
+{
+	static const cb_u8 magic[COLIBRI_FILE_MAGIC_LEN] = COLIBRI_FILE_MAGIC;
+	const cb_u8 *h = buf;
+	cb_u32 i, v, expect;
+	cb_u64 flags, x;
+	cb_u8 *zp = (cb_u8 *)info;
+	int r;
+
+	for (i = 0; i < sizeof(*info); i++)
+		zp[i] = 0;
+	if (!buf || len < COLIBRI_FILE_HEADER_SIZE || file_size < COLIBRI_FILE_HEADER_SIZE)
+		return HFAIL("file shorter than the %u-byte header",
+			     COLIBRI_FILE_HEADER_SIZE);
+	for (i = 0; i < COLIBRI_FILE_MAGIC_LEN; i++)
+		if (h[i] != magic[i])
+			return HFAIL("bad magic (not a .colibri file)");
+	v = rd32(h, HOFF(version));
+	if (v != COLIBRI_FILE_VERSION)
+		return HFAIL("format version %u not supported (this reader knows %u)",
+			     v, COLIBRI_FILE_VERSION);
+	v = rd32(h, HOFF(header_size));
+	if (v != COLIBRI_FILE_HEADER_SIZE)
+		return HFAIL("header_size %u, expected %u", v, COLIBRI_FILE_HEADER_SIZE);
+	flags = rd64(h, HOFF(flags));
+	if (flags & ~COLIBRI_FILE_F_ALL)
+		return HFAIL("unknown flags set");
+	for (i = 0; i < CB_ARRAY_SIZE(((struct colibri_file_header *)0)->reserved); i++)
+		if (rd32(h, HOFF(reserved) + 4 * i))
+			return HFAIL("reserved word %u is not zero", i);
+	if (rd32(h, COFF(reserved0)))
+		return HFAIL("config reserved0 is not zero");
+	for (i = 0; i < 8; i++)
+		if (rd32(h, COFF(reserved) + 4 * i))
+			return HFAIL("config reserved word %u is not zero", i);
+
+	info->file_size = rd64(h, HOFF(file_size));
+	if (info->file_size != file_size)
+		return HOVF("file_size field %L but the file has %L bytes",
+			    info->file_size, file_size);
+	if (file_size > COLIBRI_FILE_MAX_SIZE)
+		return HOVF("file of %L bytes above the %L limit", file_size,
+			    (cb_u64)COLIBRI_FILE_MAX_SIZE);
+
+	config_from_file(h, &info->cfg);
+	r = check_config(&info->cfg, why, whylen);
+	if (r)
+		return r;
+
+	v = rd32(h, HOFF(tensor_entry_size));
+	if (v != COLIBRI_FILE_TENSOR_SIZE)
+		return HFAIL("tensor_entry_size %u, expected %u", v,
+			     COLIBRI_FILE_TENSOR_SIZE);
+	info->dir_offset = rd64(h, HOFF(dir_offset));
+	if (info->dir_offset != COLIBRI_FILE_HEADER_SIZE)
+		return HFAIL("directory at %L, expected right after the header (%u)",
+			     info->dir_offset, COLIBRI_FILE_HEADER_SIZE);
+	info->n_tensors = rd32(h, HOFF(n_tensors));
+	expect = cb_format_tensor_count(&info->cfg);
+	if (info->n_tensors != expect)
+		return HFAIL("%u tensors, the config requires %u", info->n_tensors, expect);
+	/* n_tensors < 2^20 here (256 layers * ~800), no overflow */
+	info->dir_end = info->dir_offset + (cb_u64)info->n_tensors * COLIBRI_FILE_TENSOR_SIZE;
+	if (info->dir_end > file_size)
+		return HOVF("directory (end %L) beyond end of file (%L)", info->dir_end,
+			    file_size);
+
+	info->data_offset = rd64(h, HOFF(data_offset));
+	info->data_size = rd64(h, HOFF(data_size));
+	info->data_align = rd32(h, HOFF(data_align));
+	if (info->data_offset % COLIBRI_FILE_DATA_ALIGN)
+		return HFAIL("data_offset %L is not a multiple of %u", info->data_offset,
+			     COLIBRI_FILE_DATA_ALIGN);
+	if (info->data_offset < info->dir_end)
+		return HFAIL("data region at %L overlaps the directory (end %L)",
+			     info->data_offset, info->dir_end);
+	if (__builtin_add_overflow(info->data_offset, info->data_size, &x) ||
+	    x != file_size)
+		return HOVF("data region [%L, +%L) does not end at end of file (%L)",
+			    info->data_offset, info->data_size, file_size);
+	if (!is_pow2(info->data_align) || info->data_align < COLIBRI_FILE_TENSOR_ALIGN_MIN ||
+	    info->data_align > COLIBRI_FILE_TENSOR_ALIGN_MAX)
+		return HFAIL("data_align %u is not a power of two in %u..%u",
+			     info->data_align, COLIBRI_FILE_TENSOR_ALIGN_MIN,
+			     COLIBRI_FILE_TENSOR_ALIGN_MAX);
+
+	r = check_tokenizer(h, info, why, whylen);
+	if (r)
+		return r;
+	return check_name(h, info, why, whylen);
+}
+
+/* ---- directory -------------------------------------------------------- */
+
+/* "tensor 17 (layer 2 expert 5 expert_up): " + the problem */
+#define TFAIL(err, msg, ...)						\
+	fail(why, whylen, err, "tensor %u (layer %d expert %d %s): " msg, i,	\
+	     (int)s.layer, (int)s.expert, cb_format_role_name(s.role), ##__VA_ARGS__)
+
+static int check_entry(const cb_u8 *e, cb_u32 i, const struct cb_format_slot *sp,
+		       const struct cb_format_info *info, cb_u64 *prev_end,
+		       char *why, cb_u32 whylen)
+{
+	struct cb_format_slot s = *sp;
+	cb_u32 role = rd32(e, TOFF(role)), layer = rd32(e, TOFF(layer));
+	cb_u32 expert = rd32(e, TOFF(expert)), dtype = rd32(e, TOFF(dtype));
+	cb_u32 rows = rd32(e, TOFF(rows)), cols = rd32(e, TOFF(cols));
+	cb_u64 off = rd64(e, TOFF(offset)), size = rd64(e, TOFF(size)), rb, want, end;
+	cb_u32 k;
+
+	if (role != s.role || layer != s.layer || expert != s.expert)
+		return TFAIL(-CB_EINVAL,
+			     "found role %u (%s) layer %d expert %d instead (missing, duplicate, unexpected or out of order)",
+			     role,
+			     cb_format_role_name(role), (int)layer, (int)expert);
+	if (rd32(e, TOFF(flags)))
+		return TFAIL(-CB_EINVAL, "unknown flags set");
+	for (k = 0; k < 4; k++)
+		if (rd32(e, TOFF(reserved) + 4 * k))
+			return TFAIL(-CB_EINVAL, "reserved word %u is not zero", k);
+	if (dtype >= CB_DT__COUNT)
+		return TFAIL(-CB_EINVAL, "unknown dtype %u", dtype);
+	if (rows != s.rows || cols != s.cols)
+		return TFAIL(-CB_EINVAL, "shape [%u, %u], the config requires [%u, %u]",
+			     rows, cols, s.rows, s.cols);
+	if (s.vector && dtype != CB_DT_F32)
+		return TFAIL(-CB_EINVAL, "norm/bias stored as %s, must be f32",
+			     cb_dtype_name(dtype));
+	rb = cb_dtype_row_bytes(dtype, cols);
+	if (!rb)
+		return TFAIL(-CB_EINVAL, "%s needs cols (%u) to be a multiple of %u",
+			     cb_dtype_name(dtype), cols, CB_QK);
+	if (__builtin_mul_overflow(rb, (cb_u64)rows, &want) || size != want)
+		return TFAIL(-CB_EINVAL, "size %L, but %u rows of %s need %L", size, rows,
+			     cb_dtype_name(dtype), want);
+	if (off % info->data_align)
+		return TFAIL(-CB_EINVAL, "offset %L not aligned to %u", off,
+			     info->data_align);
+	if (__builtin_add_overflow(off, size, &end) || end > info->data_size)
+		return TFAIL(-CB_EOVERFLOW, "offset+size beyond end of file");
+	if (off < *prev_end)
+		return TFAIL(-CB_EINVAL, "overlaps the previous tensor (offset %L < %L)",
+			     off, *prev_end);
+	*prev_end = end;
+	return 0;
+}
+
+static cb_u32 header_crc(const cb_u8 *h, cb_u64 dir_end)
+{
+	static const cb_u8 zero[4];
+	cb_u32 crc;
+
+	crc = cb_crc32c(0, h, COLIBRI_FILE_HEADER_CRC_OFFSET);
+	crc = cb_crc32c(crc, zero, 4);
+	return cb_crc32c(crc, h + COLIBRI_FILE_HEADER_CRC_OFFSET + 4,
+			 (cb_size)(dir_end - COLIBRI_FILE_HEADER_CRC_OFFSET - 4));
+}
+
+int cb_format_check_directory(const void *buf, cb_u64 len, cb_u64 file_size,
+			      struct cb_format_info *info, char *why, cb_u32 whylen)
+{
+	const cb_u8 *h = buf;
+	struct cb_format_slot s;
+	struct slot_iter it;
+	cb_u64 prev_end = 0;
+	cb_u32 i, crc;
+	int r;
+
+	r = cb_format_check_header(buf, len, file_size, info, why, whylen);
+	if (r)
+		return r;
+	if (len < info->dir_end)
+		return fail(why, whylen, -CB_EINVAL,
+			    "directory: %L bytes given, the directory ends at %L", len,
+			    info->dir_end);
+	crc = header_crc(h, info->dir_end);
+	if (crc != rd32(h, HOFF(header_crc32c)))
+		return fail(why, whylen, -CB_EINVAL,
+			    "header/directory checksum mismatch (corrupt file)");
+
+	iter_init(&info->cfg, &it);
+	for (i = 0; i < info->n_tensors; i++) {
+		iter_next(&info->cfg, &it, &s);
+		r = check_entry(h + info->dir_offset + (cb_u64)i * COLIBRI_FILE_TENSOR_SIZE,
+				i, &s, info, &prev_end, why, whylen);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- binding ---------------------------------------------------------- */
+
+static cb_u32 moe_layers(const struct cb_model_config *c)
+{
+	cb_u32 l, n = 0;
+
+	for (l = 0; l < c->n_layers; l++)
+		n += cb_layer_is_moe(c, l);
+	return n;
+}
+
+cb_u64 cb_format_bind_size(const struct cb_format_info *info)
+{
+	const struct cb_model_config *c = &info->cfg;
+	cb_u64 a = (cb_u64)c->n_layers * sizeof(struct cb_layer_weights);
+	cb_u64 b = (cb_u64)moe_layers(c) * c->n_experts * sizeof(struct cb_expert_weights);
+
+	return CB_ALIGN(a, (cb_u64)64) + CB_ALIGN(b, (cb_u64)64) + 64;
+}
+
+static struct cb_tensor *tensor_of(struct cb_model_weights *w,
+				   struct cb_layer_weights *layers,
+				   const struct cb_format_slot *s)
+{
+	struct cb_layer_weights *L;
+	struct cb_expert_weights *x;
+
+	switch (s->role) {
+	case COLIBRI_T_EMBED:
+		return &w->embed;
+	case COLIBRI_T_FINAL_NORM:
+		return &w->final_norm;
+	case COLIBRI_T_LM_HEAD:
+		return &w->lm_head;
+	}
+	L = &layers[s->layer];
+	x = (struct cb_expert_weights *)L->experts;
+	switch (s->role) {
+	case COLIBRI_T_ATTN_NORM:
+		return &L->attn_norm;
+	case COLIBRI_T_WQ:
+		return &L->wq;
+	case COLIBRI_T_WK:
+		return &L->wk;
+	case COLIBRI_T_WV:
+		return &L->wv;
+	case COLIBRI_T_WO:
+		return &L->wo;
+	case COLIBRI_T_BQ:
+		return &L->bq;
+	case COLIBRI_T_BK:
+		return &L->bk;
+	case COLIBRI_T_BV:
+		return &L->bv;
+	case COLIBRI_T_Q_NORM:
+		return &L->q_norm;
+	case COLIBRI_T_K_NORM:
+		return &L->k_norm;
+	case COLIBRI_T_FFN_NORM:
+		return &L->ffn_norm;
+	case COLIBRI_T_ROUTER:
+		return &L->router;
+	case COLIBRI_T_EXPERT_GATE:
+		return x ? &x[s->expert].gate : CB_NULL;
+	case COLIBRI_T_EXPERT_UP:
+		return x ? &x[s->expert].up : CB_NULL;
+	case COLIBRI_T_EXPERT_DOWN:
+		return x ? &x[s->expert].down : CB_NULL;
+	case COLIBRI_T_SHARED_GATE:
+		return &L->shared_gate_proj;
+	case COLIBRI_T_SHARED_UP:
+		return &L->shared_up_proj;
+	case COLIBRI_T_SHARED_DOWN:
+		return &L->shared_down_proj;
+	case COLIBRI_T_SHARED_EXPERT_GATE:
+		return &L->shared_expert_gate;
+	case COLIBRI_T_MLP_GATE:
+		return &L->mlp_gate;
+	case COLIBRI_T_MLP_UP:
+		return &L->mlp_up;
+	case COLIBRI_T_MLP_DOWN:
+		return &L->mlp_down;
+	}
+	return CB_NULL;
+}
+
+int cb_format_bind(const struct cb_format_info *info, const void *dir,
+		   const void *data, cb_u64 data_size, void *mem, cb_u64 mem_size,
+		   struct cb_model_config *cfg, struct cb_model_weights *w,
+		   char *why, cb_u32 whylen)
+{
+	const struct cb_model_config *c = &info->cfg;
+	struct cb_layer_weights *layers;
+	struct cb_expert_weights *experts;
+	struct cb_format_slot s;
+	struct slot_iter it;
+	cb_u8 *m = mem, *wp = (cb_u8 *)w;
+	cb_u64 need = cb_format_bind_size(info), i, end;
+	cb_u32 l, k = 0;
+
+	if (!dir || !data || !mem || !cfg || !w)
+		return fail(why, whylen, -CB_EINVAL, "bind: NULL argument");
+	if ((cb_uptr)data % 64 || (cb_uptr)mem % 8)
+		return fail(why, whylen, -CB_EINVAL, "bind: data or table memory misaligned");
+	if (data_size < info->data_size)
+		return fail(why, whylen, -CB_EINVAL, "bind: %L data bytes, the file has %L",
+			    data_size, info->data_size);
+	if (mem_size < need)
+		return fail(why, whylen, -CB_ENOMEM, "bind: %L table bytes, need %L",
+			    mem_size, need);
+	for (i = 0; i < need; i++)
+		m[i] = 0;
+	for (i = 0; i < sizeof(*w); i++)
+		wp[i] = 0;
+	m = (cb_u8 *)CB_ALIGN((cb_uptr)m, (cb_uptr)64);
+	layers = (struct cb_layer_weights *)m;
+	experts = (struct cb_expert_weights *)(m + CB_ALIGN((cb_u64)c->n_layers *
+						  sizeof(*layers), (cb_u64)64));
+	for (l = 0; l < c->n_layers; l++)
+		if (cb_layer_is_moe(c, l))
+			layers[l].experts = experts + (cb_u64)k++ * c->n_experts;
+
+	if (check_config(c, why, whylen) || info->n_tensors != cb_format_tensor_count(c))
+		return fail(why, whylen, -CB_EINVAL, "bind: header not checked");
+	iter_init(c, &it);
+	for (i = 0; i < info->n_tensors; i++) {
+		const cb_u8 *e = (const cb_u8 *)dir + info->dir_offset +
+				 i * COLIBRI_FILE_TENSOR_SIZE;
+		cb_u64 off = rd64(e, TOFF(offset)), size = rd64(e, TOFF(size));
+		struct cb_tensor *t;
+
+		iter_next(c, &it, &s);
+		if (__builtin_add_overflow(off, size, &end) || end > info->data_size)
+			return fail(why, whylen, -CB_EINVAL, "bind: tensor %L out of range", i);
+		t = tensor_of(w, layers, &s);
+		if (!t)
+			return fail(why, whylen, -CB_EINVAL, "bind: tensor %L has no place", i);
+		t->data = (const cb_u8 *)data + off;
+		t->dtype = rd32(e, TOFF(dtype));
+		t->rows = rd32(e, TOFF(rows));
+		t->cols = rd32(e, TOFF(cols));
+	}
+	w->layers = layers;
+	*cfg = *c;
+	if (cb_engine_check_model(cfg, w))
+		return fail(why, whylen, -CB_EINVAL, "bind: the engine rejects the model");
+	return 0;
+}
+
+int cb_format_tensor_crc_ok(const void *dir, const struct cb_format_info *info,
+			    cb_u32 i, const void *data)
+{
+	const cb_u8 *e;
+	cb_u64 off, size, end;
+
+	if (i >= info->n_tensors)
+		return 0;
+	e = (const cb_u8 *)dir + info->dir_offset + (cb_u64)i * COLIBRI_FILE_TENSOR_SIZE;
+	off = rd64(e, TOFF(offset));
+	size = rd64(e, TOFF(size));
+	if (__builtin_add_overflow(off, size, &end) || end > info->data_size)
+		return 0;
+	return cb_crc32c(0, (const cb_u8 *)data + off, (cb_size)size) == rd32(e, TOFF(crc32c));
+}

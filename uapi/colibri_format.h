@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * colibri_format.h - the .colibri model file, byte for byte.
+ *
+ * A .colibri file is one self-contained model: architecture config, tensor
+ * directory, tokenizer and weights, laid out so that the weights can be
+ * placed in memory by one copy (or one mmap) and used where they land.
+ * docs/format.md describes it in prose; this header is the definition.
+ *
+ *   offset 0            struct colibri_file_header     (header_size bytes)
+ *   dir_offset          struct colibri_file_tensor[n_tensors]
+ *                       (dir_offset == header_size, 64 bytes per entry)
+ *   tok_offset          tokenizer section (tok_size bytes, verbatim HF
+ *                       tokenizer.json), anywhere between the end of the
+ *                       directory and data_offset
+ *   data_offset         data region, data_offset % 4096 == 0, up to the end
+ *                       of the file (data_offset + data_size == file_size);
+ *                       tensor offsets are relative to data_offset and
+ *                       multiples of data_align (>= 64)
+ *
+ * All integers little-endian.  Every reserved field and every unknown flag
+ * bit must be zero; readers reject files where they are not, so that later
+ * versions can give them a meaning.  Tensors appear in the directory in the
+ * canonical order of docs/format.md (the order of enum colibri_tensor_role,
+ * layer by layer, expert by expert), with non-decreasing offsets, so a reader
+ * proves "each required tensor exactly once, no overlaps" in one pass.
+ *
+ * Checksums are CRC32C (Castagnoli, reflected polynomial 0x82F63B78, initial
+ * value and final xor 0xFFFFFFFF; crc32c("123456789") == 0xE3069283):
+ * header_crc32c covers bytes [0, dir_offset + n_tensors * 64) with the
+ * header_crc32c field itself taken as zero; tok_crc32c covers the tokenizer
+ * section; each directory entry's crc32c covers that tensor's bytes.
+ *
+ * Versioning: @version changes only on incompatible changes (readers refuse
+ * versions they do not know).  Compatible additions use reserved fields or
+ * flag bits, which old files have as zero.
+ */
+#ifndef _UAPI_LINUX_COLIBRI_FORMAT_H
+#define _UAPI_LINUX_COLIBRI_FORMAT_H
+
+/*
+ * The freestanding engine (kmod/engine/cb_format.h) provides __u8..__u64
+ * itself and defines COLIBRI_FORMAT_NO_LINUX_TYPES before including us.
+ */
+#ifndef COLIBRI_FORMAT_NO_LINUX_TYPES
+#include <linux/types.h>
+#endif
+
+#define COLIBRI_FILE_MAGIC		"COLIBRI\0"	/* 8 bytes, with the NUL */
+#define COLIBRI_FILE_MAGIC_LEN		8
+#define COLIBRI_FILE_VERSION		1
+
+#define COLIBRI_FILE_HEADER_SIZE	512
+#define COLIBRI_FILE_TENSOR_SIZE	64
+#define COLIBRI_FILE_CONFIG_SIZE	160
+
+/* The data region starts on this boundary (a page: mmap and DMA friendly). */
+#define COLIBRI_FILE_DATA_ALIGN		4096
+/*
+ * Every tensor starts on a multiple of data_align, which is a power of two
+ * between these two bounds.
+ */
+#define COLIBRI_FILE_TENSOR_ALIGN_MIN	64
+#define COLIBRI_FILE_TENSOR_ALIGN_MAX	(2u << 20)
+
+#define COLIBRI_FILE_NAME_LEN		64	/* NUL-terminated, NUL-padded */
+
+/* Limits a reader enforces (a writer never needs more). */
+#define COLIBRI_FILE_MAX_SIZE		(1ULL << 48)	/* 256 TiB */
+#define COLIBRI_FILE_MAX_TOKENIZER	(256u << 20)	/* 256 MiB */
+
+/* "none" in colibri_file_tensor.layer/.expert and in the token ids. */
+#define COLIBRI_FILE_NONE		0xffffffffu
+
+/* colibri_file_header.flags: none defined yet. */
+#define COLIBRI_FILE_F_ALL		0ULL
+
+/* colibri_file_header.tok_kind */
+#define COLIBRI_TOK_NONE		0	/* no tokenizer section */
+#define COLIBRI_TOK_HF_JSON		1	/* Hugging Face tokenizer.json */
+
+/* colibri_file_header.tok_flags */
+#define COLIBRI_TOK_F_ADD_BOS		(1u << 0)	/* prompts start with bos_id */
+#define COLIBRI_TOK_F_ADD_EOS		(1u << 1)	/* append eos_id to inputs */
+#define COLIBRI_TOK_F_ALL		(COLIBRI_TOK_F_ADD_BOS | COLIBRI_TOK_F_ADD_EOS)
+
+/*
+ * struct colibri_file_config - struct cb_model_config in fixed-width fields.
+ *
+ * Field for field the engine's config (kmod/engine/cb_engine.h), same
+ * meaning; real numbers are IEEE-754 binary32 bit patterns.  Booleans are 0
+ * or 1.  Bits of @mlp_only_layers at or above @n_layers must be zero.
+ */
+struct colibri_file_config {
+	__u32 arch;			/* enum cb_arch */
+	__u32 vocab_size;
+	__u32 hidden;
+	__u32 n_layers;
+	__u32 n_heads;
+	__u32 n_kv_heads;
+	__u32 head_dim;
+	__u32 expert_ffn;
+	__u32 n_experts;		/* 0: dense model */
+	__u32 top_k;
+	__u32 norm_topk_prob;
+	__u32 shared_ffn;
+	__u32 shared_gate;
+	__u32 dense_ffn;
+	__u32 decoder_sparse_step;
+	__u32 rope_layout;		/* enum cb_rope_layout */
+	__u32 rope_theta_bits;
+	__u32 rms_eps_bits;
+	__u32 clip_qkv_bits;		/* 0: no clipping */
+	__u32 qkv_bias;
+	__u32 qk_norm;			/* enum cb_qk_norm */
+	__u32 tied_embeddings;
+	__u32 max_context;
+	__u32 reserved0;		/* must be 0 */
+	__u64 mlp_only_layers[4];	/* bitmap over 256 layers */
+	__u32 reserved[8];		/* must be 0 */
+};
+
+/**
+ * struct colibri_file_header - the first COLIBRI_FILE_HEADER_SIZE bytes.
+ * @magic: COLIBRI_FILE_MAGIC.
+ * @version: COLIBRI_FILE_VERSION.
+ * @header_size: sizeof(struct colibri_file_header) == 512.
+ * @flags: COLIBRI_FILE_F_* (none defined: must be 0).
+ * @file_size: the file's exact length in bytes.
+ * @dir_offset: start of the tensor directory; == @header_size.
+ * @n_tensors: directory entries; exactly the number the config requires.
+ * @tensor_entry_size: sizeof(struct colibri_file_tensor) == 64.
+ * @tok_offset: start of the tokenizer section (0 when @tok_kind is NONE).
+ * @tok_size: its length in bytes (0 when NONE).
+ * @data_offset: start of the data region, a multiple of 4096.
+ * @data_size: its length; @data_offset + @data_size == @file_size.
+ * @data_align: every tensor offset is a multiple of this (power of 2,
+ *	64 .. 2 MiB).
+ * @tok_kind: COLIBRI_TOK_*.
+ * @bos_id: beginning-of-sequence token, or -1.
+ * @eos_id: end-of-sequence token, or -1.
+ * @pad_id: padding token, or -1.
+ * @tok_flags: COLIBRI_TOK_F_*.
+ * @tok_crc32c: CRC32C of the tokenizer section (0 when NONE).
+ * @header_crc32c: CRC32C of header and directory (this field as zero).
+ * @name: model name, UTF-8 without control characters, NUL-terminated,
+ *	zero after the NUL.
+ * @config: the architecture.
+ * @reserved: must be 0.
+ */
+struct colibri_file_header {
+	__u8 magic[8];			/* 0 */
+	__u32 version;			/* 8 */
+	__u32 header_size;		/* 12 */
+	__u64 flags;			/* 16 */
+	__u64 file_size;		/* 24 */
+	__u64 dir_offset;		/* 32 */
+	__u32 n_tensors;		/* 40 */
+	__u32 tensor_entry_size;	/* 44 */
+	__u64 tok_offset;		/* 48 */
+	__u64 tok_size;			/* 56 */
+	__u64 data_offset;		/* 64 */
+	__u64 data_size;		/* 72 */
+	__u32 data_align;		/* 80 */
+	__u32 tok_kind;			/* 84 */
+	__s32 bos_id;			/* 88 */
+	__s32 eos_id;			/* 92 */
+	__s32 pad_id;			/* 96 */
+	__u32 tok_flags;		/* 100 */
+	__u32 tok_crc32c;		/* 104 */
+	__u32 header_crc32c;		/* 108 */
+	__u8 name[COLIBRI_FILE_NAME_LEN];	/* 112 */
+	struct colibri_file_config config;	/* 176 */
+	__u32 reserved[44];		/* 336 .. 512 */
+};
+
+/* Byte offset of header_crc32c, for checksumming around it. */
+#define COLIBRI_FILE_HEADER_CRC_OFFSET	108
+
+/*
+ * enum colibri_tensor_role - what a directory entry holds.
+ *
+ * Global tensors have layer == expert == COLIBRI_FILE_NONE; per-layer tensors
+ * have expert == COLIBRI_FILE_NONE except the three routed-expert matrices.
+ * Shapes are [rows, cols] (HF Linear layout: rows = out_features); vectors
+ * have rows == 1.  The numbers are ABI, and their order is the canonical
+ * directory order within a layer.
+ */
+enum colibri_tensor_role {
+	COLIBRI_T_EMBED = 1,		/* [vocab, hidden] */
+	COLIBRI_T_FINAL_NORM = 2,	/* [1, hidden] f32 */
+	COLIBRI_T_LM_HEAD = 3,		/* [vocab, hidden]; absent if tied */
+
+	COLIBRI_T_ATTN_NORM = 16,	/* [1, hidden] f32 */
+	COLIBRI_T_WQ = 17,		/* [n_heads*head_dim, hidden] */
+	COLIBRI_T_WK = 18,		/* [n_kv_heads*head_dim, hidden] */
+	COLIBRI_T_WV = 19,		/* [n_kv_heads*head_dim, hidden] */
+	COLIBRI_T_WO = 20,		/* [hidden, n_heads*head_dim] */
+	COLIBRI_T_BQ = 21,		/* [1, n_heads*head_dim] f32, if qkv_bias */
+	COLIBRI_T_BK = 22,		/* [1, n_kv_heads*head_dim] f32 */
+	COLIBRI_T_BV = 23,		/* [1, n_kv_heads*head_dim] f32 */
+	COLIBRI_T_Q_NORM = 24,		/* [1, head_dim] (HEAD) or [1, q dim] (FULL) f32 */
+	COLIBRI_T_K_NORM = 25,		/* [1, head_dim] (HEAD) or [1, kv dim] (FULL) f32 */
+	COLIBRI_T_FFN_NORM = 26,	/* [1, hidden] f32 */
+
+	COLIBRI_T_ROUTER = 32,		/* [n_experts, hidden] (MoE layers) */
+	COLIBRI_T_EXPERT_GATE = 33,	/* [expert_ffn, hidden], one per expert */
+	COLIBRI_T_EXPERT_UP = 34,	/* [expert_ffn, hidden] */
+	COLIBRI_T_EXPERT_DOWN = 35,	/* [hidden, expert_ffn] */
+	COLIBRI_T_SHARED_GATE = 36,	/* [shared_ffn, hidden], if shared_ffn */
+	COLIBRI_T_SHARED_UP = 37,	/* [shared_ffn, hidden] */
+	COLIBRI_T_SHARED_DOWN = 38,	/* [hidden, shared_ffn] */
+	COLIBRI_T_SHARED_EXPERT_GATE = 39,	/* [1, hidden], if shared_gate */
+
+	COLIBRI_T_MLP_GATE = 48,	/* [dense_ffn, hidden] (dense layers) */
+	COLIBRI_T_MLP_UP = 49,		/* [dense_ffn, hidden] */
+	COLIBRI_T_MLP_DOWN = 50,	/* [hidden, dense_ffn] */
+};
+
+/**
+ * struct colibri_file_tensor - one directory entry.
+ * @role: enum colibri_tensor_role.
+ * @layer: layer index, or COLIBRI_FILE_NONE for global tensors.
+ * @expert: routed expert index, or COLIBRI_FILE_NONE.
+ * @dtype: enum cb_dtype (0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0).
+ * @rows: rows (1 for a vector).
+ * @cols: elements per row (a multiple of 32 for q8_0/q4_0).
+ * @offset: from data_offset; a multiple of data_align.
+ * @size: bytes; exactly rows * row_bytes(dtype, cols), rows contiguous.
+ * @crc32c: CRC32C of the @size bytes.
+ * @flags: none defined: must be 0.
+ * @reserved: must be 0.
+ */
+struct colibri_file_tensor {
+	__u32 role;			/* 0 */
+	__u32 layer;			/* 4 */
+	__u32 expert;			/* 8 */
+	__u32 dtype;			/* 12 */
+	__u32 rows;			/* 16 */
+	__u32 cols;			/* 20 */
+	__u64 offset;			/* 24 */
+	__u64 size;			/* 32 */
+	__u32 crc32c;			/* 40 */
+	__u32 flags;			/* 44 */
+	__u32 reserved[4];		/* 48 .. 64 */
+};
+
+#if defined(__cplusplus)
+#define __COLIBRI_FMT_ASSERT(e, m) static_assert(e, m)
+#else
+#define __COLIBRI_FMT_ASSERT(e, m) _Static_assert(e, m)
+#endif
+__COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_config) == COLIBRI_FILE_CONFIG_SIZE,
+		     "struct colibri_file_config");
+__COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_header) == COLIBRI_FILE_HEADER_SIZE,
+		     "struct colibri_file_header");
+__COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_tensor) == COLIBRI_FILE_TENSOR_SIZE,
+		     "struct colibri_file_tensor");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, header_crc32c) ==
+		     COLIBRI_FILE_HEADER_CRC_OFFSET, "header_crc32c offset");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, config) == 176,
+		     "config offset");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_tensor, offset) == 24,
+		     "tensor offset");
+
+#endif /* _UAPI_LINUX_COLIBRI_FORMAT_H */

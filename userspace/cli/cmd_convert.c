@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * colibri convert - Hugging Face directory -> .colibri file.
+ *
+ *   colibri convert SRC -o OUT.colibri [--quant keep|f32|f16|bf16|q8_0|q4_0]
+ *                   [--name NAME] [--no-tokenizer]
+ *
+ * Streams: the safetensors shards are mmap'ed, the output is laid out from
+ * the config first, then each tensor is converted a block of rows at a time
+ * and written at its final offset.  Norms, biases, the router and the shared
+ * expert gate stay f32; other matrices take --quant (default: the source
+ * type).  The output appears under OUT only when complete; OUT.tmp.PID is
+ * removed on error and on SIGINT/SIGTERM.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "cb_ops.h"
+#include "cbfile.h"
+#include "cli.h"
+#include "gguf.h"
+#include "hfmodel.h"
+#include "safetensors.h"
+#include "tokenizer.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: colibri convert HF_DIR -o OUT.colibri "
+		"[--quant keep|f32|f16|bf16|q8_0|q4_0] [--name NAME] [--no-tokenizer]\n"
+		"       colibri convert FILE.gguf -o OUT.colibri [--name NAME] [--no-tokenizer]\n");
+}
+
+/* ---- temporary file cleanup on signals ------------------------------- */
+
+static char sig_tmp[PATH_MAX];
+
+static void on_signal(int sig)
+{
+	if (sig_tmp[0])
+		unlink(sig_tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void guard_tmp(const char *path)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	snprintf(sig_tmp, sizeof(sig_tmp), "%s", path ? path : "");
+	if (path) {
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
+}
+
+/* ---- progress ---------------------------------------------------------- */
+
+struct progress {
+	int on;
+	uint64_t total, done;
+	int last;
+};
+
+static void progress(struct progress *p, uint64_t add)
+{
+	int pct, i;
+
+	p->done += add;
+	if (!p->on || !p->total)
+		return;
+	pct = (int)(p->done * 100 / p->total);
+	if (pct == p->last)
+		return;
+	p->last = pct;
+	fputs("\r[", stderr);
+	for (i = 0; i < 40; i++)
+		fputc(i < pct * 40 / 100 ? '#' : ' ', stderr);
+	fprintf(stderr, "] %3d%% %llu/%llu MiB", pct,
+		(unsigned long long)(p->done >> 20), (unsigned long long)(p->total >> 20));
+	if (p->done >= p->total)
+		fputc('\n', stderr);
+}
+
+/* ---- tokenizer --------------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!fp)
+		return NULL;
+	if (!fseek(fp, 0, SEEK_END) && (n = ftell(fp)) >= 0 &&
+	    (unsigned long)n <= COLIBRI_FILE_MAX_TOKENIZER && !fseek(fp, 0, SEEK_SET)) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else if (buf) {
+			buf[n] = 0;
+			*len = (size_t)n;
+		}
+	}
+	fclose(fp);
+	return buf;
+}
+
+/* A JSON integer id (or the first of a list of them), else -1. */
+static int32_t json_id(const cJSON *v)
+{
+	if (cJSON_IsArray(v))
+		v = cJSON_GetArrayItem(v, 0);
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 2147483647.0)
+		return (int32_t)v->valuedouble;
+	return -1;
+}
+
+/*
+ * tokenizer.json verbatim, checked by loading it; ids from the tokenizer,
+ * then tokenizer_config.json (BOS/EOS names, add_bos_token, pad_token),
+ * then generation_config.json (bos/eos/pad ids), later sources winning.
+ */
+static int read_tokenizer(const char *dir, const struct cb_model_config *cfg,
+			  struct cbfile_meta *meta, char **tok_json, char *err, size_t errlen)
+{
+	char path[PATH_MAX], terr[256];
+	struct cb_tokenizer *tok;
+	cJSON *root, *v;
+	char *txt;
+	size_t len;
+	int add_bos = -1;
+
+	snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
+	*tok_json = slurp(path, &len);
+	if (!*tok_json) {
+		snprintf(err, errlen, "%s: %s (use --no-tokenizer to convert without one)", path,
+			 errno ? strerror(errno) : "cannot read");
+		return -1;
+	}
+	tok = cb_tok_load(*tok_json, len, terr, sizeof(terr));
+	if (!tok) {
+		snprintf(err, errlen, "%s: %s", path, terr);
+		return -1;
+	}
+	meta->tokenizer_json = *tok_json;
+	meta->tokenizer_len = len;
+
+	snprintf(path, sizeof(path), "%s/tokenizer_config.json", dir);
+	txt = slurp(path, &len);
+	if (txt) {
+		if (cb_tok_apply_config(tok, txt, len)) {
+			snprintf(err, errlen, "%s: not valid JSON", path);
+			free(txt);
+			cb_tok_free(tok);
+			return -1;
+		}
+		root = cJSON_ParseWithLength(txt, len);
+		v = cJSON_GetObjectItemCaseSensitive(root, "add_bos_token");
+		if (cJSON_IsBool(v))
+			add_bos = cJSON_IsTrue(v);
+		v = cJSON_GetObjectItemCaseSensitive(root, "pad_token");
+		if (cJSON_IsObject(v))
+			v = cJSON_GetObjectItemCaseSensitive(v, "content");
+		if (cJSON_IsString(v))
+			meta->pad_id = cb_tok_token_id(tok, v->valuestring, strlen(v->valuestring));
+		cJSON_Delete(root);
+		free(txt);
+	}
+	meta->bos_id = cb_tok_bos_id(tok);
+	meta->eos_id = cb_tok_eos_id(tok);
+	cb_tok_free(tok);
+
+	snprintf(path, sizeof(path), "%s/generation_config.json", dir);
+	txt = slurp(path, &len);
+	if (txt) {
+		root = cJSON_ParseWithLength(txt, len);
+		if (!cJSON_IsObject(root)) {
+			snprintf(err, errlen, "%s: not a JSON object", path);
+			cJSON_Delete(root);
+			free(txt);
+			return -1;
+		}
+		v = cJSON_GetObjectItemCaseSensitive(root, "bos_token_id");
+		if (json_id(v) >= 0)
+			meta->bos_id = json_id(v);
+		v = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
+		if (json_id(v) >= 0)
+			meta->eos_id = json_id(v);
+		v = cJSON_GetObjectItemCaseSensitive(root, "pad_token_id");
+		if (json_id(v) >= 0)
+			meta->pad_id = json_id(v);
+		cJSON_Delete(root);
+		free(txt);
+	}
+	/* SentencePiece models (Llama, Mixtral) add BOS unless told otherwise */
+	if (add_bos < 0)
+		add_bos = cfg->arch == CB_ARCH_LLAMA || cfg->arch == CB_ARCH_MIXTRAL;
+	if (add_bos && meta->bos_id >= 0)
+		meta->tok_flags |= COLIBRI_TOK_F_ADD_BOS;
+	return 0;
+}
+
+/* ---- tensors ----------------------------------------------------------- */
+
+/* Roles kept in f32 whatever --quant says (small, and routing-sensitive). */
+static int keep_f32(uint32_t role)
+{
+	return role == COLIBRI_T_ROUTER || role == COLIBRI_T_SHARED_EXPERT_GATE;
+}
+
+static int src_dtype(const struct st_tensor *t)
+{
+	return t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 : CB_DT_BF16;
+}
+
+/* Find and check the source of every slot; choose its stored dtype. */
+static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
+		const struct st_set *st, int quant, const struct st_tensor **src,
+		uint8_t *dts, uint64_t *total, char *err, size_t errlen)
+{
+	uint32_t i, n = cbfile_writer_count(w);
+	char name[256];
+
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		struct cb_format_slot s;
+		const struct st_tensor *t;
+		int dt;
+
+		cbfile_writer_slot(w, i, &s);
+		if (hf_tensor_name(cfg, s.role, s.layer, s.expert, name, sizeof(name))) {
+			snprintf(err, errlen, "no Hugging Face name for %s", cb_format_role_name(s.role));
+			return -1;
+		}
+		t = st_set_find(st, name);
+		if (!t) {
+			snprintf(err, errlen, "tensor '%s' is missing", name);
+			return -1;
+		}
+		if (t->dtype == ST_OTHER) {
+			snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16 are)",
+				 name, t->dtype_name);
+			return -1;
+		}
+		if (s.vector ? (t->ndim != 1 || t->shape[0] != s.cols)
+			     : (t->ndim != 2 || t->shape[0] != s.rows || t->shape[1] != s.cols)) {
+			snprintf(err, errlen,
+				 "tensor '%s': shape does not match config.json (want %u x %u)",
+				 name, s.rows, s.cols);
+			return -1;
+		}
+		if (s.vector || keep_f32(s.role))
+			dt = CB_DT_F32;
+		else
+			dt = quant == HF_DTYPE_KEEP ? src_dtype(t) : quant;
+		if (!cb_dtype_row_bytes(dt, s.cols))
+			dt = CB_DT_F32;	/* block type on a row not a multiple of 32 */
+		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, dt)) {
+			snprintf(err, errlen, "%s", cbfile_writer_error(w));
+			return -1;
+		}
+		src[i] = t;
+		dts[i] = (uint8_t)dt;
+		*total += cbfile_writer_tensor_size(w, s.role, s.layer, s.expert);
+	}
+	return 0;
+}
+
+#define CHUNK_BYTES (4u << 20)
+
+/* Convert one tensor, a block of rows at a time, into the writer. */
+static int convert_tensor(struct cbfile_writer *w, const struct cb_format_slot *s,
+			  const struct st_tensor *t, uint32_t dt, void *buf, float *row,
+			  struct progress *pg)
+{
+	uint64_t rb = cb_dtype_row_bytes(dt, s->cols), r = 0, size = rb * s->rows;
+
+	if (cbfile_writer_tensor_begin(w, s->role, s->layer, s->expert))
+		return -1;
+	if ((int)dt == src_dtype(t)) {
+		/* same type: the stored bytes, unchanged */
+		uint64_t off;
+
+		for (off = 0; off < size; off += CHUNK_BYTES) {
+			size_t n = size - off < CHUNK_BYTES ? size - off : CHUNK_BYTES;
+
+			if (cbfile_writer_tensor_write(w, (const char *)t->data + off, n))
+				return -1;
+			progress(pg, n);
+		}
+		return cbfile_writer_tensor_end(w);
+	}
+	while (r < s->rows) {
+		uint64_t nr = CHUNK_BYTES / rb ? CHUNK_BYTES / rb : 1, k;
+
+		if (nr > s->rows - r)
+			nr = s->rows - r;
+		for (k = 0; k < nr; k++) {
+			st_to_f32(row, t, (r + k) * s->cols, s->cols);
+			cb_quantize_row(dt, (char *)buf + k * rb, row, (int)s->cols);
+		}
+		if (cbfile_writer_tensor_write(w, buf, nr * rb))
+			return -1;
+		progress(pg, nr * rb);
+		r += nr;
+	}
+	return cbfile_writer_tensor_end(w);
+}
+
+static int is_dir(const char *p)
+{
+	struct stat sb;
+
+	return !stat(p, &sb) && S_ISDIR(sb.st_mode);
+}
+
+/* Default model name: the last component of the source path. */
+static void default_name(const char *src, char *out, size_t len)
+{
+	const char *b;
+	size_t n = strlen(src), i, j = 0;
+
+	while (n > 1 && src[n - 1] == '/')
+		n--;
+	for (b = src + n; b > src && b[-1] != '/'; b--)
+		;
+	for (i = 0; b + i < src + n && j + 1 < len && j + 1 < COLIBRI_FILE_NAME_LEN; i++)
+		if ((unsigned char)b[i] >= 0x20 && b[i] != 0x7f)
+			out[j++] = b[i];
+	out[j] = 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	const char *src = NULL, *out = NULL, *name = NULL;
+	int quant = HF_DTYPE_KEEP, no_tok = 0, i, rc = 1;
+	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
+	const struct st_tensor **srcs = NULL;
+	uint8_t *dts = NULL;
+	struct cbfile_writer *w = NULL;
+	struct st_set *st = NULL;
+	struct cb_model_config cfg;
+	struct progress pg = { .on = isatty(2), .last = -1 };
+	char err[2 * PATH_MAX], defname[COLIBRI_FILE_NAME_LEN];
+	const char *where = NULL;	/* prefix of the error line */
+	char *tok_json = NULL;
+	void *buf = NULL;
+	float *row = NULL;
+	uint32_t n, k;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--no-tokenizer")) {
+			no_tok = 1;
+		} else if (a[0] == '-' && i + 1 >= argc) {
+			usage(stderr);
+			return 2;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			out = argv[++i];
+		} else if (!strcmp(a, "--name")) {
+			name = argv[++i];
+		} else if (!strcmp(a, "--quant")) {
+			quant = hf_parse_dtype(argv[++i]);
+			if (quant == -2) {
+				fprintf(stderr, "colibri convert: unknown --quant '%s'\n", argv[i]);
+				return 2;
+			}
+		} else if (a[0] != '-' && !src) {
+			src = a;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!src || !out) {
+		usage(stderr);
+		return 2;
+	}
+	/* GGUF input: userspace/lib/gguf_convert.c (tensors kept as stored) */
+	if (gguf_is_gguf(src)) {
+		if (quant != HF_DTYPE_KEEP) {
+			fprintf(stderr, "colibri convert: %s: --quant is not supported for GGUF "
+				"input (tensors are kept as stored)\n", src);
+			return 2;
+		}
+		/* the writer inside names its temporary file this way */
+		snprintf(err, sizeof(err), "%s.tmp.%ld", out, (long)getpid());
+		guard_tmp(err);
+		rc = gguf_convert(src, out, name, no_tok, err, sizeof(err));
+		guard_tmp(NULL);
+		if (rc) {
+			fprintf(stderr, "colibri convert: %s\n", err);
+			return 1;
+		}
+		return 0;
+	}
+	if (!is_dir(src)) {
+		if (access(src, F_OK))
+			fprintf(stderr, "colibri convert: %s: %s\n", src, strerror(errno));
+		else
+			fprintf(stderr, "colibri convert: %s: neither a Hugging Face model "
+				"directory nor a GGUF file\n", src);
+		return 1;
+	}
+	if (hf_config_load(src, &cfg, NULL, 0, err, sizeof(err)))
+		goto fail;
+	if (name) {
+		meta.name = name;
+	} else {
+		default_name(src, defname, sizeof(defname));
+		meta.name = defname;
+	}
+	if (!no_tok && read_tokenizer(src, &cfg, &meta, &tok_json, err, sizeof(err)))
+		goto fail;
+	st = st_set_open_dir(src, err, sizeof(err));
+	if (!st)
+		goto fail;
+	w = cbfile_writer_begin(out, &cfg, &meta, err, sizeof(err));
+	if (!w) {
+		/* name the source: the config came from there */
+		where = "config.json";
+		goto fail;
+	}
+	guard_tmp(cbfile_writer_tmp_path(w));
+	n = cbfile_writer_count(w);
+	srcs = calloc(n, sizeof(*srcs));
+	dts = calloc(n, 1);
+	if (!srcs || !dts) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	if (plan(w, &cfg, st, quant, srcs, dts, &pg.total, err, sizeof(err)))
+		goto fail_src;
+	if (cbfile_writer_layout(w)) {
+		snprintf(err, sizeof(err), "%s", cbfile_writer_error(w));
+		goto fail;
+	}
+	buf = malloc(CHUNK_BYTES + 64 * 1024);
+	row = malloc((size_t)(1u << 20) * sizeof(float));	/* cols <= 2^20 */
+	if (!buf || !row) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	for (k = 0; k < n; k++) {
+		struct cb_format_slot s;
+
+		cbfile_writer_slot(w, k, &s);
+		if (convert_tensor(w, &s, srcs[k], dts[k], buf, row, &pg)) {
+			snprintf(err, sizeof(err), "%s", cbfile_writer_error(w));
+			goto fail;
+		}
+	}
+	if (cbfile_writer_finish(w, err, sizeof(err))) {
+		w = NULL;
+		goto fail;
+	}
+	w = NULL;
+	guard_tmp(NULL);
+	rc = 0;
+	goto out;
+fail_src:
+	where = "";
+fail:
+	if (where)
+		fprintf(stderr, "colibri convert: %s%s%s: %s\n", src, *where ? "/" : "", where, err);
+	else
+		fprintf(stderr, "colibri convert: %s\n", err);
+out:
+	cbfile_writer_abort(w);
+	guard_tmp(NULL);
+	st_set_close(st);
+	free(srcs);
+	free(dts);
+	free(tok_json);
+	free(buf);
+	free(row);
+	return rc;
+}

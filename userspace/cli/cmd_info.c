@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * colibri info - describe a model: a .colibri file (validated, checksums
+ * verified with --verify) or a Hugging Face directory.
+ *
+ *   colibri info MODEL [--json] [--verify]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cJSON.h>
+
+#include "cbfile.h"
+#include "cli.h"
+#include "hfmodel.h"
+#include "safetensors.h"
+#include "tokenizer.h"
+
+static const char *const arch_names[CB_ARCH__COUNT] = {
+	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe"
+};
+
+/* The HF class each architecture comes from. */
+static const char *const arch_classes[CB_ARCH__COUNT] = {
+	"LlamaForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM",
+	"Qwen3MoeForCausalLM", "OlmoeForCausalLM"
+};
+
+struct dtype_stat {
+	uint64_t count[CB_DT__COUNT + 1];	/* last: other (HF only) */
+	uint64_t bytes[CB_DT__COUNT + 1];
+};
+
+struct tok_desc {
+	const char *kind;	/* "none", "byte-level BPE", ... */
+	long vocab;		/* -1 if unknown */
+};
+
+static float f32_of(uint32_t bits)
+{
+	float f;
+
+	memcpy(&f, &bits, 4);
+	return f;
+}
+
+/* What kind of tokenizer a tokenizer.json is, and its vocabulary size. */
+static void describe_tokenizer(const char *json, size_t len, struct tok_desc *d)
+{
+	struct cb_tokenizer *t;
+	cJSON *root, *model, *pre, *type;
+	char err[256];
+
+	d->kind = "none";
+	d->vocab = -1;
+	if (!json)
+		return;
+	d->kind = "unparsable tokenizer.json";
+	t = cb_tok_load(json, len, err, sizeof(err));
+	if (t) {
+		d->vocab = (long)cb_tok_vocab_size(t);
+		cb_tok_free(t);
+	}
+	root = cJSON_ParseWithLength(json, len);
+	model = cJSON_GetObjectItemCaseSensitive(root, "model");
+	type = cJSON_GetObjectItemCaseSensitive(model, "type");
+	pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
+	if (cJSON_IsString(type) && !strcmp(type->valuestring, "BPE")) {
+		cJSON *bf = cJSON_GetObjectItemCaseSensitive(model, "byte_fallback");
+
+		char *p = pre ? cJSON_PrintUnformatted(pre) : NULL;
+
+		if (cJSON_IsTrue(bf))
+			d->kind = "SentencePiece-style BPE (byte fallback)";
+		else if (p && strstr(p, "ByteLevel"))
+			d->kind = "byte-level BPE";
+		else
+			d->kind = "BPE";
+		free(p);
+	} else if (cJSON_IsString(type)) {
+		d->kind = "unsupported tokenizer model";
+	}
+	if (!t)
+		d->kind = "tokenizer.json the tokenizer cannot load";
+	cJSON_Delete(root);
+}
+
+static void print_text(const char *path, const char *name, const char *arch_name,
+		       const struct cb_model_config *c, const struct dtype_stat *ds,
+		       uint64_t n_tensors, uint64_t weight_bytes, uint64_t file_bytes,
+		       const struct tok_desc *td, int bos, int eos, int pad, int add_bos,
+		       const char *format)
+{
+	uint32_t l, moe = 0;
+	int i;
+
+	for (l = 0; l < c->n_layers; l++)
+		moe += cb_layer_is_moe(c, l);
+	printf("model:        %s\n", name);
+	printf("source:       %s (%s)\n", path, format);
+	printf("architecture: %s (%s)\n", arch_name, c->arch < CB_ARCH__COUNT ?
+	       arch_names[c->arch] : "?");
+	printf("dimensions:   %u layers, hidden %u, %u heads (%u kv), head_dim %u, "
+	       "vocab %u, context %u\n", c->n_layers, c->hidden, c->n_heads, c->n_kv_heads,
+	       c->head_dim, c->vocab_size, c->max_context);
+	if (c->n_experts)
+		printf("experts:      %u routed, top-%u%s, expert_ffn %u, %u MoE layers\n",
+		       c->n_experts, c->top_k, c->norm_topk_prob ? " renormalised" : "",
+		       c->expert_ffn, moe);
+	else
+		printf("experts:      none (dense)\n");
+	if (c->shared_ffn)
+		printf("shared:       expert ffn %u%s\n", c->shared_ffn,
+		       c->shared_gate ? ", sigmoid gate" : "");
+	if (moe < c->n_layers)
+		printf("dense mlp:    ffn %u on %u layers\n", c->dense_ffn, c->n_layers - moe);
+	printf("attention:    rope %s theta %g, rms_eps %g%s%s%s%s\n",
+	       c->rope_layout ? "interleaved" : "neox", f32_of(c->rope_theta_bits),
+	       f32_of(c->rms_eps_bits), c->qkv_bias ? ", qkv bias" : "",
+	       c->qk_norm == 1 ? ", q/k norm per head" : c->qk_norm == 2 ? ", q/k norm full" : "",
+	       c->clip_qkv_bits ? ", clip_qkv" : "", c->tied_embeddings ? ", tied embeddings" : "");
+	printf("tensors:      %llu, %llu bytes of weights; %llu bytes on disk\n",
+	       (unsigned long long)n_tensors, (unsigned long long)weight_bytes,
+	       (unsigned long long)file_bytes);
+	for (i = 0; i <= CB_DT__COUNT; i++)
+		if (ds->count[i])
+			printf("  %-6s      %llu tensors, %llu bytes\n",
+			       i < CB_DT__COUNT ? cb_dtype_name(i) : "other",
+			       (unsigned long long)ds->count[i], (unsigned long long)ds->bytes[i]);
+	printf("tokenizer:    %s", td->kind);
+	if (td->vocab >= 0)
+		printf(", %ld tokens", td->vocab);
+	printf(", bos %d, eos %d, pad %d%s\n", bos, eos, pad, add_bos ? ", adds bos" : "");
+}
+
+static void print_json(const char *path, const char *name, const char *arch_name,
+		       const struct cb_model_config *c, const struct dtype_stat *ds,
+		       uint64_t n_tensors, uint64_t weight_bytes, uint64_t file_bytes,
+		       const struct tok_desc *td, int bos, int eos, int pad, int add_bos,
+		       const char *format)
+{
+	cJSON *o = cJSON_CreateObject(), *d = cJSON_CreateObject(), *t = cJSON_CreateObject();
+	cJSON *ml = cJSON_CreateArray();
+	uint32_t l;
+	char *s;
+	int i;
+
+	cJSON_AddStringToObject(o, "name", name);
+	cJSON_AddStringToObject(o, "source", path);
+	cJSON_AddStringToObject(o, "format", format);
+	cJSON_AddStringToObject(o, "architecture", arch_name);
+	cJSON_AddStringToObject(o, "arch", c->arch < CB_ARCH__COUNT ? arch_names[c->arch] : "?");
+	cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
+	cJSON_AddNumberToObject(o, "hidden", c->hidden);
+	cJSON_AddNumberToObject(o, "n_layers", c->n_layers);
+	cJSON_AddNumberToObject(o, "n_heads", c->n_heads);
+	cJSON_AddNumberToObject(o, "n_kv_heads", c->n_kv_heads);
+	cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
+	cJSON_AddNumberToObject(o, "n_experts", c->n_experts);
+	cJSON_AddNumberToObject(o, "top_k", c->top_k);
+	cJSON_AddBoolToObject(o, "norm_topk_prob", c->norm_topk_prob);
+	cJSON_AddNumberToObject(o, "expert_ffn", c->expert_ffn);
+	cJSON_AddNumberToObject(o, "shared_ffn", c->shared_ffn);
+	cJSON_AddBoolToObject(o, "shared_gate", c->shared_gate);
+	cJSON_AddNumberToObject(o, "dense_ffn", c->dense_ffn);
+	cJSON_AddNumberToObject(o, "decoder_sparse_step", c->decoder_sparse_step);
+	for (l = 0; l < c->n_layers; l++)
+		if (c->n_experts && !cb_layer_is_moe(c, l))
+			cJSON_AddItemToArray(ml, cJSON_CreateNumber(l));
+	cJSON_AddItemToObject(o, "dense_layers", ml);
+	cJSON_AddStringToObject(o, "rope_layout", c->rope_layout ? "interleaved" : "neox");
+	cJSON_AddNumberToObject(o, "rope_theta", f32_of(c->rope_theta_bits));
+	cJSON_AddNumberToObject(o, "rms_norm_eps", f32_of(c->rms_eps_bits));
+	cJSON_AddNumberToObject(o, "clip_qkv", f32_of(c->clip_qkv_bits));
+	cJSON_AddBoolToObject(o, "qkv_bias", c->qkv_bias);
+	cJSON_AddStringToObject(o, "qk_norm", c->qk_norm == 1 ? "head" : c->qk_norm == 2 ? "full"
+										: "none");
+	cJSON_AddBoolToObject(o, "tied_embeddings", c->tied_embeddings);
+	cJSON_AddNumberToObject(o, "max_context", c->max_context);
+	cJSON_AddNumberToObject(o, "n_tensors", (double)n_tensors);
+	cJSON_AddNumberToObject(o, "weight_bytes", (double)weight_bytes);
+	cJSON_AddNumberToObject(o, "file_bytes", (double)file_bytes);
+	for (i = 0; i <= CB_DT__COUNT; i++) {
+		cJSON *e;
+
+		if (!ds->count[i])
+			continue;
+		e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "tensors", (double)ds->count[i]);
+		cJSON_AddNumberToObject(e, "bytes", (double)ds->bytes[i]);
+		cJSON_AddItemToObject(d, i < CB_DT__COUNT ? cb_dtype_name(i) : "other", e);
+	}
+	cJSON_AddItemToObject(o, "dtypes", d);
+	cJSON_AddStringToObject(t, "kind", td->kind);
+	cJSON_AddNumberToObject(t, "vocab_size", (double)td->vocab);
+	cJSON_AddNumberToObject(t, "bos_id", bos);
+	cJSON_AddNumberToObject(t, "eos_id", eos);
+	cJSON_AddNumberToObject(t, "pad_id", pad);
+	cJSON_AddBoolToObject(t, "add_bos", add_bos);
+	cJSON_AddItemToObject(o, "tokenizer", t);
+	s = cJSON_Print(o);
+	if (s)
+		puts(s);
+	free(s);
+	cJSON_Delete(o);
+}
+
+static int info_colibri(const char *path, int json, int verify)
+{
+	struct dtype_stat ds;
+	struct tok_desc td;
+	struct cbfile *f;
+	const char *tok;
+	char err[512], arch[32], fmt[32];
+	uint64_t wb = 0;
+	size_t tlen;
+	uint32_t i;
+
+	memset(&ds, 0, sizeof(ds));
+	f = cbfile_open(path, verify ? CBFILE_VERIFY_CRC : 0, err, sizeof(err));
+	if (!f) {
+		fprintf(stderr, "colibri info: %s\n", err);
+		return 1;
+	}
+	for (i = 0; i < f->info.n_tensors; i++) {
+		ds.count[f->dir[i].dtype]++;
+		ds.bytes[f->dir[i].dtype] += f->dir[i].size;
+		wb += f->dir[i].size;
+	}
+	tok = cbfile_tokenizer(f, &tlen);
+	describe_tokenizer(tok, tlen, &td);
+	snprintf(arch, sizeof(arch), "%s", f->cfg.arch < CB_ARCH__COUNT ?
+		 arch_classes[f->cfg.arch] : "?");
+	snprintf(fmt, sizeof(fmt), "colibri v%u%s", COLIBRI_FILE_VERSION,
+		 verify ? ", checksums verified" : "");
+	(json ? print_json : print_text)(path, f->info.name, arch, &f->cfg, &ds,
+					 f->info.n_tensors, wb, f->info.file_size, &td,
+					 f->info.bos_id, f->info.eos_id, f->info.pad_id,
+					 !!(f->info.tok_flags & COLIBRI_TOK_F_ADD_BOS), fmt);
+	cbfile_close(f);
+	return 0;
+}
+
+static int info_hf(const char *dir, int json)
+{
+	struct dtype_stat ds;
+	struct cb_model_config c;
+	struct tok_desc td;
+	struct st_set *st;
+	char err[512], arch[64], path[4096];
+	uint64_t wb = 0, n = 0, fb = 0;
+	const char *base;
+	char *tok = NULL;
+	size_t tlen = 0;
+	FILE *fp;
+	int i, j;
+
+	memset(&ds, 0, sizeof(ds));
+	if (hf_config_load(dir, &c, arch, sizeof(arch), err, sizeof(err))) {
+		fprintf(stderr, "colibri info: %s\n", err);
+		return 1;
+	}
+	st = st_set_open_dir(dir, err, sizeof(err));
+	if (!st) {
+		fprintf(stderr, "colibri info: %s\n", err);
+		return 1;
+	}
+	for (i = 0; i < st->nfiles; i++) {
+		fb += st->files[i]->map_size;
+		for (j = 0; j < st->files[i]->ntensors; j++) {
+			const struct st_tensor *t = &st->files[i]->tensors[j];
+			int k = t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 :
+				t->dtype == ST_BF16 ? CB_DT_BF16 : CB_DT__COUNT;
+
+			ds.count[k]++;
+			ds.bytes[k] += t->nbytes;
+			wb += t->nbytes;
+			n++;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
+	fp = fopen(path, "rb");
+	if (fp) {
+		if (!fseek(fp, 0, SEEK_END) && ftell(fp) > 0) {
+			tlen = (size_t)ftell(fp);
+			rewind(fp);
+			tok = malloc(tlen);
+			if (tok && fread(tok, 1, tlen, fp) != tlen) {
+				free(tok);
+				tok = NULL;
+			}
+		}
+		fclose(fp);
+	}
+	describe_tokenizer(tok, tlen, &td);
+	for (base = dir + strlen(dir); base > dir && base[-1] != '/'; base--)
+		;
+	(json ? print_json : print_text)(dir, *base ? base : dir, arch, &c, &ds, n, wb, fb, &td,
+					 -1, -1, -1, 0, "Hugging Face directory");
+	free(tok);
+	st_set_close(st);
+	return 0;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	const char *model = NULL;
+	int json = 0, verify = 0, i;
+	struct stat sb;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--verify")) {
+			verify = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: colibri info MODEL.colibri|HF_DIR [--json] [--verify]\n");
+			return 0;
+		} else if (argv[i][0] != '-' && !model) {
+			model = argv[i];
+		} else {
+			fprintf(stderr, "usage: colibri info MODEL.colibri|HF_DIR [--json] [--verify]\n");
+			return 2;
+		}
+	}
+	if (!model) {
+		fprintf(stderr, "usage: colibri info MODEL.colibri|HF_DIR [--json] [--verify]\n");
+		return 2;
+	}
+	if (stat(model, &sb)) {
+		fprintf(stderr, "colibri info: %s: %m\n", model);
+		return 1;
+	}
+	if (S_ISDIR(sb.st_mode))
+		return info_hf(model, json);
+	return info_colibri(model, json, verify);
+}
