@@ -1,0 +1,402 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT OR GPL-2.0
+"""A small GGUF writer for tests (numpy only), and HF checkpoint -> GGUF.
+
+Writes GGUF v3 (or v2, same layout) with llama.cpp's tensor names and
+metadata keys, so colibri's loader reads these files as it would read a
+converted model:
+  - llama-family q/k weights are permuted the way llama.cpp's converter does
+    (rows of each head reordered so RoPE pairs are (2i, 2i+1)),
+  - Mixtral becomes arch "llama" with stacked ffn_*_exps tensors
+    ([E, rows, cols], ne = {cols, rows, E}) or, with --per-expert, the older
+    ffn_*.E tensors,
+  - matrices in F32, F16, BF16, Q8_0 or Q4_0 (quantized with GGUF's
+    reference rules, bit for bit); norms, biases and routers stay F32.
+
+usage:
+  write_gguf.py model HFDIR OUT.gguf [--type F32|F16|BF16|Q8_0|Q4_0]
+                [--version 2|3] [--per-expert] [--tokenizer tokenizer.json]
+                [--vector-type F32|F16|BF16] [--alignment N]
+  write_gguf.py tokenizer tokenizer.json OUT.gguf [--sp]
+      (a GGUF holding only the tokenizer of a tokenizer.json: byte-level BPE
+       as model "gpt2", or with --sp SentencePiece-style BPE as "llama"
+       with scores -id)
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ref"))
+sys.dont_write_bytecode = True
+import reference  # noqa: E402  (reads HF checkpoints)
+
+# metadata value types
+U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
+# ggml tensor types
+GT = {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 8, "Q4_K": 12, "BF16": 30}
+SCALAR_FMT = {U8: "<B", I8: "<b", U16: "<H", I16: "<h", U32: "<I", I32: "<i",
+              F32: "<f", BOOL: "<?", U64: "<Q", I64: "<q", F64: "<d"}
+
+
+def gstr(s):
+    b = s.encode() if isinstance(s, str) else s
+    return struct.pack("<Q", len(b)) + b
+
+
+class Writer:
+    def __init__(self, version=3, alignment=32):
+        self.version = version
+        self.alignment = alignment
+        self.kv = []        # (key, type, value[, elem type])
+        self.tensors = []   # (name, ne, ggml type, bytes)
+
+    def add(self, key, vtype, value, etype=None):
+        self.kv.append((key, vtype, value, etype))
+
+    def tensor(self, name, ne, gtype, data):
+        self.tensors.append((name, list(ne), gtype, data))
+
+    @staticmethod
+    def value(vtype, v, etype=None):
+        if vtype == STRING:
+            return gstr(v)
+        if vtype == ARRAY:
+            out = struct.pack("<IQ", etype, len(v))
+            if etype == STRING:
+                return out + b"".join(gstr(x) for x in v)
+            return out + np.asarray(v, dtype=np.dtype(SCALAR_FMT[etype])).tobytes()
+        return struct.pack(SCALAR_FMT[vtype], v)
+
+    def header(self):
+        """Everything before the data section, and the data section."""
+        a = self.alignment
+        out = [b"GGUF", struct.pack("<I", self.version)]
+        if self.version == 1:
+            out.append(struct.pack("<II", len(self.tensors), len(self.kv)))
+        else:
+            out.append(struct.pack("<QQ", len(self.tensors), len(self.kv)))
+        for key, vtype, v, etype in self.kv:
+            out += [gstr(key), struct.pack("<I", vtype), self.value(vtype, v, etype)]
+        data, off = [], 0
+        for name, ne, gtype, blob in self.tensors:
+            out += [gstr(name), struct.pack("<I", len(ne)),
+                    b"".join(struct.pack("<Q", n) for n in ne),
+                    struct.pack("<IQ", gtype, off)]
+            pad = -len(blob) % a
+            data.append(blob + b"\0" * pad)
+            off += len(blob) + pad
+        head = b"".join(out)
+        head += b"\0" * (-len(head) % a)
+        return head, b"".join(data)
+
+    def write(self, path):
+        head, data = self.header()
+        with open(path, "wb") as f:
+            f.write(head)
+            f.write(data)
+
+
+# --- GGUF's reference quantizers, step by step in float32 ------------------
+
+def f16_bits(a):
+    return np.asarray(a, dtype=np.float32).astype(np.float16).view(np.uint16)
+
+
+def quant_q8_0(x):
+    """rows of float32 (cols % 32 == 0) -> q8_0 bytes."""
+    x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, 32)
+    amax = np.abs(x).max(axis=1)
+    d = (amax / np.float32(127)).astype(np.float32)
+    with np.errstate(divide="ignore"):
+        idv = np.where(d != 0, np.float32(1) / d, np.float32(0)).astype(np.float32)
+    v = (x * idv[:, None]).astype(np.float32)
+    # C roundf: halfway away from zero (float64 holds |v| + 0.5 exactly)
+    q = (np.sign(v) * np.floor(np.abs(v).astype(np.float64) + 0.5)).astype(np.int8)
+    out = np.zeros(x.shape[0], dtype=[("d", "<u2"), ("qs", "i1", 32)])
+    out["d"] = f16_bits(d)
+    out["qs"] = q
+    return out.tobytes()
+
+
+def quant_q4_0(x):
+    x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, 32)
+    idx = np.abs(x).argmax(axis=1)          # first maximum, like the C loop
+    mx = x[np.arange(x.shape[0]), idx]
+    d = (mx / np.float32(-8)).astype(np.float32)
+    with np.errstate(divide="ignore"):
+        idv = np.where(d != 0, np.float32(1) / d, np.float32(0)).astype(np.float32)
+    v = ((x * idv[:, None]).astype(np.float32) + np.float32(8.5)).astype(np.float32)
+    q = np.minimum(np.trunc(v).astype(np.int32), 15).astype(np.uint8)
+    out = np.zeros(x.shape[0], dtype=[("d", "<u2"), ("qs", "u1", 16)])
+    out["d"] = f16_bits(d)
+    out["qs"] = q[:, :16] | (q[:, 16:] << 4)
+    return out.tobytes()
+
+
+def encode(a, typ):
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    if typ == "F32":
+        return a.astype("<f4").tobytes()
+    if typ == "F16":
+        return a.astype("<f2").tobytes()
+    if typ == "BF16":
+        u = a.view(np.uint32).astype(np.uint64)
+        return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2").tobytes()
+    if typ == "Q8_0":
+        return quant_q8_0(a)
+    if typ == "Q4_0":
+        return quant_q4_0(a)
+    raise ValueError(typ)
+
+
+# --- HF -> GGUF --------------------------------------------------------------
+
+ARCH = {"LlamaForCausalLM": "llama", "MixtralForCausalLM": "llama",
+        "Qwen2MoeForCausalLM": "qwen2moe", "Qwen3MoeForCausalLM": "qwen3moe",
+        "OlmoeForCausalLM": "olmoe"}
+
+
+def permute(w, n_head):
+    """llama.cpp's q/k permutation: within each head, row (j*half + i)
+    moves to (2i + j), turning rotate_half pairs into adjacent pairs."""
+    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+def bytelevel_chars():
+    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+def tokenizer_from_json(path, sp=False):
+    """tokenizer.ggml.* metadata from a HF tokenizer.json."""
+    with open(path, encoding="utf-8") as f:
+        j = json.load(f)
+    vocab = dict(j["model"]["vocab"])
+    special = {}
+    for t in j.get("added_tokens", []):
+        vocab[t["content"]] = t["id"]
+        special[t["id"]] = t.get("special", False)
+    n = max(vocab.values()) + 1
+    toks = ["[PAD%d]" % i for i in range(n)]
+    types = [5] * n
+    for s, i in vocab.items():
+        toks[i] = s
+        types[i] = 1
+    for i, sp_ in special.items():
+        types[i] = 3 if sp_ else 4
+    kv = []
+    if sp:
+        # SentencePiece scores as the .model file would have them: the
+        # piece made by merge r scores -r (earlier merges score higher);
+        # pieces no merge makes (single characters) score below all merges
+        merges = [m.split(" ") if isinstance(m, str) else m for m in j["model"]["merges"]]
+        scores = [0.0] * n
+        for i in range(n):
+            if types[i] == 1:
+                scores[i] = -1e6 - i
+        seen = set()
+        for r, (a, b) in enumerate(merges):
+            i = vocab[a + b]
+            if i not in seen:
+                seen.add(i)
+                scores[i] = float(-r)
+        for i in range(n):
+            if types[i] == 1 and len(toks[i]) == 6 and toks[i].startswith("<0x") and toks[i].endswith(">"):
+                types[i] = 6
+                scores[i] = 0.0
+        unk = j["model"].get("unk_token")
+        if unk is not None:
+            types[vocab[unk]] = 2
+        kv += [("tokenizer.ggml.model", STRING, "llama"),
+               ("tokenizer.ggml.scores", ARRAY, scores, F32)]
+        if unk is not None:
+            kv.append(("tokenizer.ggml.unknown_token_id", U32, vocab[unk]))
+        kv += [("tokenizer.ggml.bos_token_id", U32, vocab.get("<s>", 1)),
+               ("tokenizer.ggml.eos_token_id", U32, vocab.get("</s>", 2)),
+               ("tokenizer.ggml.add_bos_token", BOOL, True),
+               ("tokenizer.ggml.add_eos_token", BOOL, False)]
+    else:
+        merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
+        kv += [("tokenizer.ggml.model", STRING, "gpt2"),
+               ("tokenizer.ggml.pre", STRING, "qwen2"),
+               ("tokenizer.ggml.merges", ARRAY, merges, STRING)]
+        eos = vocab.get("<|endoftext|>")
+        if eos is not None:
+            kv += [("tokenizer.ggml.eos_token_id", U32, eos),
+                   ("tokenizer.ggml.padding_token_id", U32, eos),
+                   ("tokenizer.ggml.bos_token_id", U32, eos)]
+        kv.append(("tokenizer.ggml.add_bos_token", BOOL, False))
+    kv += [("tokenizer.ggml.tokens", ARRAY, toks, STRING),
+           ("tokenizer.ggml.token_type", ARRAY, types, I32)]
+    return kv
+
+
+def toy_tokenizer(vocab_size):
+    """A byte-level BPE of exactly vocab_size tokens: 256 bytes, merges of
+    common pairs, and two control tokens at the end."""
+    ch = bytelevel_chars()
+    toks = [ch[b] for b in range(256)]
+    merges = []
+    pairs = ["t h", "th e", "Ġ t", "Ġt h", "Ġth e", "i n", "a n", "e r", "o n", "Ġ a"]
+    for m in pairs:
+        if len(toks) >= vocab_size - 2:
+            break
+        a, b = m.split(" ")
+        merges.append(m)
+        toks.append(a + b)
+    i = 0
+    while len(toks) < vocab_size - 2:
+        toks.append("[PAD%d]" % i)
+        i += 1
+    toks += ["<|endoftext|>", "<|im_start|>"][:vocab_size - len(toks)]
+    types = [1] * len(toks)
+    types[-2:] = [3, 3]
+    return [("tokenizer.ggml.model", STRING, "gpt2"),
+            ("tokenizer.ggml.pre", STRING, "qwen2"),
+            ("tokenizer.ggml.tokens", ARRAY, toks, STRING),
+            ("tokenizer.ggml.token_type", ARRAY, types, I32),
+            ("tokenizer.ggml.merges", ARRAY, merges, STRING),
+            ("tokenizer.ggml.eos_token_id", U32, len(toks) - 2),
+            ("tokenizer.ggml.bos_token_id", U32, len(toks) - 2),
+            ("tokenizer.ggml.add_bos_token", BOOL, False)]
+
+
+def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=None,
+                  vector_type="F32", alignment=32):
+    cfg, w = reference.load(hfdir)
+    hf_arch = cfg["architectures"][0]
+    arch = ARCH[hf_arch]
+    H, L = cfg["hidden_size"], cfg["num_hidden_layers"]
+    nh = cfg["num_attention_heads"]
+    nkv = cfg.get("num_key_value_heads", nh)
+    hd = cfg.get("head_dim", H // nh)
+    E = cfg.get("num_local_experts", cfg.get("num_experts", 0))
+    g = Writer(version, alignment)
+    g.add("general.architecture", STRING, arch)
+    g.add("general.name", STRING, "colibri-test-" + os.path.basename(hfdir.rstrip("/")))
+    g.add("general.alignment", U32, alignment)
+    g.add(arch + ".context_length", U32, cfg.get("max_position_embeddings", 2048))
+    g.add(arch + ".embedding_length", U32, H)
+    g.add(arch + ".block_count", U32, L)
+    g.add(arch + ".attention.head_count", U32, nh)
+    g.add(arch + ".attention.head_count_kv", U32, nkv)
+    if "head_dim" in cfg:
+        g.add(arch + ".attention.key_length", U32, hd)
+        g.add(arch + ".attention.value_length", U32, hd)
+    g.add(arch + ".rope.dimension_count", U32, hd)
+    g.add(arch + ".rope.freq_base", F32, float(cfg.get("rope_theta", 10000.0)))
+    g.add(arch + ".attention.layer_norm_rms_epsilon", F32, float(cfg.get("rms_norm_eps", 1e-6)))
+    g.add(arch + ".vocab_size", U32, cfg["vocab_size"])
+    if hf_arch == "LlamaForCausalLM":
+        g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
+    elif hf_arch in ("MixtralForCausalLM", "OlmoeForCausalLM"):
+        g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
+    else:
+        g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
+        g.add(arch + ".expert_feed_forward_length", U32, cfg["moe_intermediate_size"])
+    if cfg.get("shared_expert_intermediate_size"):
+        g.add(arch + ".expert_shared_feed_forward_length", U32, cfg["shared_expert_intermediate_size"])
+    if E:
+        g.add(arch + ".expert_count", U32, E)
+        g.add(arch + ".expert_used_count", U32, cfg["num_experts_per_tok"])
+    if hf_arch == "OlmoeForCausalLM" and cfg.get("clip_qkv"):
+        g.add(arch + ".attention.clamp_kqv", F32, float(cfg["clip_qkv"]))
+    g.add("general.file_type", U32, {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 7, "BF16": 32}[typ])
+    for kv in (tokenizer_from_json(tokenizer) if tokenizer else toy_tokenizer(cfg["vocab_size"])):
+        g.add(*kv)
+
+    def put(name, a, mtype=None):
+        a = np.asarray(a, dtype=np.float32)
+        t = vector_type if a.ndim == 1 else (mtype or typ)
+        if t in ("Q8_0", "Q4_0") and a.shape[-1] % 32:
+            t = "F32"
+        g.tensor(name, a.shape[::-1], GT[t], encode(a, t))
+
+    llama = arch == "llama"
+    put("token_embd.weight", w["model.embed_tokens.weight"])
+    for l in range(L):
+        p, b = "model.layers.%d." % l, "blk.%d." % l
+        put(b + "attn_norm.weight", w[p + "input_layernorm.weight"])
+        q = w[p + "self_attn.q_proj.weight"]
+        k = w[p + "self_attn.k_proj.weight"]
+        if llama:
+            q, k = permute(q, nh), permute(k, nkv)
+        put(b + "attn_q.weight", q)
+        put(b + "attn_k.weight", k)
+        put(b + "attn_v.weight", w[p + "self_attn.v_proj.weight"])
+        put(b + "attn_output.weight", w[p + "self_attn.o_proj.weight"])
+        for x in "qkv":
+            if p + "self_attn.%s_proj.bias" % x in w:
+                put(b + "attn_%s.bias" % x, w[p + "self_attn.%s_proj.bias" % x])
+        if p + "self_attn.q_norm.weight" in w:
+            put(b + "attn_q_norm.weight", w[p + "self_attn.q_norm.weight"])
+            put(b + "attn_k_norm.weight", w[p + "self_attn.k_norm.weight"])
+        put(b + "ffn_norm.weight", w[p + "post_attention_layernorm.weight"])
+        if hf_arch == "MixtralForCausalLM":
+            mp, names, router = p + "block_sparse_moe.", ("w1", "w3", "w2"), "gate"
+        else:
+            mp, names, router = p + "mlp.", ("gate_proj", "up_proj", "down_proj"), "gate"
+        if mp + router + ".weight" not in w:      # dense layer
+            for part, hn in zip(("gate", "up", "down"), ("gate_proj", "up_proj", "down_proj")):
+                put(b + "ffn_%s.weight" % part, w[p + "mlp.%s.weight" % hn])
+            continue
+        put(b + "ffn_gate_inp.weight", w[mp + router + ".weight"], "F32")
+        for part, hn in zip(("gate", "up", "down"), names):
+            mats = [w[mp + "experts.%d.%s.weight" % (e, hn)] for e in range(E)]
+            if per_expert:
+                for e in range(E):
+                    put(b + "ffn_%s.%d.weight" % (part, e), mats[e])
+            else:
+                put(b + "ffn_%s_exps.weight" % part, np.stack(mats))
+        if mp + "shared_expert.gate_proj.weight" in w:
+            for part in ("gate", "up", "down"):
+                put(b + "ffn_%s_shexp.weight" % part, w[mp + "shared_expert.%s_proj.weight" % part])
+            put(b + "ffn_gate_inp_shexp.weight", w[mp + "shared_expert_gate.weight"][0])
+    put("output_norm.weight", w["model.norm.weight"])
+    if "lm_head.weight" in w:
+        put("output.weight", w["lm_head.weight"])
+    g.write(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("model")
+    m.add_argument("hfdir")
+    m.add_argument("out")
+    m.add_argument("--type", default="F32", choices=["F32", "F16", "BF16", "Q8_0", "Q4_0"])
+    m.add_argument("--version", type=int, default=3, choices=[2, 3])
+    m.add_argument("--per-expert", action="store_true")
+    m.add_argument("--tokenizer")
+    m.add_argument("--vector-type", default="F32", choices=["F32", "F16", "BF16"])
+    m.add_argument("--alignment", type=int, default=32)
+    t = sub.add_parser("tokenizer")
+    t.add_argument("json")
+    t.add_argument("out")
+    t.add_argument("--sp", action="store_true")
+    a = ap.parse_args()
+    if a.cmd == "model":
+        model_to_gguf(a.hfdir, a.out, a.type, a.version, a.per_expert, a.tokenizer,
+                      a.vector_type, a.alignment)
+    else:
+        g = Writer()
+        g.add("general.architecture", STRING, "llama")
+        for kv in tokenizer_from_json(a.json, a.sp):
+            g.add(*kv)
+        g.write(a.out)
+
+
+if __name__ == "__main__":
+    main()
