@@ -140,19 +140,21 @@ $(KSFT_HDR):
 
 $(BUILD)/tests/vm/%: tests/vm/%.c $(KSFT_HDR) $(LIBCOLIBRI) $(wildcard tests/vm/*.h)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -Wno-sign-compare -I$(KSFT) -Itests/vm -MMD -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
+	$(Q)$(CC) $(USER_CFLAGS) -Wno-sign-compare -Wno-misleading-indentation -Wno-format-truncation -I$(KSFT) -Itests/vm -MMD -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
 
 # The main job, in the VM because the host cannot load modules.
 demo: all
 	$(Q)scripts/vm-run --kernel $(or $(KERNEL),6.1) -- $(COLIBRI) device
 
 check: all
+	$(Q)tests/vm/make-fixtures
 	$(Q)scripts/run-tests --unit --vm
 
 check-unit: userspace tests
 	$(Q)scripts/run-tests --unit
 
 check-vm: all
+	$(Q)tests/vm/make-fixtures
 	$(Q)scripts/run-tests --vm
 
 # --- style -------------------------------------------------------------------

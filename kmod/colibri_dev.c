@@ -5,15 +5,28 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/compat.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "colibri_internal.h"
 #include "colibri.h"
+
+/*
+ * One open file: at most one session, and one ioctl at a time working on it
+ * (->lock), so a session never has two requests in flight.
+ */
+struct colibri_file {
+	struct mutex lock;
+	struct colibri_session *sess;	/* protected by ->lock */
+	bool need_reset;		/* protected by ->lock */
+};
 
 /*
  * Copy an extensible argument struct in.  The caller's struct starts with
@@ -57,10 +70,14 @@ static int colibri_ioc_get_info(void __user *uarg)
 	info.abi_version = COLIBRI_ABI_VERSION;
 	info.isa_level = colibri_caps.isa_level;
 	strscpy(info.isa_name, colibri_caps.isa_name, sizeof(info.isa_name));
-	info.mem_provider = COLIBRI_MEM_PAGES;
-	info.mem_limit = (u64)colibri_mem_limit_mb << 20;
+	info.mem_provider = colibri_mem_provider();
+	info.mem_limit = colibri_mem_limit();
+	info.mem_total = colibri_mem_total();
+	info.mem_used = colibri_mem_used();
 	info.max_models = colibri_max_models;
 	info.max_sessions = colibri_max_sessions;
+	info.nr_models = colibri_models_count();
+	info.nr_sessions = colibri_sessions_count();
 
 	/* A larger caller struct keeps its (checked zero) tail. */
 	if (copy_to_user(uarg, &info, min_t(size_t, usize, sizeof(info))))
@@ -68,9 +85,301 @@ static int colibri_ioc_get_info(void __user *uarg)
 	return 0;
 }
 
+
+static int colibri_ioc_load(void __user *uarg)
+{
+	struct colibri_load arg;
+	struct colibri_model *m;
+	struct file *src;
+	u32 usize;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_LOAD_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) < 0)
+		return -EINVAL;
+	src = fget(arg.fd);
+	if (!src)
+		return -EBADF;
+	ret = colibri_model_load(src, arg.name, &m);
+	fput(src);
+	if (ret)
+		return ret;
+
+	strscpy_pad(arg.name, m->name, sizeof(arg.name));
+	arg.bytes = m->mem.size;
+	colibri_model_put(m);
+	/* The model is published; a failed copy-out only loses the report. */
+	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
+		return -EFAULT;
+	return 0;
+}
+
+static int colibri_ioc_unload(void __user *uarg)
+{
+	struct colibri_unload arg;
+	u32 usize;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_UNLOAD_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags & ~COLIBRI_UNLOAD_FLAGS_ALL ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
+		return -EINVAL;
+	return colibri_model_unload(arg.name, arg.flags & COLIBRI_UNLOAD_WAIT);
+}
+
+static int colibri_ioc_list(void __user *uarg)
+{
+	struct colibri_model_entry *ents;
+	struct colibri_list arg;
+	u32 usize, cap, n, i;
+	int ret;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_LIST_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    (arg.capacity && arg.entry_size < COLIBRI_MODEL_ENTRY_SIZE_VER0) ||
+	    arg.entry_size > PAGE_SIZE)
+		return -EINVAL;
+	if (arg.capacity && !arg.entries)
+		return -EFAULT;
+	cap = min(arg.capacity, colibri_max_models);
+	ents = kcalloc(max(cap, 1U), sizeof(*ents), GFP_KERNEL);
+	if (!ents)
+		return -ENOMEM;
+	n = colibri_models_list(ents, cap);
+	ret = 0;
+	for (i = 0; i < min(n, cap) && !ret; i++) {
+		void __user *dst = u64_to_user_ptr(arg.entries) + (u64)i * arg.entry_size;
+
+		/* A larger caller entry gets its tail zeroed. */
+		if (copy_to_user(dst, &ents[i], min_t(u32, arg.entry_size, sizeof(*ents))) ||
+		    (arg.entry_size > sizeof(*ents) &&
+		     clear_user(dst + sizeof(*ents), arg.entry_size - sizeof(*ents))))
+			ret = -EFAULT;
+	}
+	kfree(ents);
+	if (ret)
+		return ret;
+	arg.count = n;
+	arg.entry_size = min_t(u32, arg.entry_size, sizeof(*ents));
+	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
+		return -EFAULT;
+	return 0;
+}
+
+static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
+{
+	struct colibri_attach arg;
+	struct colibri_model *m;
+	struct colibri_session *s;
+	u32 usize, ctx, batch;
+	int ret;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_ATTACH_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
+		return -EINVAL;
+	if (cf->sess)
+		return -EBUSY;
+
+	m = colibri_model_find(arg.name);
+	if (!m)
+		return -ENOENT;
+	ctx = arg.max_context ? arg.max_context : colibri_default_context;
+	if (m->cfg.max_context)
+		ctx = min(ctx, m->cfg.max_context);
+	batch = arg.max_batch ? arg.max_batch : 64;
+	ret = -EINVAL;
+	if (arg.max_context > COLIBRI_MAX_CONTEXT || batch > COLIBRI_MAX_BATCH ||
+	    (m->cfg.max_context && arg.max_context > m->cfg.max_context))
+		goto out_put;
+	s = colibri_session_create(m, ctx, batch);
+	ret = PTR_ERR_OR_ZERO(s);
+	if (ret)
+		goto out_put;
+
+	arg.max_context = ctx;
+	arg.max_batch = batch;
+	arg.bytes = s->arena.size;
+	arg.vocab_size = m->cfg.vocab_size;
+	arg.n_layers = m->cfg.n_layers;
+	arg.top_k = m->cfg.n_experts ? m->cfg.top_k : 0;
+	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg)))) {
+		colibri_session_put(s);
+		ret = -EFAULT;
+		goto out_put;
+	}
+	cf->sess = s;		/* the file owns the session's first reference */
+	ret = 0;
+out_put:
+	colibri_model_put(m);
+	return ret;
+}
+
+/* Waits out a request a signal interrupted earlier; resets after it. */
+static int colibri_session_idle(struct colibri_file *cf)
+{
+	struct colibri_session *s = cf->sess;
+
+	if (s->inflight) {
+		if (wait_for_completion_interruptible(&s->inflight->done))
+			return -EINTR;
+		colibri_req_put(s->inflight);
+		s->inflight = NULL;
+	}
+	if (cf->need_reset) {
+		cb_engine_seq_reset(s->eng, 0);
+		cf->need_reset = false;
+	}
+	return 0;
+}
+
+static struct colibri_req *colibri_req_new(struct colibri_session *s)
+{
+	struct colibri_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
+
+	if (!req)
+		return NULL;
+	kref_init(&req->ref);
+	INIT_LIST_HEAD(&req->node);
+	init_completion(&req->done);
+	kref_get(&s->ref);
+	req->sess = s;
+	return req;
+}
+
+static int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a)
+{
+	if (a->flags & ~COLIBRI_SUBMIT_FLAGS_ALL || memchr_inv(a->reserved, 0, sizeof(a->reserved)))
+		return -EINVAL;
+	if (!a->n_tokens && !(a->flags & COLIBRI_SUBMIT_RESET))
+		return -EINVAL;
+	if (a->n_tokens > s->max_context)
+		return -ENOSPC;
+	if (a->n_tokens && !a->tokens)
+		return -EFAULT;
+	if (a->flags & COLIBRI_SUBMIT_LOGITS && (a->logits_len < s->vocab || !a->n_tokens))
+		return -EINVAL;
+	if (a->flags & COLIBRI_SUBMIT_TRACE &&
+	    (u64)a->trace_len < (u64)a->n_tokens * s->trace_per_token)
+		return -EINVAL;
+	return 0;
+}
+
+/* Runs one piece of at most max_batch tokens already in s->tokens. */
+static int colibri_submit_piece(struct colibri_file *cf, const struct colibri_submit *a,
+				u32 n, u32 first_pos, bool last)
+{
+	struct colibri_session *s = cf->sess;
+	struct colibri_req *req;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (s->tokens[i] >= s->vocab)
+			return -EINVAL;
+		s->seq[i] = 0;
+		s->pos[i] = first_pos + i;
+		s->logits_mask[i] = last && i == n - 1;
+	}
+	req = colibri_req_new(s);
+	if (!req)
+		return -ENOMEM;
+	req->batch.n_tokens = n;
+	req->batch.tokens = s->tokens;
+	req->batch.seq = s->seq;
+	req->batch.pos = s->pos;
+	req->batch.logits_mask = s->logits_mask;
+	req->batch.logits = s->logits;
+	req->batch.route_trace = a->flags & COLIBRI_SUBMIT_TRACE ? s->trace : NULL;
+	req->sample = last;
+	req->sp.temperature_milli = a->temperature_milli;
+	req->sp.top_k = a->top_k;
+	req->sp.top_p_ppm = a->top_p_ppm;
+	req->sp.seed = a->seed;
+	req->counter = first_pos + n - 1;
+
+	ret = colibri_sched_run(req);
+	if (ret == -EINTR && !completion_done(&req->done)) {
+		/* Still running: the next call waits for it, then resets. */
+		s->inflight = req;
+		cf->need_reset = true;
+		return -EINTR;
+	}
+	colibri_req_put(req);
+	if (ret < 0)
+		cf->need_reset = true;
+	return ret;
+}
+
+static int colibri_ioc_submit(struct colibri_file *cf, void __user *uarg)
+{
+	struct colibri_session *s = cf->sess;
+	struct colibri_submit arg;
+	u32 usize, done = 0, n, pos;
+	int ret, token = 0;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_SUBMIT_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (!s)
+		return -ENOTCONN;
+	ret = colibri_submit_validate(s, &arg);
+	if (ret)
+		return ret;
+	ret = colibri_session_idle(cf);
+	if (ret)
+		return ret;
+	if (arg.flags & COLIBRI_SUBMIT_RESET)
+		cb_engine_seq_reset(s->eng, 0);
+	pos = cb_engine_seq_len(s->eng, 0);
+	if ((u64)pos + arg.n_tokens > s->max_context)
+		return -ENOSPC;
+
+	while (done < arg.n_tokens) {
+		n = min(arg.n_tokens - done, s->max_batch);
+		if (copy_from_user(s->tokens, u64_to_user_ptr(arg.tokens) + done * 4ULL,
+				   n * 4ULL))
+			return -EFAULT;
+		ret = colibri_submit_piece(cf, &arg, n, pos + done, done + n == arg.n_tokens);
+		if (ret < 0)
+			return ret;
+		if (arg.flags & COLIBRI_SUBMIT_TRACE &&
+		    copy_to_user(u64_to_user_ptr(arg.trace) +
+				 (u64)done * s->trace_per_token * 4, s->trace,
+				 (u64)n * s->trace_per_token * 4))
+			return -EFAULT;
+		token = ret;
+		done += n;
+	}
+	if (arg.n_tokens && arg.flags & COLIBRI_SUBMIT_LOGITS &&
+	    copy_to_user(u64_to_user_ptr(arg.logits), s->logits, (u64)s->vocab * 4))
+		return -EFAULT;
+	arg.token = arg.n_tokens ? token : -1;
+	arg.n_past = cb_engine_seq_len(s->eng, 0);
+	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
+		return -EFAULT;
+	return 0;
+}
+
 static long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	struct colibri_file *cf = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	long ret;
 
 	/* Size bits are ignored on purpose: the struct's @size rules. */
 	if (_IOC_TYPE(cmd) != COLIBRI_IOC_MAGIC ||
@@ -80,19 +389,55 @@ static long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 	switch (_IOC_NR(cmd)) {
 	case _IOC_NR(COLIBRI_IOC_GET_INFO):
 		return colibri_ioc_get_info(uarg);
+	case _IOC_NR(COLIBRI_IOC_LOAD):
+		return colibri_ioc_load(uarg);
+	case _IOC_NR(COLIBRI_IOC_UNLOAD):
+		return colibri_ioc_unload(uarg);
+	case _IOC_NR(COLIBRI_IOC_LIST):
+		return colibri_ioc_list(uarg);
+	case _IOC_NR(COLIBRI_IOC_ATTACH):
+	case _IOC_NR(COLIBRI_IOC_SUBMIT):
+		break;
 	default:
 		return -ENOTTY;
 	}
+
+	if (mutex_lock_interruptible(&cf->lock))
+		return -EINTR;
+	if (_IOC_NR(cmd) == _IOC_NR(COLIBRI_IOC_ATTACH))
+		ret = colibri_ioc_attach(cf, uarg);
+	else
+		ret = colibri_ioc_submit(cf, uarg);
+	mutex_unlock(&cf->lock);
+	return ret;
 }
 
 static int colibri_open(struct inode *inode, struct file *file)
 {
-	/* Every open file is its own (unattached) session context later on. */
+	struct colibri_file *cf = kzalloc(sizeof(*cf), GFP_KERNEL);
+
+	if (!cf)
+		return -ENOMEM;
+	mutex_init(&cf->lock);
+	file->private_data = cf;
 	return nonseekable_open(inode, file);
 }
 
 static int colibri_release(struct inode *inode, struct file *file)
 {
+	struct colibri_file *cf = file->private_data;
+
+	/*
+	 * A request interrupted earlier may still run: it holds its own
+	 * session reference, so dropping ours here is safe either way.
+	 */
+	if (cf->sess) {
+		if (cf->sess->inflight)
+			colibri_req_put(cf->sess->inflight);
+		colibri_session_put(cf->sess);
+	}
+	mutex_destroy(&cf->lock);
+	kfree(cf);
 	return 0;
 }
 

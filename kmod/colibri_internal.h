@@ -5,15 +5,30 @@
 #ifndef COLIBRI_INTERNAL_H
 #define COLIBRI_INTERNAL_H
 
+#include <linux/completion.h>
+#include <linux/kobject.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+
+#include "colibri.h"
+#include "cb_engine.h"
 
 #define COLIBRI_NAME "colibri"
+
+/* Sanity bounds on what a session may ask for. */
+#define COLIBRI_MAX_CONTEXT	(1U << 20)
+#define COLIBRI_MAX_BATCH	4096U
 
 /* Module parameters (colibri_main.c); read-only after load. */
 extern unsigned int colibri_mem_limit_mb;
 extern unsigned int colibri_max_models;
 extern unsigned int colibri_max_sessions;
+extern unsigned int colibri_default_context;
+extern unsigned int colibri_fpu_slice_us;
 extern int colibri_max_isa;
+extern char *colibri_memmap;
 
 /* Engine facts chosen once at load (colibri_main.c). */
 struct colibri_engine_caps {
@@ -21,6 +36,134 @@ struct colibri_engine_caps {
 	const char *isa_name;	/* static string owned by the engine */
 };
 extern struct colibri_engine_caps colibri_caps;
+
+/* colibri_mem.c: pinned buffers, accounted against mem_limit_mb. */
+struct colibri_chunk {
+	phys_addr_t phys;		/* start of a physically contiguous run */
+	u64 len;			/* its length */
+	struct page *page;		/* pages provider: the allocation */
+	unsigned int order;		/* ... and its order */
+};
+
+struct colibri_buf {
+	void *vaddr;			/* kernel mapping of the whole buffer */
+	u64 size;			/* bytes, page aligned */
+	struct page **pages;		/* pages provider: every page; else NULL */
+	struct colibri_chunk *chunks;	/* physically contiguous runs */
+	unsigned int nr_chunks;
+};
+
+int colibri_buf_alloc(struct colibri_buf *buf, u64 size);
+void colibri_buf_free(struct colibri_buf *buf);
+int colibri_buf_seal(struct colibri_buf *buf);
+u64 colibri_mem_used(void);
+u64 colibri_mem_limit(void);
+u64 colibri_mem_total(void);
+int colibri_mem_provider(void);
+int colibri_mem_init(const char *spec);
+void colibri_mem_exit(void);
+
+/* colibri_exec.c: worker kthreads running engine chunks. */
+struct colibri_pool;
+int colibri_exec_start(int (*yield)(struct cb_exec *ex));
+void colibri_exec_stop(void);
+void colibri_exec_stop_pool(struct colibri_pool *p, int n);
+struct cb_exec *colibri_exec_get(void);
+int colibri_exec_nr_threads(void);
+
+/**
+ * struct colibri_model - a loaded, sealed model shared by its sessions.
+ *
+ * Lifetime: the kobject's reference count.  The registry holds one
+ * reference while the model is published; every session holds one.  The
+ * release function frees the pinned memory.
+ */
+struct colibri_model {
+	struct kobject kobj;
+	struct list_head node;		/* protected by colibri_models_lock */
+	char name[COLIBRI_NAME_LEN];
+	bool published;			/* protected by colibri_models_lock */
+	struct colibri_buf mem;		/* the file's tensor data, sealed */
+	void *bind;			/* layer/expert tables (kvmalloc) */
+	struct cb_model_config cfg;
+	struct cb_model_weights w;
+	u64 file_size;
+	atomic_t nr_sessions;
+	wait_queue_head_t sessions_wq;	/* woken when nr_sessions drops */
+	atomic64_t tokens;		/* tokens run through the model */
+	atomic64_t forwards;		/* forward passes */
+};
+
+/* colibri_model.c */
+int colibri_models_init(void);
+void colibri_models_exit(void);
+int colibri_model_load(struct file *src, const char *name, struct colibri_model **out);
+int colibri_model_unload(const char *name, bool wait);
+struct colibri_model *colibri_model_find(const char *name);
+void colibri_model_put(struct colibri_model *m);
+unsigned int colibri_models_count(void);
+u32 colibri_models_list(struct colibri_model_entry *ents, u32 cap);
+int colibri_name_valid(const char *name, size_t len);
+
+/**
+ * struct colibri_session - one attached open file: its engine instance
+ * (KV cache and scratch) in pinned memory, and the buffers requests use.
+ *
+ * Lifetime: ->ref.  The file holds one; a queued request holds one, so a
+ * request that outlives its caller (killed, interrupted) never runs on
+ * freed memory.
+ */
+struct colibri_session {
+	struct kref ref;
+	struct colibri_model *model;	/* holds a model reference */
+	struct colibri_buf arena;	/* engine, KV cache, scratch, io buffers */
+	struct cb_engine *eng;
+	u32 max_context;
+	u32 max_batch;
+	u32 vocab;
+	u32 trace_per_token;		/* u32s of trace per token */
+	/* io buffers inside ->arena */
+	u32 *tokens;			/* [max_batch] */
+	u32 *seq;			/* [max_batch], all 0 */
+	u32 *pos;			/* [max_batch] */
+	u8 *logits_mask;		/* [max_batch] */
+	void *logits;			/* f32 [vocab] */
+	u32 *trace;			/* [max_batch * trace_per_token] */
+	/* at most one request in flight; protected by the file's lock */
+	struct colibri_req *inflight;
+};
+
+/**
+ * struct colibri_req - one forward pass (and maybe a sample) for a session.
+ *
+ * Owned by the submitting ioctl until queued; then shared with the
+ * scheduler through ->ref.  The scheduler writes only into session memory
+ * (never user memory) and completes ->done.
+ */
+struct colibri_req {
+	struct kref ref;
+	struct list_head node;		/* in the scheduler queue */
+	struct colibri_session *sess;	/* holds a session reference */
+	struct cb_batch batch;
+	bool sample;
+	struct cb_sample_params sp;
+	u64 counter;
+	bool cancelled;			/* set by the caller, read by yield */
+	int ret;			/* result: token >= 0 or -errno */
+	struct completion done;
+};
+
+/* colibri_session.c */
+struct colibri_session *colibri_session_create(struct colibri_model *m,
+					       u32 max_context, u32 max_batch);
+void colibri_session_put(struct colibri_session *s);
+unsigned int colibri_sessions_count(void);
+
+/* colibri_sched.c */
+int colibri_sched_start(void);
+void colibri_sched_stop(void);
+int colibri_sched_run(struct colibri_req *req);
+void colibri_req_put(struct colibri_req *req);
 
 /* colibri_dev.c */
 int colibri_dev_register(void);

@@ -9,6 +9,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/printk.h>
+#include <asm/fpu/api.h>
 
 #include "colibri_internal.h"
 #include "colibri_engine.h"
@@ -27,10 +28,25 @@ unsigned int colibri_max_sessions = 64;
 module_param_named(max_sessions, colibri_max_sessions, uint, 0444);
 MODULE_PARM_DESC(max_sessions, "Maximum number of attached sessions, all models together (default 64)");
 
+unsigned int colibri_default_context = 2048;
+module_param_named(default_context, colibri_default_context, uint, 0444);
+MODULE_PARM_DESC(default_context,
+		 "Context positions of a session that does not ask for a number (default 2048)");
+
+unsigned int colibri_fpu_slice_us = 200;
+module_param_named(fpu_slice_us, colibri_fpu_slice_us, uint, 0444);
+MODULE_PARM_DESC(fpu_slice_us,
+		 "Longest time (us) a thread keeps the FPU, and preemption, off between engine chunks (default 200)");
+
 int colibri_max_isa = -1;
 module_param_named(max_isa, colibri_max_isa, int, 0444);
 MODULE_PARM_DESC(max_isa,
 		 "Highest engine ISA level to use: 0 scalar, 1 avx2, 2 avx512; -1 best the CPU offers (default)");
+
+char *colibri_memmap;
+module_param_named(memmap, colibri_memmap, charp, 0444);
+MODULE_PARM_DESC(memmap,
+		 "SIZE@ADDR of a physical range reserved at boot (kernel memmap=SIZE$ADDR) to hold models and sessions; default: page allocations");
 
 struct colibri_engine_caps colibri_caps;
 
@@ -42,22 +58,55 @@ static int __init colibri_init(void)
 		pr_err("max_isa=%d is not one of -1, 0, 1, 2\n", colibri_max_isa);
 		return -EINVAL;
 	}
+	/* The variants' valid() hooks live in SIMD objects: FPU section. */
+	kernel_fpu_begin();
 	colibri_caps.isa_level = colibri_engine_isa(colibri_max_isa < 0 ? INT_MAX :
 						    colibri_max_isa,
 						    &colibri_caps.isa_name);
+	kernel_fpu_end();
 
-	ret = colibri_dev_register();
+	if (!colibri_fpu_slice_us || colibri_fpu_slice_us > 10000 ||
+	    !colibri_default_context || colibri_default_context > COLIBRI_MAX_CONTEXT) {
+		pr_err("fpu_slice_us must be 1..10000 and default_context 1..%u\n",
+		       COLIBRI_MAX_CONTEXT);
+		return -EINVAL;
+	}
+
+	ret = colibri_mem_init(colibri_memmap);
 	if (ret)
 		return ret;
+	ret = colibri_models_init();
+	if (ret)
+		goto err_mem;
+	ret = colibri_sched_start();
+	if (ret)
+		goto err_models;
+	ret = colibri_dev_register();
+	if (ret)
+		goto err_sched;
 
-	pr_info("loaded: ABI %u, engine %s, memory limit %u MiB\n",
-		COLIBRI_ABI_VERSION, colibri_caps.isa_name, colibri_mem_limit_mb);
+	pr_info("loaded: ABI %u, engine %s, %d threads, %s memory, limit %llu MiB\n",
+		COLIBRI_ABI_VERSION, colibri_caps.isa_name, colibri_exec_nr_threads(),
+		colibri_mem_provider() == COLIBRI_MEM_MEMMAP ? "memmap" : "pages",
+		colibri_mem_limit() >> 20);
 	return 0;
+
+err_sched:
+	colibri_sched_stop();
+err_models:
+	colibri_models_exit();
+err_mem:
+	colibri_mem_exit();
+	return ret;
 }
 
 static void __exit colibri_exit(void)
 {
+	/* No file is open (each holds a module reference): no session left. */
 	colibri_dev_unregister();
+	colibri_sched_stop();
+	colibri_models_exit();
+	colibri_mem_exit();
 	pr_info("unloaded\n");
 }
 

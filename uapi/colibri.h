@@ -84,6 +84,213 @@ struct colibri_info {
 
 #define COLIBRI_IOC_GET_INFO	_IOWR(COLIBRI_IOC_MAGIC, 0x00, struct colibri_info)
 
+#define COLIBRI_NAME_LEN	32	/* model names, NUL-terminated */
+
+/**
+ * struct colibri_load - COLIBRI_IOC_LOAD: pin a .colibri model in the kernel.
+ * @size: in: sizeof(struct colibri_load).
+ * @flags: in: must be 0.
+ * @fd: in: a file descriptor of the .colibri file, open for reading.
+ * @reserved0: must be zero.
+ * @name: in: the name to publish the model under (NUL-terminated; letters,
+ *	digits, '.', '_' and '-'); an empty name takes the file's own name.
+ *	out: the name used.
+ * @bytes: out: bytes of pinned memory the model occupies.
+ * @reserved: must be zero.
+ *
+ * Needs CAP_SYS_ADMIN.  The file is validated in full (header, directory,
+ * every offset, size and shape, every checksum) before the model is
+ * published.  Errors: -EPERM without the capability; -EBADF for a bad @fd;
+ * -EINVAL for a bad struct or name, or a file that fails validation (the
+ * reason is logged, rate-limited); -EEXIST if the name is taken; -ENOSPC if
+ * max_models are loaded; -ENOMEM if the memory limit would be exceeded.
+ */
+struct colibri_load {
+	__u32 size;
+	__u32 flags;
+	__s32 fd;
+	__u32 reserved0;
+	char name[COLIBRI_NAME_LEN];
+	__u64 bytes;
+	__u64 reserved[4];
+};
+
+#define COLIBRI_LOAD_SIZE_VER0	88
+
+/**
+ * struct colibri_unload - COLIBRI_IOC_UNLOAD: remove a loaded model.
+ * @size: in: sizeof(struct colibri_unload).
+ * @flags: in: COLIBRI_UNLOAD_WAIT or 0.
+ * @name: in: the model's name.
+ * @reserved: must be zero.
+ *
+ * Needs CAP_SYS_ADMIN.  Without COLIBRI_UNLOAD_WAIT a model with attached
+ * sessions is refused with -EBUSY; with it, the model is unpublished at once
+ * (no new sessions) and the call waits, interruptibly, until the last
+ * session detaches.  -ENOENT if no model has that name.
+ */
+struct colibri_unload {
+	__u32 size;
+	__u32 flags;
+#define COLIBRI_UNLOAD_WAIT	(1U << 0)	/* wait for sessions to detach */
+#define COLIBRI_UNLOAD_FLAGS_ALL	COLIBRI_UNLOAD_WAIT
+	char name[COLIBRI_NAME_LEN];
+	__u64 reserved[2];
+};
+
+#define COLIBRI_UNLOAD_SIZE_VER0	56
+
+/**
+ * struct colibri_attach - COLIBRI_IOC_ATTACH: bind this open file to a model.
+ * @size: in: sizeof(struct colibri_attach).
+ * @flags: in: must be 0.
+ * @name: in: the model's name.
+ * @max_context: in: positions this session may hold (0: the module's
+ *	default_context); out: the value used.
+ * @max_batch: in: most tokens one forward pass of this session carries
+ *	(0: 64); longer submissions are split.  out: the value used.
+ * @bytes: out: pinned bytes the session's KV cache and scratch occupy.
+ * @vocab_size: out: the model's vocabulary size (length of a logits row).
+ * @n_layers: out: layers (for the routing trace).
+ * @top_k: out: experts per token (for the routing trace).
+ * @reserved: must be zero.
+ *
+ * Any process that may open the device may attach.  One attach per open
+ * file.  Errors: -EBUSY if this file is attached already; -ENOENT if no
+ * model has that name; -ENOSPC when max_sessions are attached; -ENOMEM when
+ * the memory limit would be exceeded; -EINVAL for a bad struct or a context
+ * beyond the model's.
+ */
+struct colibri_attach {
+	__u32 size;
+	__u32 flags;
+	char name[COLIBRI_NAME_LEN];
+	__u32 max_context;
+	__u32 max_batch;
+	__u64 bytes;
+	__u32 vocab_size;
+	__u32 n_layers;
+	__u32 top_k;
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+
+#define COLIBRI_ATTACH_SIZE_VER0	104
+
+/**
+ * struct colibri_submit - COLIBRI_IOC_SUBMIT: append tokens, get the next one.
+ * @size: in: sizeof(struct colibri_submit).
+ * @flags: in: COLIBRI_SUBMIT_* below.
+ * @tokens: in: user pointer to __u32 token ids.
+ * @n_tokens: in: how many (0 is allowed only with COLIBRI_SUBMIT_RESET).
+ * @temperature_milli: in: sampling temperature x 1000; 0 = greedy.
+ * @top_k: in: keep the k most likely tokens; 0 = all.
+ * @top_p_ppm: in: nucleus mass in parts per million; 0 = off.
+ * @seed: in: sampling seed; the draw for position p uses (seed, p).
+ * @logits: in: user pointer to float[@logits_len] for the logits of the
+ *	last position (with COLIBRI_SUBMIT_LOGITS).
+ * @logits_len: in: capacity of @logits in floats, >= the vocabulary size.
+ * @trace_len: in: capacity of @trace in __u32 (with COLIBRI_SUBMIT_TRACE),
+ *	>= n_tokens * n_layers * top_k * 2.
+ * @trace: in: user pointer to __u32 [n_tokens][n_layers][top_k][2]: expert
+ *	id and the f32 bits of its routing weight, per token, layer and rank;
+ *	dense layers hold 0xffffffff and 0.
+ * @token: out: the sampled next token.
+ * @n_past: out: the sequence's length after this call.
+ * @reserved: must be zero.
+ *
+ * Needs an attached session.  The call sleeps until the scheduler has run
+ * the tokens through the model; a signal interrupts it (-EINTR), and then
+ * the session's sequence is reset.  Errors: -ENOTCONN if not attached;
+ * -EINVAL for bad flags, counts, lengths or token ids; -ENOSPC if the
+ * sequence would exceed the session's max_context; -EFAULT for bad
+ * pointers; -ENODEV if the model is being unloaded.
+ */
+struct colibri_submit {
+	__u32 size;
+	__u32 flags;
+#define COLIBRI_SUBMIT_RESET	(1U << 0)	/* forget the sequence first */
+#define COLIBRI_SUBMIT_LOGITS	(1U << 1)	/* copy out the last logits */
+#define COLIBRI_SUBMIT_TRACE	(1U << 2)	/* copy out the routing trace */
+#define COLIBRI_SUBMIT_FLAGS_ALL	(COLIBRI_SUBMIT_RESET | COLIBRI_SUBMIT_LOGITS | \
+					 COLIBRI_SUBMIT_TRACE)
+	__u64 tokens;
+	__u32 n_tokens;
+	__u32 temperature_milli;
+	__u32 top_k;
+	__u32 top_p_ppm;
+	__u64 seed;
+	__u64 logits;
+	__u32 logits_len;
+	__u32 trace_len;
+	__u64 trace;
+	__s32 token;
+	__u32 n_past;
+	__u64 reserved[4];
+};
+
+#define COLIBRI_SUBMIT_SIZE_VER0	104
+
+/**
+ * struct colibri_model_entry - one model in COLIBRI_IOC_LIST's answer.
+ * @name: the model's name.
+ * @arch: architecture (0 llama, 1 mixtral, 2 qwen2_moe, 3 qwen3_moe, 4 olmoe).
+ * @sessions: sessions attached now.
+ * @bytes: pinned bytes of its weights.
+ * @tokens: tokens run through it since it was loaded.
+ * @vocab_size: vocabulary size.
+ * @n_layers: layers.
+ * @n_experts: routed experts (0 for a dense model).
+ * @top_k: experts per token.
+ * @reserved: zero.
+ */
+struct colibri_model_entry {
+	char name[COLIBRI_NAME_LEN];
+	__u32 arch;
+	__u32 sessions;
+	__u64 bytes;
+	__u64 tokens;
+	__u32 vocab_size;
+	__u32 n_layers;
+	__u32 n_experts;
+	__u32 top_k;
+	__u64 reserved[2];
+};
+
+/**
+ * struct colibri_list - COLIBRI_IOC_LIST: the loaded models.
+ * @size: in: sizeof(struct colibri_list).
+ * @flags: in: must be 0.
+ * @entries: in: user pointer to struct colibri_model_entry[@capacity].
+ * @capacity: in: entries the array holds (0 to only count).
+ * @count: out: models loaded; min(@count, @capacity) entries were written.
+ * @entry_size: in: sizeof(struct colibri_model_entry) as the caller knows
+ *	it (>= the first version's 88); out: the size the kernel wrote.
+ * @reserved0: must be zero.
+ * @reserved: must be zero.
+ *
+ * Anyone who may open the device may call it.
+ */
+struct colibri_list {
+	__u32 size;
+	__u32 flags;
+	__u64 entries;
+	__u32 capacity;
+	__u32 count;
+	__u32 entry_size;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+#define COLIBRI_LIST_SIZE_VER0		48
+#define COLIBRI_MODEL_ENTRY_SIZE_VER0	88
+
+#define COLIBRI_IOC_LOAD	_IOWR(COLIBRI_IOC_MAGIC, 0x01, struct colibri_load)
+#define COLIBRI_IOC_UNLOAD	_IOWR(COLIBRI_IOC_MAGIC, 0x02, struct colibri_unload)
+#define COLIBRI_IOC_ATTACH	_IOWR(COLIBRI_IOC_MAGIC, 0x03, struct colibri_attach)
+#define COLIBRI_IOC_SUBMIT	_IOWR(COLIBRI_IOC_MAGIC, 0x04, struct colibri_submit)
+#define COLIBRI_IOC_LIST	_IOWR(COLIBRI_IOC_MAGIC, 0x05, struct colibri_list)
+
 /* Sizes are ABI: a change here is a new struct version, never an edit. */
 #if defined(__cplusplus)
 #define __COLIBRI_ABI_ASSERT(e, m) static_assert(e, m)
@@ -92,5 +299,17 @@ struct colibri_info {
 #endif
 __COLIBRI_ABI_ASSERT(sizeof(struct colibri_info) == COLIBRI_INFO_SIZE_VER0,
 		     "struct colibri_info");
+__COLIBRI_ABI_ASSERT(sizeof(struct colibri_load) == COLIBRI_LOAD_SIZE_VER0,
+		     "struct colibri_load");
+__COLIBRI_ABI_ASSERT(sizeof(struct colibri_unload) == COLIBRI_UNLOAD_SIZE_VER0,
+		     "struct colibri_unload");
+__COLIBRI_ABI_ASSERT(sizeof(struct colibri_attach) == COLIBRI_ATTACH_SIZE_VER0,
+		     "struct colibri_attach");
+__COLIBRI_ABI_ASSERT(sizeof(struct colibri_submit) == COLIBRI_SUBMIT_SIZE_VER0,
+		     "struct colibri_submit");
+__COLIBRI_ABI_ASSERT(sizeof(struct colibri_list) == COLIBRI_LIST_SIZE_VER0,
+		     "struct colibri_list");
+__COLIBRI_ABI_ASSERT(sizeof(struct colibri_model_entry) == COLIBRI_MODEL_ENTRY_SIZE_VER0,
+		     "struct colibri_model_entry");
 
 #endif /* _UAPI_LINUX_COLIBRI_H */

@@ -33,6 +33,30 @@ static long modparam(const char *name)
 	return v;
 }
 
+/* Size of the memmap= range the module was given, or 0. */
+static unsigned long long memmap_size(void)
+{
+	char buf[128] = "", *at;
+	unsigned long long v;
+	FILE *f = fopen("/sys/module/colibri/parameters/memmap", "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	at = strpbrk(buf, "@$");
+	if (!at || !strncmp(buf, "(null)", 6))
+		return 0;
+	v = strtoull(buf, &at, 0);
+	switch (*at) {
+	case 'G': case 'g': v <<= 30; break;
+	case 'M': case 'm': v <<= 20; break;
+	case 'K': case 'k': v <<= 10; break;
+	}
+	return v;
+}
+
 /* The ISA level the engine must pick on this CPU, from /proc/cpuinfo. */
 static int expected_isa(void)
 {
@@ -88,8 +112,17 @@ TEST_F(dev, get_info_reports_abi_isa_provider_limits)
 	EXPECT_EQ(expected_isa(), (int)info.isa_level);
 	EXPECT_NE(0, info.isa_name[0]);
 	EXPECT_EQ(0, info.isa_name[sizeof(info.isa_name) - 1]);
-	EXPECT_EQ(COLIBRI_MEM_PAGES, info.mem_provider);
-	EXPECT_EQ((unsigned long long)modparam("mem_limit_mb") << 20, info.mem_limit);
+	if (memmap_size()) {
+		unsigned long long lim = (unsigned long long)modparam("mem_limit_mb") << 20;
+
+		EXPECT_EQ(COLIBRI_MEM_MEMMAP, info.mem_provider);
+		EXPECT_EQ(memmap_size(), info.mem_total);
+		EXPECT_EQ(lim < memmap_size() ? lim : memmap_size(), info.mem_limit);
+	} else {
+		EXPECT_EQ(COLIBRI_MEM_PAGES, info.mem_provider);
+		EXPECT_EQ(0, info.mem_total);
+		EXPECT_EQ((unsigned long long)modparam("mem_limit_mb") << 20, info.mem_limit);
+	}
 	EXPECT_EQ(modparam("max_models"), info.max_models);
 	EXPECT_EQ(modparam("max_sessions"), info.max_sessions);
 	EXPECT_EQ(0, info.nr_models);

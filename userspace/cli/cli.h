@@ -10,5 +10,12 @@ int cmd_device(int argc, char **argv);
 int cmd_bench_gemm(int argc, char **argv);
 int cmd_logits(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+int cmd_load(int argc, char **argv);
+int cmd_unload(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 
 #endif /* COLIBRI_CLI_H */

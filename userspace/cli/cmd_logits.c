@@ -20,13 +20,15 @@
 #include <string.h>
 
 #include "cb_engine.h"
+#include "cbfile.h"
 #include "cli.h"
+#include "gguf.h"
 #include "hfmodel.h"
 #include "host.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: colibri logits --model HFDIR --tokens \"ID ID ...\" "
+	fprintf(f, "usage: colibri logits --model HFDIR|FILE.gguf|FILE.colibri --tokens \"ID ID ...\" "
 		"[--quant keep|f32|f16|bf16|q8_0|q4_0] [--threads N] [--step] "
 		"[--greedy N] [--trace]\n");
 }
@@ -83,6 +85,9 @@ int cmd_logits(int argc, char **argv)
 	const char *dir = NULL, *toks = NULL;
 	int dtype = HF_DTYPE_KEEP, threads = 0, greedy = 0, step = 0, trace = 0;
 	struct hf_model *m = NULL;
+	struct gguf_model *gm = NULL;	/* GGUF input (gguf_model.c) */
+	struct cbfile *cf = NULL;	/* .colibri input; m then is &cm */
+	struct hf_model cm;
 	struct cb_exec *ex = NULL;
 	struct cb_engine *eng = NULL;
 	struct cb_engine_params p = { 0 };
@@ -133,7 +138,32 @@ int cmd_logits(int argc, char **argv)
 		fprintf(stderr, "colibri logits: --tokens: expected token ids\n");
 		return 2;
 	}
-	m = hf_model_load(dir, dtype, err, sizeof(err));
+	/* GGUF input: --model names a .gguf file; m then points into gm */
+	if (cbfile_is_colibri(dir)) {
+		/* weights used in place, in the validated mapping */
+		if (dtype != HF_DTYPE_KEEP) {
+			fprintf(stderr, "colibri logits: %s: --quant applies to HF directories "
+				"only (use colibri convert --quant)\n", dir);
+			goto out;
+		}
+		cf = cbfile_open(dir, 0, err, sizeof(err));
+		memset(&cm, 0, sizeof(cm));
+		if (cf) {
+			cm.cfg = cf->cfg;
+			cm.w = cf->w;
+			m = &cm;
+		}
+	} else if (gguf_is_gguf(dir)) {
+		if (dtype != HF_DTYPE_KEEP) {
+			fprintf(stderr, "colibri logits: --quant is not supported for GGUF "
+				"input (tensors are used as stored)\n");
+			goto out;
+		}
+		gm = gguf_model_load(dir, err, sizeof(err));
+		m = gm ? &gm->hf : NULL;
+	} else {
+		m = hf_model_load(dir, dtype, err, sizeof(err));
+	}
 	if (!m) {
 		fprintf(stderr, "colibri logits: %s\n", err);
 		goto out;
@@ -238,6 +268,11 @@ out:
 	free(pos);
 	free(tok);
 	free(tr);
-	hf_model_free(m);
+	if (gm)
+		gguf_model_free(gm);
+	else if (cf)
+		cbfile_close(cf);
+	else
+		hf_model_free(m);
 	return rc;
 }

@@ -15,9 +15,15 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "device", cmd_device, "show what /dev/colibri reports (GET_INFO)" },
+	{ "load", cmd_load, "pin a .colibri model in the kernel" },
+	{ "unload", cmd_unload, "remove a model from the kernel" },
+	{ "ls", cmd_ls, "list the models loaded in the kernel" },
+	{ "generate", cmd_generate, "generate text from a prompt (kernel or in-process)" },
 	{ "bench-gemm", cmd_bench_gemm, "gemm throughput of each ISA variant vs memory bandwidth" },
 	{ "logits", cmd_logits, "run a HF model directory in-process, print logits" },
 	{ "tokenize", cmd_tokenize, "encode text to token ids, or decode ids (--decode)" },
+	{ "convert", cmd_convert, "convert a Hugging Face model directory to a .colibri file" },
+	{ "info", cmd_info, "describe a .colibri file or HF directory (--json)" },
 };
 
 static void usage(FILE *f)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -47,4 +48,103 @@ const char *colibri_mem_provider_name(unsigned int provider)
 	default:
 		return "unknown";
 	}
+}
+
+static int colibri_set_name(char *dst, const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n >= COLIBRI_NAME_LEN)
+		return -ENAMETOOLONG;
+	memset(dst, 0, COLIBRI_NAME_LEN);
+	if (n)
+		memcpy(dst, name, n);
+	return 0;
+}
+
+int colibri_dev_load(int fd, const char *path, const char *name, char *name_out,
+		     unsigned long long *bytes)
+{
+	struct colibri_load arg;
+	int mfd, ret;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.size = sizeof(arg);
+	ret = colibri_set_name(arg.name, name);
+	if (ret)
+		return ret;
+	mfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (mfd < 0)
+		return -errno;
+	arg.fd = mfd;
+	ret = ioctl(fd, COLIBRI_IOC_LOAD, &arg) ? -errno : 0;
+	close(mfd);
+	if (ret)
+		return ret;
+	if (name_out)
+		memcpy(name_out, arg.name, COLIBRI_NAME_LEN);
+	if (bytes)
+		*bytes = arg.bytes;
+	return 0;
+}
+
+int colibri_dev_unload(int fd, const char *name, int wait)
+{
+	struct colibri_unload arg;
+	int ret;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.size = sizeof(arg);
+	arg.flags = wait ? COLIBRI_UNLOAD_WAIT : 0;
+	ret = colibri_set_name(arg.name, name);
+	if (ret)
+		return ret;
+	return ioctl(fd, COLIBRI_IOC_UNLOAD, &arg) ? -errno : 0;
+}
+
+int colibri_dev_list(int fd, struct colibri_model_entry *ents, unsigned int cap)
+{
+	struct colibri_list arg;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.size = sizeof(arg);
+	arg.entries = (uintptr_t)ents;
+	arg.capacity = cap;
+	arg.entry_size = sizeof(*ents);
+	return ioctl(fd, COLIBRI_IOC_LIST, &arg) ? -errno : (int)arg.count;
+}
+
+int colibri_dev_attach(int fd, const char *name, unsigned int max_context,
+		       unsigned int max_batch, struct colibri_attach *out)
+{
+	struct colibri_attach arg;
+	int ret;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.size = sizeof(arg);
+	arg.max_context = max_context;
+	arg.max_batch = max_batch;
+	ret = colibri_set_name(arg.name, name);
+	if (ret)
+		return ret;
+	if (ioctl(fd, COLIBRI_IOC_ATTACH, &arg))
+		return -errno;
+	if (out)
+		*out = arg;
+	return 0;
+}
+
+int colibri_dev_submit(int fd, struct colibri_submit *s)
+{
+	s->size = sizeof(*s);
+	return ioctl(fd, COLIBRI_IOC_SUBMIT, s) ? -errno : 0;
+}
+
+const char *colibri_arch_name(unsigned int arch)
+{
+	static const char *const names[] = {
+		"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe",
+	};
+
+	return arch < sizeof(names) / sizeof(names[0]) ? names[arch] : "unknown";
 }

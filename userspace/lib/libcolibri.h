@@ -14,8 +14,26 @@
 int colibri_dev_open(void);
 /* COLIBRI_IOC_GET_INFO into *info (whose size field it sets). */
 int colibri_dev_get_info(int fd, struct colibri_info *info);
+/*
+ * COLIBRI_IOC_LOAD of the .colibri file at @path under @name ("" or NULL:
+ * the file's own name).  @name_out (COLIBRI_NAME_LEN bytes) and @bytes may
+ * be NULL.
+ */
+int colibri_dev_load(int fd, const char *path, const char *name, char *name_out,
+		     unsigned long long *bytes);
+/* COLIBRI_IOC_UNLOAD; @wait: wait for attached sessions to end. */
+int colibri_dev_unload(int fd, const char *name, int wait);
+/* COLIBRI_IOC_LIST into @ents[@cap]; returns the number of models loaded. */
+int colibri_dev_list(int fd, struct colibri_model_entry *ents, unsigned int cap);
+/* COLIBRI_IOC_ATTACH; @out (may be NULL) receives the kernel's answer. */
+int colibri_dev_attach(int fd, const char *name, unsigned int max_context,
+		       unsigned int max_batch, struct colibri_attach *out);
+/* COLIBRI_IOC_SUBMIT; @s is filled by the caller except size. */
+int colibri_dev_submit(int fd, struct colibri_submit *s);
+
 /* Static names for the GET_INFO enums. */
 const char *colibri_isa_name(unsigned int isa_level);
 const char *colibri_mem_provider_name(unsigned int provider);
+const char *colibri_arch_name(unsigned int arch);
 
 #endif /* LIBCOLIBRI_H */

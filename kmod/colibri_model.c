@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * colibri_model.c - the model registry: load a .colibri file into pinned
+ * memory, validate it in full, seal it, publish it under a name; unload;
+ * sysfs under /sys/kernel/colibri/models/NAME/.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/fs.h>
+#include <linux/kobject.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+
+#include "colibri_internal.h"
+#include "cb_format.h"
+
+static DEFINE_MUTEX(colibri_models_lock);
+static LIST_HEAD(colibri_models);		/* protected by colibri_models_lock */
+static unsigned int colibri_nr_models;		/* protected by colibri_models_lock */
+static struct kobject *colibri_kobj;		/* /sys/kernel/colibri */
+static struct kobject *colibri_models_kobj;	/* .../models */
+
+static const char *const colibri_arch_names[] = {
+	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe",
+};
+
+/* --- sysfs ----------------------------------------------------------------- */
+
+#define to_model(k) container_of(k, struct colibri_model, kobj)
+
+static ssize_t arch_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	u32 arch = to_model(k)->cfg.arch;
+
+	return sysfs_emit(buf, "%s\n", arch < ARRAY_SIZE(colibri_arch_names) ?
+			  colibri_arch_names[arch] : "unknown");
+}
+
+#define COLIBRI_MODEL_ATTR(_name, _fmt, _expr)					\
+static ssize_t _name##_show(struct kobject *k, struct kobj_attribute *a,	\
+			    char *buf)						\
+{										\
+	struct colibri_model *m = to_model(k);					\
+										\
+	return sysfs_emit(buf, _fmt "\n", _expr);				\
+}										\
+static struct kobj_attribute colibri_attr_##_name = __ATTR_RO(_name)
+
+COLIBRI_MODEL_ATTR(bytes, "%llu", m->mem.size);
+COLIBRI_MODEL_ATTR(file_size, "%llu", m->file_size);
+COLIBRI_MODEL_ATTR(sessions, "%d", atomic_read(&m->nr_sessions));
+COLIBRI_MODEL_ATTR(tokens, "%lld", (long long)atomic64_read(&m->tokens));
+COLIBRI_MODEL_ATTR(forwards, "%lld", (long long)atomic64_read(&m->forwards));
+COLIBRI_MODEL_ATTR(vocab_size, "%u", m->cfg.vocab_size);
+COLIBRI_MODEL_ATTR(hidden, "%u", m->cfg.hidden);
+COLIBRI_MODEL_ATTR(layers, "%u", m->cfg.n_layers);
+COLIBRI_MODEL_ATTR(experts, "%u", m->cfg.n_experts);
+COLIBRI_MODEL_ATTR(top_k, "%u", m->cfg.top_k);
+COLIBRI_MODEL_ATTR(max_context, "%u", m->cfg.max_context);
+static struct kobj_attribute colibri_attr_arch = __ATTR_RO(arch);
+
+static struct attribute *colibri_model_attrs[] = {
+	&colibri_attr_arch.attr,
+	&colibri_attr_bytes.attr,
+	&colibri_attr_file_size.attr,
+	&colibri_attr_sessions.attr,
+	&colibri_attr_tokens.attr,
+	&colibri_attr_forwards.attr,
+	&colibri_attr_vocab_size.attr,
+	&colibri_attr_hidden.attr,
+	&colibri_attr_layers.attr,
+	&colibri_attr_experts.attr,
+	&colibri_attr_top_k.attr,
+	&colibri_attr_max_context.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(colibri_model);
+
+/* The last reference is gone: no session, no registry entry. */
+static void colibri_model_release(struct kobject *kobj)
+{
+	struct colibri_model *m = to_model(kobj);
+
+	colibri_buf_free(&m->mem);
+	kvfree(m->bind);
+	kfree(m);
+}
+
+static const struct kobj_type colibri_model_ktype = {
+	.release = colibri_model_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = colibri_model_groups,
+};
+
+void colibri_model_put(struct colibri_model *m)
+{
+	kobject_put(&m->kobj);
+}
+
+unsigned int colibri_models_count(void)
+{
+	return READ_ONCE(colibri_nr_models);
+}
+
+/**
+ * colibri_name_valid() - is @name an acceptable model name?
+ * @name: a buffer of @len bytes from userspace.
+ * @len: its size.
+ *
+ * Return: the name's length (1..len-1) if it is NUL-terminated inside the
+ * buffer, zero-padded after the NUL and made of [A-Za-z0-9._-] not starting
+ * with '.'; 0 for an empty name; -EINVAL otherwise.
+ */
+int colibri_name_valid(const char *name, size_t len)
+{
+	size_t n = strnlen(name, len), i;
+
+	if (n == len || memchr_inv(name + n, 0, len - n))
+		return -EINVAL;
+	if (n && name[0] == '.')
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!isalnum(name[i]) && !strchr("._-", name[i]))
+			return -EINVAL;
+	return n;
+}
+
+/* Caller holds colibri_models_lock. */
+static struct colibri_model *colibri_model_lookup(const char *name)
+{
+	struct colibri_model *m;
+
+	list_for_each_entry(m, &colibri_models, node)
+		if (!strcmp(m->name, name))
+			return m;
+	return NULL;
+}
+
+/**
+ * colibri_model_find() - a published model, with a reference.
+ * @name: its name.
+ *
+ * Return: the model (drop it with colibri_model_put()) or NULL.
+ */
+struct colibri_model *colibri_model_find(const char *name)
+{
+	struct colibri_model *m;
+
+	mutex_lock(&colibri_models_lock);
+	m = colibri_model_lookup(name);
+	if (m)
+		kobject_get(&m->kobj);
+	mutex_unlock(&colibri_models_lock);
+	return m;
+}
+
+/* --- loading ---------------------------------------------------------------- */
+
+/* Reads exactly @len bytes at @pos, in bounded pieces, killable. */
+static int colibri_read_full(struct file *f, void *buf, u64 len, loff_t pos)
+{
+	u64 done = 0;
+
+	while (done < len) {
+		size_t n = min_t(u64, len - done, SZ_8M);
+		ssize_t r;
+
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		r = kernel_read(f, (u8 *)buf + done, n, &pos);
+		if (r < 0)
+			return r;
+		if (!r)
+			return -EIO;	/* the file shrank under us */
+		done += r;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Every tensor's CRC32C, with the engine's portable slice-by-8 (integer only,
+ * built without SSE: callable here).  The kernel's crc32c() would pull in
+ * libcrc32c and the crypto API for a one-time check at load.
+ */
+static int colibri_verify_tensors(const struct cb_format_info *info, const void *dir,
+				  const void *data, char *why, size_t whylen)
+{
+	const struct colibri_file_tensor *t = (const void *)((const u8 *)dir + info->dir_offset);
+	u32 i;
+
+	for (i = 0; i < info->n_tensors; i++) {
+		u64 off = le64_to_cpu(t[i].offset), size = le64_to_cpu(t[i].size), done = 0;
+		u32 crc = 0;
+
+		/* bounds were proven by cb_format_check_directory() */
+		while (done < size) {
+			u64 n = min_t(u64, size - done, SZ_4M);
+
+			crc = cb_crc32c(crc, (const u8 *)data + off + done, n);
+			done += n;
+			cond_resched();
+		}
+		if (crc != le32_to_cpu(t[i].crc32c)) {
+			snprintf(why, whylen, "tensor %u (%s, layer %d, expert %d): checksum mismatch",
+				 i, cb_format_role_name(le32_to_cpu(t[i].role)),
+				 (int)le32_to_cpu(t[i].layer), (int)le32_to_cpu(t[i].expert));
+			return -EINVAL;
+		}
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+	return 0;
+}
+
+/* Validates @f and builds an unpublished model; logs why on failure. */
+static int colibri_model_build(struct file *f, struct colibri_model *m, char *why)
+{
+	struct cb_format_info *info;
+	u64 file_size = i_size_read(file_inode(f));
+	void *hdr = NULL;
+	u64 bind_size;
+	int ret;
+
+	info = kzalloc(sizeof(*info), GFP_KERNEL);
+	hdr = kvmalloc(COLIBRI_FILE_HEADER_SIZE, GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!info || !hdr)
+		goto out;
+
+	/* 1. The header, then header + directory, before anything else. */
+	ret = -EINVAL;
+	if (file_size < COLIBRI_FILE_HEADER_SIZE) {
+		snprintf(why, CB_FORMAT_WHY_LEN, "file is %llu bytes, shorter than a header",
+			 file_size);
+		goto out;
+	}
+	ret = colibri_read_full(f, hdr, COLIBRI_FILE_HEADER_SIZE, 0);
+	if (ret)
+		goto out;
+	ret = cb_format_check_header(hdr, COLIBRI_FILE_HEADER_SIZE, file_size, info,
+				     why, CB_FORMAT_WHY_LEN);
+	if (ret)
+		goto out;
+	kvfree(hdr);
+	hdr = kvmalloc(info->dir_end, GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!hdr)
+		goto out;
+	ret = colibri_read_full(f, hdr, info->dir_end, 0);
+	if (ret)
+		goto out;
+	ret = cb_format_check_directory(hdr, info->dir_end, file_size, info,
+					why, CB_FORMAT_WHY_LEN);
+	if (ret)
+		goto out;
+
+	/* 2. The data region, straight into pinned memory. */
+	ret = colibri_buf_alloc(&m->mem, info->data_size);
+	if (ret) {
+		snprintf(why, CB_FORMAT_WHY_LEN, "%llu bytes of pinned memory not available (limit %llu, used %llu)",
+			 (unsigned long long)info->data_size, colibri_mem_limit(),
+			 colibri_mem_used());
+		goto out;
+	}
+	ret = colibri_read_full(f, m->mem.vaddr, info->data_size, info->data_offset);
+	if (ret)
+		goto out;
+
+	/* 3. Sealed read-only, then checksummed and bound where it stays. */
+	ret = colibri_buf_seal(&m->mem);
+	if (ret)
+		goto out;
+	ret = colibri_verify_tensors(info, hdr, m->mem.vaddr, why, CB_FORMAT_WHY_LEN);
+	if (ret)
+		goto out;
+	bind_size = cb_format_bind_size(info);
+	m->bind = kvzalloc(bind_size, GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!m->bind)
+		goto out;
+	ret = cb_format_bind(info, hdr, m->mem.vaddr, m->mem.size, m->bind, bind_size,
+			     &m->cfg, &m->w, why, CB_FORMAT_WHY_LEN);
+	if (ret)
+		goto out;
+	m->file_size = file_size;
+	if (!m->name[0] && strscpy(m->name, info->name, sizeof(m->name)) < 0) {
+		snprintf(why, CB_FORMAT_WHY_LEN,
+			 "the file's model name is longer than %zu bytes: give a name",
+			 sizeof(m->name) - 1);
+		ret = -EINVAL;
+	}
+out:
+	kvfree(hdr);
+	kfree(info);
+	/* The validator says -EOVERFLOW for sizes outside the file: to the
+	 * caller every malformed file is -EINVAL. */
+	return ret == -EOVERFLOW ? -EINVAL : ret;
+}
+
+/**
+ * colibri_model_load() - load, validate, seal and publish a model.
+ * @f: the .colibri file.
+ * @name: name to publish under, or "" for the file's own name.
+ * @out: the published model, with a reference for the caller.
+ *
+ * A refused load leaves nothing allocated and logs why (rate-limited).
+ * Return: 0 or -errno (see struct colibri_load).
+ */
+int colibri_model_load(struct file *f, const char *name, struct colibri_model **out)
+{
+	struct colibri_model *m;
+	char *why;
+	int ret;
+
+	if (!(f->f_mode & FMODE_READ) || !S_ISREG(file_inode(f)->i_mode))
+		return -EBADF;
+	why = kzalloc(CB_FORMAT_WHY_LEN, GFP_KERNEL);
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m || !why) {
+		kfree(why);
+		kfree(m);
+		return -ENOMEM;
+	}
+	kobject_init(&m->kobj, &colibri_model_ktype);
+	INIT_LIST_HEAD(&m->node);
+	init_waitqueue_head(&m->sessions_wq);
+	strscpy(m->name, name, sizeof(m->name));
+
+	ret = colibri_model_build(f, m, why);
+	if (!ret && colibri_name_valid(m->name, sizeof(m->name)) <= 0) {
+		snprintf(why, CB_FORMAT_WHY_LEN, "the file's model name is not usable: give a name");
+		ret = -EINVAL;
+	}
+	if (ret)
+		goto err;
+
+	mutex_lock(&colibri_models_lock);
+	if (colibri_model_lookup(m->name)) {
+		snprintf(why, CB_FORMAT_WHY_LEN, "a model named '%s' is loaded", m->name);
+		ret = -EEXIST;
+	} else if (colibri_nr_models >= colibri_max_models) {
+		snprintf(why, CB_FORMAT_WHY_LEN, "max_models=%u are loaded", colibri_max_models);
+		ret = -ENOSPC;
+	} else {
+		ret = kobject_add(&m->kobj, colibri_models_kobj, "%s", m->name);
+		if (!ret) {
+			list_add_tail(&m->node, &colibri_models);
+			m->published = true;
+			WRITE_ONCE(colibri_nr_models, colibri_nr_models + 1);
+		}
+	}
+	mutex_unlock(&colibri_models_lock);
+	if (ret)
+		goto err;
+
+	pr_info("model %s loaded: %s, %u layers, %u experts (top %u), %llu bytes pinned\n",
+		m->name, m->cfg.arch < ARRAY_SIZE(colibri_arch_names) ?
+		colibri_arch_names[m->cfg.arch] : "?", m->cfg.n_layers, m->cfg.n_experts,
+		m->cfg.top_k, m->mem.size);
+	kfree(why);
+	kobject_get(&m->kobj);		/* the caller's reference */
+	*out = m;
+	return 0;
+
+err:
+	pr_warn_ratelimited("load of %s refused (%d): %s\n", name[0] ? name : "a model",
+			    ret, why[0] ? why : "see the error code");
+	kfree(why);
+	kobject_put(&m->kobj);		/* frees whatever was built */
+	return ret;
+}
+
+/* Caller holds colibri_models_lock; drops the registry's reference later. */
+static void colibri_model_unpublish(struct colibri_model *m)
+{
+	list_del_init(&m->node);
+	m->published = false;
+	WRITE_ONCE(colibri_nr_models, colibri_nr_models - 1);
+	kobject_del(&m->kobj);
+}
+
+/**
+ * colibri_model_unload() - unpublish a model and drop the registry's reference.
+ * @name: the model.
+ * @wait: with sessions attached, wait (interruptibly) instead of -EBUSY.
+ *
+ * Return: 0, -ENOENT, -EBUSY or -EINTR.
+ */
+int colibri_model_unload(const char *name, bool wait)
+{
+	struct colibri_model *m;
+	int ret = 0;
+
+	mutex_lock(&colibri_models_lock);
+	m = colibri_model_lookup(name);
+	if (!m) {
+		mutex_unlock(&colibri_models_lock);
+		return -ENOENT;
+	}
+	if (atomic_read(&m->nr_sessions) && !wait) {
+		mutex_unlock(&colibri_models_lock);
+		return -EBUSY;
+	}
+	/* Unpublished: no new session can find it. */
+	colibri_model_unpublish(m);
+	mutex_unlock(&colibri_models_lock);
+
+	if (wait && wait_event_interruptible(m->sessions_wq, !atomic_read(&m->nr_sessions)))
+		ret = -EINTR;	/* it stays unpublished and goes with its last session */
+	pr_info("model %s unloaded%s\n", m->name, ret ? " (freed when its sessions end)" : "");
+	colibri_model_put(m);
+	return ret;
+}
+
+int colibri_models_init(void)
+{
+	colibri_kobj = kobject_create_and_add("colibri", kernel_kobj);
+	if (!colibri_kobj)
+		return -ENOMEM;
+	colibri_models_kobj = kobject_create_and_add("models", colibri_kobj);
+	if (!colibri_models_kobj) {
+		kobject_put(colibri_kobj);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Module exit: no file is open, so no session exists; unload everything. */
+void colibri_models_exit(void)
+{
+	struct colibri_model *m, *tmp;
+
+	mutex_lock(&colibri_models_lock);
+	list_for_each_entry_safe(m, tmp, &colibri_models, node) {
+		colibri_model_unpublish(m);
+		colibri_model_put(m);
+	}
+	mutex_unlock(&colibri_models_lock);
+	kobject_put(colibri_models_kobj);
+	kobject_put(colibri_kobj);
+}
+
+/**
+ * colibri_models_list() - fill LIST entries.
+ * @ents: kernel array of @cap entries to fill (zeroed by the caller).
+ * @cap: its capacity.
+ *
+ * Return: the number of models loaded (may exceed @cap).
+ */
+u32 colibri_models_list(struct colibri_model_entry *ents, u32 cap)
+{
+	struct colibri_model *m;
+	u32 n = 0;
+
+	mutex_lock(&colibri_models_lock);
+	list_for_each_entry(m, &colibri_models, node) {
+		if (n < cap) {
+			struct colibri_model_entry *e = &ents[n];
+
+			strscpy_pad(e->name, m->name, sizeof(e->name));
+			e->arch = m->cfg.arch;
+			e->sessions = atomic_read(&m->nr_sessions);
+			e->bytes = m->mem.size;
+			e->tokens = atomic64_read(&m->tokens);
+			e->vocab_size = m->cfg.vocab_size;
+			e->n_layers = m->cfg.n_layers;
+			e->n_experts = m->cfg.n_experts;
+			e->top_k = m->cfg.top_k;
+		}
+		n++;
+	}
+	mutex_unlock(&colibri_models_lock);
+	return n;
+}

@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * engine_test - models in the kernel: LOAD/UNLOAD/LIST, sessions, SUBMIT,
+ * and the kernel's logits against the in-process engine, bit for bit.
+ *
+ * Runs inside the vm-run guest with colibri.ko loaded.  Fixtures are the
+ * .colibri files in $COLIBRI_BUILD/vm-fixtures/ (tests/vm/make-fixtures
+ * writes them on the host before the guest boots).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "colibri.h"
+#include "libcolibri.h"
+#include "cbfile.h"
+#include "cb_engine.h"
+#include "host.h"
+
+#define N_TOK 12
+
+/* Software emulation on a busy host is slow: allow minutes, not seconds. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+
+static char fixture_dir[4096];
+
+static const char *fixtures(void)
+{
+	const char *b = getenv("COLIBRI_BUILD");
+
+	snprintf(fixture_dir, sizeof(fixture_dir), "%s/vm-fixtures", b ? b : "build");
+	return fixture_dir;
+}
+
+static int fixture(const char *name, char *path, size_t len)
+{
+	snprintf(path, len, "%s/%s.colibri", fixtures(), name);
+	return access(path, R_OK) ? -errno : 0;
+}
+
+static struct colibri_info info_now(int fd)
+{
+	struct colibri_info info;
+
+	colibri_dev_get_info(fd, &info);
+	return info;
+}
+
+static void test_tokens(uint32_t *t, unsigned int n, unsigned int vocab, unsigned int salt)
+{
+	for (unsigned int i = 0; i < n; i++)
+		t[i] = (i * 7919u + salt * 104729u + 13) % vocab;
+}
+
+/* Runs @n tokens through the in-process engine: logits of the last one. */
+static int user_logits(const char *path, const uint32_t *toks, unsigned int n, float *out,
+		       unsigned int chunk)
+{
+	struct cb_engine_params p = { .max_batch_tokens = chunk, .n_seqs = 1,
+				      .max_context = 256 };
+	char err[256];
+	struct cbfile *f = cbfile_open(path, 0, err, sizeof(err));
+	uint32_t seq[64] = { 0 }, pos[64];
+	uint8_t mask[64];
+	struct cb_engine *e;
+	struct cb_exec *ex;
+	void *arena;
+	uint64_t asz;
+	int ret = 0;
+
+	if (!f)
+		return -EINVAL;
+	p.isa_max_level = cb_host_isa_cap();
+	asz = cb_engine_arena_size(&f->cfg, &p);
+	arena = aligned_alloc(64, (asz + 63) & ~63ULL);
+	ex = cb_host_exec_create(2);
+	if (!arena || !ex || cb_engine_init(&e, &f->cfg, &f->w, &p, arena, asz)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int done = 0; done < n && !ret; done += chunk) {
+		unsigned int m = n - done < chunk ? n - done : chunk;
+		struct cb_batch b = { .n_tokens = m, .tokens = toks + done, .seq = seq,
+				      .pos = pos, .logits_mask = mask, .logits = out };
+
+		for (unsigned int i = 0; i < m; i++) {
+			pos[i] = done + i;
+			mask[i] = done + i == n - 1;
+		}
+		ret = cb_engine_forward(e, ex, &b);
+	}
+out:
+	if (ex)
+		cb_host_exec_destroy(ex);
+	free(arena);
+	cbfile_close(f);
+	return ret;
+}
+
+static int submit(int fd, const uint32_t *toks, unsigned int n, unsigned int flags,
+		  float *logits, unsigned int logits_len, struct colibri_submit *out)
+{
+	struct colibri_submit s;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	s.flags = flags;
+	s.tokens = (uintptr_t)toks;
+	s.n_tokens = n;
+	s.logits = (uintptr_t)logits;
+	s.logits_len = logits_len;
+	ret = colibri_dev_submit(fd, &s);
+	if (out)
+		*out = s;
+	return ret;
+}
+
+FIXTURE(model) {
+	int fd;
+	char path[4096];
+	char name[COLIBRI_NAME_LEN];
+};
+
+FIXTURE_SETUP(model)
+{
+	struct colibri_info info;
+
+	self->fd = colibri_dev_open();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, fixture("mixtral-f32", self->path, sizeof(self->path)))
+		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", self->path);
+	ASSERT_EQ(0, colibri_dev_load(self->fd, self->path, "m", self->name, NULL));
+	info = info_now(self->fd);
+	/* The in-process engine must run the kernel's ISA level. */
+	setenv("COLIBRI_ISA", colibri_isa_name(info.isa_level), 1);
+}
+
+FIXTURE_TEARDOWN(model)
+{
+	colibri_dev_unload(self->fd, "m", 1);
+	close(self->fd);
+}
+
+TEST_F(model, load_publishes_in_list_sysfs_and_info)
+{
+	struct colibri_model_entry e[8];
+	char buf[64] = "";
+	int n, sfd;
+
+	EXPECT_STREQ("m", self->name);
+	n = colibri_dev_list(self->fd, e, 8);
+	ASSERT_EQ(1, n);
+	EXPECT_STREQ("m", e[0].name);
+	EXPECT_EQ(1, e[0].arch);	/* mixtral */
+	EXPECT_EQ(0, e[0].sessions);
+	EXPECT_LT(0, e[0].bytes);
+	EXPECT_EQ(1, info_now(self->fd).nr_models);
+	EXPECT_LE(e[0].bytes, info_now(self->fd).mem_used);
+	sfd = open("/sys/kernel/colibri/models/m/arch", O_RDONLY);
+	ASSERT_LE(0, sfd);
+	EXPECT_LT(0, read(sfd, buf, sizeof(buf) - 1));
+	close(sfd);
+	EXPECT_STREQ("mixtral\n", buf);
+}
+
+TEST_F(model, duplicate_name_is_eexist_and_bad_names_einval)
+{
+	EXPECT_EQ(-EEXIST, colibri_dev_load(self->fd, self->path, "m", NULL, NULL));
+	EXPECT_EQ(-EINVAL, colibri_dev_load(self->fd, self->path, "bad/name", NULL, NULL));
+	EXPECT_EQ(-EINVAL, colibri_dev_load(self->fd, self->path, ".hidden", NULL, NULL));
+	EXPECT_EQ(-ENOENT, colibri_dev_unload(self->fd, "nosuch", 0));
+	EXPECT_EQ(1, info_now(self->fd).nr_models);
+}
+
+TEST_F(model, load_and_unload_need_cap_sys_admin)
+{
+	pid_t pid = fork();
+	int st;
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Drop to nobody: every capability goes. */
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		int fd = open(COLIBRI_DEVICE_PATH, O_RDWR);
+
+		if (fd < 0)
+			_exit(11);
+		if (colibri_dev_load(fd, self->path, "x", NULL, NULL) != -EPERM)
+			_exit(12);
+		if (colibri_dev_unload(fd, "m", 0) != -EPERM)
+			_exit(13);
+		/* ... but attaching and submitting need only the device. */
+		if (colibri_dev_attach(fd, "m", 64, 0, NULL))
+			_exit(14);
+		uint32_t t[2] = { 1, 2 };
+
+		if (submit(fd, t, 2, 0, NULL, 0, NULL))
+			_exit(15);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+}
+
+TEST_F(model, unload_refused_while_attached_unless_wait)
+{
+	int s = colibri_dev_open();
+
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, colibri_dev_attach(s, "m", 64, 0, NULL));
+	EXPECT_EQ(-EBUSY, colibri_dev_unload(self->fd, "m", 0));
+	EXPECT_EQ(1, info_now(self->fd).nr_sessions);
+	close(s);
+	EXPECT_EQ(0, info_now(self->fd).nr_sessions);
+	EXPECT_EQ(0, colibri_dev_unload(self->fd, "m", 0));
+	EXPECT_EQ(0, info_now(self->fd).nr_models);
+}
+
+TEST_F(model, unload_wait_returns_when_last_session_closes)
+{
+	int s = colibri_dev_open();
+	pid_t pid;
+	int st;
+
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, colibri_dev_attach(s, "m", 64, 0, NULL));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(s);
+		_exit(colibri_dev_unload(self->fd, "m", 1) ? 1 : 0);
+	}
+	usleep(200 * 1000);
+	/* Unpublished at once: no new session can find it. */
+	EXPECT_EQ(0, colibri_dev_list(self->fd, NULL, 0));
+	EXPECT_EQ(0, waitpid(pid, &st, WNOHANG));
+	close(s);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(0, info_now(self->fd).mem_used);
+}
+
+TEST_F(model, attach_errors)
+{
+	int s = colibri_dev_open();
+	struct colibri_attach a;
+
+	ASSERT_LE(0, s);
+	EXPECT_EQ(-ENOENT, colibri_dev_attach(s, "nosuch", 64, 0, NULL));
+	EXPECT_EQ(-EINVAL, colibri_dev_attach(s, "m", 1u << 30, 0, NULL));
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	strcpy(a.name, "m");
+	a.reserved[1] = 1;
+	EXPECT_EQ(-1, ioctl(s, COLIBRI_IOC_ATTACH, &a));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, colibri_dev_attach(s, "m", 64, 0, &a));
+	EXPECT_EQ(64, a.max_context);
+	EXPECT_LT(0, a.bytes);
+	EXPECT_EQ(-EBUSY, colibri_dev_attach(s, "m", 64, 0, NULL));
+	close(s);
+}
+
+TEST_F(model, submit_validates_everything)
+{
+	int s = colibri_dev_open();
+	struct colibri_attach a;
+	uint32_t t[4] = { 1, 2, 3, 4 };
+	float *logits;
+	struct colibri_submit sub;
+
+	ASSERT_LE(0, s);
+	EXPECT_EQ(-ENOTCONN, submit(s, t, 4, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, colibri_dev_attach(s, "m", 8, 0, &a));
+	logits = calloc(a.vocab_size, sizeof(float));
+	ASSERT_NE(NULL, logits);
+	EXPECT_EQ(-EINVAL, submit(s, t, 0, 0, NULL, 0, NULL));
+	EXPECT_EQ(-EINVAL, submit(s, t, 4, 1u << 7, NULL, 0, NULL));
+	EXPECT_EQ(-EINVAL, submit(s, t, 4, COLIBRI_SUBMIT_LOGITS, logits, a.vocab_size - 1, NULL));
+	EXPECT_EQ(-EFAULT, submit(s, NULL, 4, 0, NULL, 0, NULL));
+	EXPECT_EQ(-EFAULT, submit(s, (uint32_t *)8, 4, 0, NULL, 0, NULL));
+	EXPECT_EQ(-EFAULT, submit(s, t, 4, COLIBRI_SUBMIT_LOGITS, (float *)8, a.vocab_size, NULL));
+	t[2] = a.vocab_size;	/* out of range */
+	EXPECT_EQ(-EINVAL, submit(s, t, 4, COLIBRI_SUBMIT_RESET, NULL, 0, NULL));
+	t[2] = 3;
+	{
+		uint32_t nine[9] = { 0 };
+
+		EXPECT_EQ(-ENOSPC, submit(s, nine, 9, COLIBRI_SUBMIT_RESET, NULL, 0, NULL));
+	}
+	/* The context holds 8: 4 + 4 fit, one more does not. */
+	ASSERT_EQ(0, submit(s, t, 4, COLIBRI_SUBMIT_RESET, NULL, 0, &sub));
+	EXPECT_EQ(4, sub.n_past);
+	ASSERT_EQ(0, submit(s, t, 4, 0, NULL, 0, &sub));
+	EXPECT_EQ(8, sub.n_past);
+	EXPECT_EQ(-ENOSPC, submit(s, t, 1, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, submit(s, t, 1, COLIBRI_SUBMIT_RESET, NULL, 0, &sub));
+	EXPECT_EQ(1, sub.n_past);
+	EXPECT_LE(0, sub.token);
+	EXPECT_GT((int)a.vocab_size, sub.token);
+	free(logits);
+	close(s);
+}
+
+/* Every fixture: kernel logits == in-process logits, bit for bit. */
+TEST(kernel_logits_equal_in_process_engine)
+{
+	int fd = colibri_dev_open(), checked = 0;
+	struct colibri_info info;
+	DIR *d;
+	struct dirent *de;
+
+	ASSERT_LE(0, fd);
+	info = info_now(fd);
+	setenv("COLIBRI_ISA", colibri_isa_name(info.isa_level), 1);
+	d = opendir(fixtures());
+	ASSERT_NE(NULL, d) TH_LOG("no fixtures in %s", fixtures());
+	while ((de = readdir(d))) {
+		char path[4096];
+		struct colibri_attach a;
+		uint32_t toks[N_TOK];
+		float *kl, *ul;
+		size_t len = strlen(de->d_name);
+		int s;
+
+		if (len < 9 || strcmp(de->d_name + len - 8, ".colibri"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", fixtures(), de->d_name);
+		ASSERT_EQ(0, colibri_dev_load(fd, path, "cmp", NULL, NULL)) TH_LOG("%s", path);
+		s = colibri_dev_open();
+		ASSERT_LE(0, s);
+		/* A batch of 5 splits the prompt; the engine's answer must not care. */
+		ASSERT_EQ(0, colibri_dev_attach(s, "cmp", 64, 5, &a));
+		kl = calloc(a.vocab_size, sizeof(float));
+		ul = calloc(a.vocab_size, sizeof(float));
+		ASSERT_TRUE(kl && ul);
+		test_tokens(toks, N_TOK, a.vocab_size, checked);
+		ASSERT_EQ(0, submit(s, toks, N_TOK, COLIBRI_SUBMIT_LOGITS, kl, a.vocab_size, NULL));
+		ASSERT_EQ(0, user_logits(path, toks, N_TOK, ul, 64)) TH_LOG("%s", path);
+		EXPECT_EQ(0, memcmp(kl, ul, a.vocab_size * sizeof(float)))
+			TH_LOG("%s: kernel %g, in-process %g at 0", de->d_name, kl[0], ul[0]);
+		/* One more decode step stays equal too. */
+		ASSERT_EQ(0, submit(s, toks, 1, COLIBRI_SUBMIT_LOGITS, kl, a.vocab_size, NULL));
+		{
+			uint32_t all[N_TOK + 1];
+
+			memcpy(all, toks, sizeof(toks));
+			all[N_TOK] = toks[0];
+			ASSERT_EQ(0, user_logits(path, all, N_TOK + 1, ul, 3));
+		}
+		EXPECT_EQ(0, memcmp(kl, ul, a.vocab_size * sizeof(float))) TH_LOG("%s decode",
+									    de->d_name);
+		free(kl);
+		free(ul);
+		close(s);
+		ASSERT_EQ(0, colibri_dev_unload(fd, "cmp", 0));
+		checked++;
+	}
+	closedir(d);
+	TH_LOG("%d fixtures compared at ISA %s", checked, info.isa_name);
+	EXPECT_LE(4, checked);
+	close(fd);
+}
+
+/* Broken files are refused, and a refused load leaves nothing behind. */
+TEST(malicious_model_files_are_refused_cleanly)
+{
+	char path[4096], bad[] = "/tmp/bad.colibri";
+	int fd = colibri_dev_open(), mfd;
+	struct stat st;
+	unsigned char *buf;
+	struct {
+		const char *what;
+		long off;	/* byte to flip; negative: from the end */
+		long trunc;	/* truncate to this many bytes (0: no) */
+	} cases[] = {
+		{ "bad magic", 0, 0 },
+		{ "bad version", 8, 0 },
+		{ "header crc", 200, 0 },
+		{ "directory entry", 512 + 16, 0 },
+		{ "tensor data crc", -100, 0 },
+		{ "truncated to a header", 0, 512 },
+		{ "truncated data", 0, -4096 },
+		{ "empty", 0, 1 },
+	};
+	unsigned long long used0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fixture("mixtral-f32", path, sizeof(path)));
+	ASSERT_EQ(0, stat(path, &st));
+	buf = malloc(st.st_size);
+	mfd = open(path, O_RDONLY);
+	ASSERT_EQ(st.st_size, read(mfd, buf, st.st_size));
+	close(mfd);
+	used0 = info_now(fd).mem_used;
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		long len = st.st_size, off = cases[i].off;
+
+		if (cases[i].trunc)
+			len = cases[i].trunc > 0 ? cases[i].trunc : st.st_size + cases[i].trunc;
+		if (off < 0)
+			off += st.st_size;
+		if (!cases[i].trunc)
+			buf[off] ^= 0x5a;
+		mfd = open(bad, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+		ASSERT_LE(0, mfd);
+		ASSERT_EQ(len, write(mfd, buf, len));
+		close(mfd);
+		if (!cases[i].trunc)
+			buf[off] ^= 0x5a;
+		EXPECT_EQ(-EINVAL, colibri_dev_load(fd, bad, "bad", NULL, NULL))
+			TH_LOG("%s", cases[i].what);
+		EXPECT_EQ(used0, info_now(fd).mem_used) TH_LOG("%s leaked", cases[i].what);
+		EXPECT_EQ(0, info_now(fd).nr_models);
+	}
+	/* Not a regular file, or not readable. */
+	mfd = open("/dev/null", O_RDONLY);
+	{
+		struct colibri_load l = { .size = sizeof(l), .fd = mfd };
+
+		EXPECT_EQ(-1, ioctl(fd, COLIBRI_IOC_LOAD, &l));
+		EXPECT_EQ(EBADF, errno);
+		l.fd = -1;
+		EXPECT_EQ(-1, ioctl(fd, COLIBRI_IOC_LOAD, &l));
+		EXPECT_EQ(EBADF, errno);
+	}
+	close(mfd);
+	unlink(bad);
+	free(buf);
+	close(fd);
+}
+
+/* Four processes share one copy of the model and agree with each other. */
+TEST(four_processes_share_one_model)
+{
+	char path[4096];
+	int fd = colibri_dev_open(), i, st, pfd[2];
+	unsigned long long used_model, used_all, sess_bytes = 0;
+	pid_t pids[4];
+	float *ref;
+	struct colibri_attach a;
+	uint32_t toks[N_TOK];
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fixture("mixtral-q8_0", path, sizeof(path)));
+	ASSERT_EQ(0, colibri_dev_load(fd, path, "shared", NULL, NULL));
+	used_model = info_now(fd).mem_used;
+	setenv("COLIBRI_ISA", colibri_isa_name(info_now(fd).isa_level), 1);
+	{
+		int s = colibri_dev_open();
+
+		ASSERT_EQ(0, colibri_dev_attach(s, "shared", 64, 0, &a));
+		sess_bytes = a.bytes;
+		close(s);
+	}
+	ref = calloc(a.vocab_size, sizeof(float));
+	test_tokens(toks, N_TOK, a.vocab_size, 99);
+	ASSERT_EQ(0, user_logits(path, toks, N_TOK, ref, 64));
+	ASSERT_EQ(0, pipe(pfd));
+	for (i = 0; i < 4; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i]) {
+			int s = colibri_dev_open(), r = 0;
+			float *kl = calloc(a.vocab_size, sizeof(float));
+			char c;
+
+			if (s < 0 || colibri_dev_attach(s, "shared", 64, 0, NULL))
+				_exit(20);
+			if (write(pfd[1], "a", 1) != 1)
+				_exit(21);
+			/* All four attached before anyone computes. */
+			usleep(300 * 1000);
+			for (int rep = 0; rep < 3 && !r; rep++) {
+				if (submit(s, toks, N_TOK, COLIBRI_SUBMIT_LOGITS | COLIBRI_SUBMIT_RESET,
+					   kl, a.vocab_size, NULL))
+					r = 22;
+				else if (memcmp(kl, ref, a.vocab_size * sizeof(float)))
+					r = 23;
+			}
+			(void)c;
+			_exit(r);
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		char c;
+
+		ASSERT_EQ(1, read(pfd[0], &c, 1));
+	}
+	used_all = info_now(fd).mem_used;
+	EXPECT_EQ(4, info_now(fd).nr_sessions);
+	/* The model once, plus four sessions: no copy of the weights. */
+	EXPECT_EQ(used_model + 4 * sess_bytes, used_all)
+		TH_LOG("model %llu, session %llu, all %llu", used_model, sess_bytes, used_all);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &st, 0));
+		EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("child %d", i);
+	}
+	EXPECT_EQ(used_model, info_now(fd).mem_used);
+	EXPECT_EQ(0, colibri_dev_unload(fd, "shared", 0));
+	free(ref);
+	close(fd);
+}
+
+static void on_alarm(int sig)
+{
+}
+
+/* A signal interrupts a submit; the session then works again (reset). */
+TEST(signal_mid_request_then_session_recovers)
+{
+	char path[4096];
+	int fd = colibri_dev_open(), s, interrupted = 0;
+	struct colibri_attach a;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	uint32_t *toks;
+	struct colibri_submit sub;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fixture("mixtral-f32", path, sizeof(path)));
+	ASSERT_EQ(0, colibri_dev_load(fd, path, "sig", NULL, NULL));
+	s = colibri_dev_open();
+	ASSERT_EQ(0, colibri_dev_attach(s, "sig", 2048, 0, &a));
+	toks = calloc(2048, sizeof(*toks));
+	test_tokens(toks, 2048, a.vocab_size, 5);
+	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: the call sees EINTR */
+	for (int i = 0; i < 5 && !interrupted; i++) {
+		ualarm(20 * 1000, 0);
+		if (submit(s, toks, 2048, COLIBRI_SUBMIT_RESET, NULL, 0, NULL) == -EINTR)
+			interrupted = 1;
+		ualarm(0, 0);
+	}
+	EXPECT_EQ(1, interrupted) TH_LOG("a 2048-token prefill was never interrupted");
+	/* The next call waits out the cancelled one and starts afresh. */
+	ASSERT_EQ(0, submit(s, toks, 3, 0, NULL, 0, &sub));
+	EXPECT_EQ(3, sub.n_past);
+	close(s);
+	EXPECT_EQ(0, colibri_dev_unload(fd, "sig", 1));
+	free(toks);
+	close(fd);
+}
+
+/* kill -9 mid-request: nothing leaks, nothing writes into the dead. */
+TEST(kill_mid_request_releases_everything)
+{
+	char path[4096];
+	int fd = colibri_dev_open(), pfd[2];
+	unsigned long long used0;
+	pid_t pid;
+	int st;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fixture("mixtral-f32", path, sizeof(path)));
+	ASSERT_EQ(0, colibri_dev_load(fd, path, "kill", NULL, NULL));
+	used0 = info_now(fd).mem_used;
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int s = colibri_dev_open();
+		struct colibri_attach a;
+		uint32_t *toks = calloc(2048, sizeof(*toks));
+
+		if (s < 0 || colibri_dev_attach(s, "kill", 2048, 0, &a))
+			_exit(30);
+		test_tokens(toks, 2048, a.vocab_size, 3);
+		if (write(pfd[1], "a", 1) != 1)
+			_exit(31);
+		for (;;)
+			submit(s, toks, 2048, COLIBRI_SUBMIT_RESET, NULL, 0, NULL);
+	}
+	{
+		char c;
+
+		ASSERT_EQ(1, read(pfd[0], &c, 1));
+	}
+	usleep(50 * 1000);
+	EXPECT_EQ(1, info_now(fd).nr_sessions);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFSIGNALED(st));
+	/* The scheduler finishes or drops the orphaned request, then frees. */
+	for (int i = 0; i < 100 && info_now(fd).nr_sessions; i++)
+		usleep(20 * 1000);
+	EXPECT_EQ(0, info_now(fd).nr_sessions);
+	EXPECT_EQ(used0, info_now(fd).mem_used);
+	EXPECT_EQ(0, colibri_dev_unload(fd, "kill", 0));
+	close(fd);
+}
+
+TEST(session_limit_is_enospc)
+{
+	char path[4096];
+	int fd = colibri_dev_open(), n = 0, fds[80];
+	long max = 0;
+	FILE *f = fopen("/sys/module/colibri/parameters/max_sessions", "r");
+
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%ld", &max));
+	fclose(f);
+	ASSERT_GE(78, max);
+	ASSERT_EQ(0, fixture("mixtral-f32", path, sizeof(path)));
+	ASSERT_EQ(0, colibri_dev_load(fd, path, "lim", NULL, NULL));
+	for (n = 0; n < max; n++) {
+		fds[n] = colibri_dev_open();
+		ASSERT_EQ(0, colibri_dev_attach(fds[n], "lim", 16, 1, NULL)) TH_LOG("session %d", n);
+	}
+	fds[n] = colibri_dev_open();
+	EXPECT_EQ(-ENOSPC, colibri_dev_attach(fds[n], "lim", 16, 1, NULL));
+	close(fds[n]);
+	while (n--)
+		close(fds[n]);
+	EXPECT_EQ(0, info_now(fd).nr_sessions);
+	EXPECT_EQ(0, colibri_dev_unload(fd, "lim", 0));
+	EXPECT_EQ(0, info_now(fd).mem_used);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
