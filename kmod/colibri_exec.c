@@ -37,7 +37,7 @@
 
 struct colibri_pool {
 	struct cb_exec ex;
-	spinlock_t lock;
+	spinlock_t lock;		/* guards the job fields and ->open */
 	/* the current job: written by the caller under ->lock while closed */
 	void (*fn)(void *arg, int chunk);
 	void *arg;
@@ -89,7 +89,7 @@ static int colibri_worker(void *data)
 	unsigned long seen = 0;
 
 	while (!kthread_should_stop()) {
-		void (*fn)(void *, int);
+		void (*fn)(void *arg, int chunk);
 		void *arg;
 		int nchunks;
 

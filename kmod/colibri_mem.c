@@ -47,7 +47,7 @@ static struct {
 	struct resource *res;
 	unsigned long *bitmap;		/* one bit per page; protected by lock */
 	unsigned long nr_pages;
-	struct mutex lock;
+	struct mutex lock;		/* guards ->bitmap */
 } colibri_region;
 
 u64 colibri_mem_used(void)

@@ -189,11 +189,12 @@ static int colibri_read_full(struct file *f, void *buf, u64 len, loff_t pos)
 static int colibri_verify_tensors(const struct cb_format_info *info, const void *dir,
 				  const void *data, char *why, size_t whylen)
 {
+	/* Fields are little-endian, as is the only CPU the engine runs on. */
 	const struct colibri_file_tensor *t = (const void *)((const u8 *)dir + info->dir_offset);
 	u32 i;
 
 	for (i = 0; i < info->n_tensors; i++) {
-		u64 off = le64_to_cpu(t[i].offset), size = le64_to_cpu(t[i].size), done = 0;
+		u64 off = t[i].offset, size = t[i].size, done = 0;
 		u32 crc = 0;
 
 		/* bounds were proven by cb_format_check_directory() */
@@ -204,10 +205,11 @@ static int colibri_verify_tensors(const struct cb_format_info *info, const void 
 			done += n;
 			cond_resched();
 		}
-		if (crc != le32_to_cpu(t[i].crc32c)) {
-			snprintf(why, whylen, "tensor %u (%s, layer %d, expert %d): checksum mismatch",
-				 i, cb_format_role_name(le32_to_cpu(t[i].role)),
-				 (int)le32_to_cpu(t[i].layer), (int)le32_to_cpu(t[i].expert));
+		if (crc != t[i].crc32c) {
+			snprintf(why, whylen,
+				 "tensor %u (%s, layer %d, expert %d): checksum mismatch", i,
+				 cb_format_role_name(t[i].role),
+				 (int)t[i].layer, (int)t[i].expert);
 			return -EINVAL;
 		}
 		if (fatal_signal_pending(current))
@@ -261,7 +263,8 @@ static int colibri_model_build(struct file *f, struct colibri_model *m, char *wh
 	/* 2. The data region, straight into pinned memory. */
 	ret = colibri_buf_alloc(&m->mem, info->data_size);
 	if (ret) {
-		snprintf(why, CB_FORMAT_WHY_LEN, "%llu bytes of pinned memory not available (limit %llu, used %llu)",
+		snprintf(why, CB_FORMAT_WHY_LEN,
+			 "%llu bytes of pinned memory not available (limit %llu, used %llu)",
 			 (unsigned long long)info->data_size, colibri_mem_limit(),
 			 colibri_mem_used());
 		goto out;
@@ -296,8 +299,10 @@ static int colibri_model_build(struct file *f, struct colibri_model *m, char *wh
 out:
 	kvfree(hdr);
 	kfree(info);
-	/* The validator says -EOVERFLOW for sizes outside the file: to the
-	 * caller every malformed file is -EINVAL. */
+	/*
+	 * The validator says -EOVERFLOW for sizes outside the file: to the
+	 * caller every malformed file is -EINVAL.
+	 */
 	return ret == -EOVERFLOW ? -EINVAL : ret;
 }
 
@@ -332,7 +337,8 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 
 	ret = colibri_model_build(f, m, why);
 	if (!ret && colibri_name_valid(m->name, sizeof(m->name)) <= 0) {
-		snprintf(why, CB_FORMAT_WHY_LEN, "the file's model name is not usable: give a name");
+		snprintf(why, CB_FORMAT_WHY_LEN,
+			 "the file's model name is not usable: give a name");
 		ret = -EINVAL;
 	}
 	if (ret)

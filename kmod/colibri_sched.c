@@ -102,8 +102,10 @@ static int colibri_sched_thread(void *unused)
 		cond_resched();
 	}
 
-	/* Stopping: fail whatever is still queued (nobody can be waiting on
-	 * an unloading module, but be exact anyway). */
+	/*
+	 * Stopping: fail whatever is still queued (nobody can be waiting on
+	 * an unloading module, but be exact anyway).
+	 */
 	spin_lock(&colibri_queue_lock);
 	while (!list_empty(&colibri_queue)) {
 		struct colibri_req *req = list_first_entry(&colibri_queue,
