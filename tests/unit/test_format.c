@@ -447,6 +447,25 @@ static void test_structural_rejections(void)
 	r = check_copy(b, good_len, why);
 	CB_CHECK(r == -CB_EINVAL && strstr(why, "overlaps the previous tensor"), "overlap: %s",
 		 why);
+	/* the header claims (and the file has) fewer bytes than the directory */
+	memcpy(b, good, good_len);
+	put(b, HOFF(file_size), 8, 1000);
+	reseal(b);
+	r = cb_format_check_header(b, 1000, 1000, &info, why, sizeof(why));
+	CB_CHECK(r == -CB_EOVERFLOW && strstr(why, "directory (end 5184) beyond end of file (1000)"),
+		 "dir beyond eof: %s", why);
+	/* a file above the format's size limit */
+	put(b, HOFF(file_size), 8, COLIBRI_FILE_MAX_SIZE + 4096);
+	r = cb_format_check_header(b, good_len, COLIBRI_FILE_MAX_SIZE + 4096, &info, why,
+				   sizeof(why));
+	CB_CHECK(r == -CB_EOVERFLOW && strstr(why, "above the"), "too big: %s", why);
+	/* add_eos without an eos id */
+	memcpy(b, good, good_len);
+	put(b, HOFF(tok_flags), 4, COLIBRI_TOK_F_ADD_EOS);
+	put(b, HOFF(eos_id), 4, 0xffffffff);
+	reseal(b);
+	r = check_copy(b, good_len, why);
+	CB_CHECK(r == -CB_EINVAL && strstr(why, "add_eos set without an eos id"), "eos: %s", why);
 	/* a name without any NUL */
 	memcpy(b, good, good_len);
 	memset(b + HOFF(name), 'n', COLIBRI_FILE_NAME_LEN);

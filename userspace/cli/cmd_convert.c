@@ -84,8 +84,8 @@ static void progress(struct progress *p, uint64_t add)
 	fputs("\r[", stderr);
 	for (i = 0; i < 40; i++)
 		fputc(i < pct * 40 / 100 ? '#' : ' ', stderr);
-	fprintf(stderr, "] %3d%% %llu/%llu MiB", pct,
-		(unsigned long long)(p->done >> 20), (unsigned long long)(p->total >> 20));
+	fprintf(stderr, "] %3d%% %.1f/%.1f MiB", pct, p->done / 1048576.0,
+		p->total / 1048576.0);
 	if (p->done >= p->total)
 		fputc('\n', stderr);
 }
