@@ -21,13 +21,15 @@
 
 #include "cli.h"
 #include "tokenizer.h"
+#include "cbfile.h"
+#include "gguf.h"
 
 static void tokenize_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: colibri tokenize (--model M | --tokenizer FILE) [options]\n"
 		"  --tokenizer FILE   a Hugging Face tokenizer.json\n"
-		"  --model M          a model directory holding tokenizer.json\n"
+		"  --model M          a model directory holding tokenizer.json, a .colibri or a GGUF file\n"
 		"                     (and optionally tokenizer_config.json)\n"
 		"  --text TEXT        text to encode, or ids to decode; '-' reads stdin\n"
 		"                     (verbatim, a final newline included)\n"
@@ -94,10 +96,38 @@ static struct cb_tokenizer *open_tokenizer(const char *tokfile, const char *mode
 		return NULL;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		fprintf(stderr, "colibri tokenize: %s: reading the tokenizer from a .colibri file "
-			"is not yet supported; pass --tokenizer tokenizer.json or a model directory\n",
-			model);
-		return NULL;
+		if (cbfile_is_colibri(model) == 1) {
+			struct cbfile *f = cbfile_open(model, 0, err, sizeof(err));
+			const char *json;
+			size_t len;
+
+			if (!f) {
+				fprintf(stderr, "colibri tokenize: %s\n", err);
+				return NULL;
+			}
+			json = cbfile_tokenizer(f, &len);
+			tok = json ? cb_tok_load(json, len, err, sizeof(err)) : NULL;
+			if (!json)
+				snprintf(err, sizeof(err), "%s: the file has no tokenizer", model);
+			if (tok && f->info.bos_id >= 0)
+				cb_tok_set_bos_id(tok, f->info.bos_id);
+			if (tok && f->info.eos_id >= 0)
+				cb_tok_set_eos_id(tok, f->info.eos_id);
+			cbfile_close(f);
+		} else if (gguf_is_gguf(model) == 1) {
+			struct gguf_file *g = gguf_open(model, err, sizeof(err));
+
+			tok = g ? gguf_tokenizer_load(g, err, sizeof(err)) : NULL;
+			if (g)
+				gguf_close(g);
+		} else {
+			fprintf(stderr, "colibri tokenize: %s: not a model directory, .colibri or GGUF file\n",
+				model);
+			return NULL;
+		}
+		if (!tok)
+			fprintf(stderr, "colibri tokenize: %s\n", err);
+		return tok;
 	}
 	snprintf(path, sizeof(path), "%s/tokenizer.json", model);
 	if (stat(path, &sb)) {
