@@ -144,7 +144,7 @@ $(BUILD)/tests/vm/%: tests/vm/%.c $(KSFT_HDR) $(LIBCOLIBRI) $(wildcard tests/vm/
 
 # The main job, in the VM because the host cannot load modules.
 demo: all
-	$(Q)scripts/vm-run --kernel $(or $(KERNEL),6.1) -- $(COLIBRI) device
+	$(Q)scripts/demo
 
 check: all
 	$(Q)tests/vm/make-fixtures
