@@ -19,7 +19,9 @@ const cp = require('child_process');
 
 const here = __dirname;
 const top = path.resolve(here, '../..');
-const SHAKESPEARE = process.env.CB_SHAKESPEARE || '/work/shared/data/tinyshakespeare.txt';
+// The project's shared data sits beside the repository (../shared).
+const SHAKESPEARE = process.env.CB_SHAKESPEARE ||
+  path.resolve(top, '../shared/data/tinyshakespeare.txt');
 
 function arg(name, def) {
   const i = process.argv.indexOf(name);
