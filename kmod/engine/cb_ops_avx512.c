@@ -56,10 +56,7 @@
 #define Q_VNNI_TILE avx512_q2_tile
 #define Q_VNNI_MT 3
 
-#ifndef __always_inline	/* as in the template */
-#define __always_inline inline __attribute__((__always_inline__))
-#endif
-static __always_inline void
+static inline CB_ALWAYS_INLINE void
 avx512_q2_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 	       const char *act, cb_size as, int R, int MT, int nb, int dt);
 #define Q_DPBUSD(acc, u, s) _mm256_dpbusd_epi32(acc, u, s)
@@ -70,7 +67,7 @@ avx512_q2_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
  * 32 weights of blocks b and b + 1 (or zeros when !two) in one zmm, in the
  * activation's element order: signed bytes for q8_0, nibbles for q4_0.
  */
-static CB_ALWAYS_INLINE __m512i avx512_load_wq2(int dt, const char *w, int b, int two)
+static inline CB_ALWAYS_INLINE __m512i avx512_load_wq2(int dt, const char *w, int b, int two)
 {
 	if ((dt & 0xff) == CB_DT_Q4_0) {
 		const struct cb_block_q4_0 *wb = (const struct cb_block_q4_0 *)w + b;
@@ -102,7 +99,7 @@ static CB_ALWAYS_INLINE __m512i avx512_load_wq2(int dt, const char *w, int b, in
  * of row r at blocks b and b + 1, times the token's d_x of the same block;
  * one permute spreads a row's pair over the two halves of a zmm.
  */
-static CB_ALWAYS_INLINE void avx512_q2_step(__m512 acc[R_TILE][Q_VNNI_MT],
+static inline CB_ALWAYS_INLINE void avx512_q2_step(__m512 acc[R_TILE][Q_VNNI_MT],
 					    const __m512i *lane, const char *w,
 					    cb_size wrb, const char *act, cb_size as,
 					    int R, int MT, int b, int dt, int two)
@@ -194,7 +191,7 @@ static CB_ALWAYS_INLINE void avx512_q2_step(__m512 acc[R_TILE][Q_VNNI_MT],
 	}
 }
 
-static CB_ALWAYS_INLINE void
+static inline CB_ALWAYS_INLINE void
 avx512_q2_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 	       const char *act, cb_size as, int R, int MT, int nb, int dt)
 {

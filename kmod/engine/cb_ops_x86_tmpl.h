@@ -61,18 +61,13 @@
 /* acc + sum of u8 x s8 products, by the dot product the dtype flag picks */
 #define Q_DOTACC(acc, u, s, dt)						\
 	(((dt) & QF_VNNI) ? Q_DPBUSD(acc, u, s) : _mm256_add_epi32(acc, Q_DOT(u, s)))
-/* The kernel's compiler_types.h defines it; userspace builds do not. */
-#ifndef __always_inline
-#define __always_inline inline __attribute__((__always_inline__))
-#endif
-#define CB_ALWAYS_INLINE __always_inline
 
-static CB_ALWAYS_INLINE float PFX(h2f)(cb_u16 h)
+static inline CB_ALWAYS_INLINE float PFX(h2f)(cb_u16 h)
 {
 	return _cvtsh_ss(h);
 }
 
-static CB_ALWAYS_INLINE float PFX(hsum256)(__m256 v)
+static inline CB_ALWAYS_INLINE float PFX(hsum256)(__m256 v)
 {
 	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v),
 			      _mm256_extractf128_ps(v, 1));
@@ -83,7 +78,7 @@ static CB_ALWAYS_INLINE float PFX(hsum256)(__m256 v)
 }
 
 /* VF_N weights of row w from element i, as floats. */
-static CB_ALWAYS_INLINE VF PFX(load_w)(int dt, const char *w, int i)
+static inline CB_ALWAYS_INLINE VF PFX(load_w)(int dt, const char *w, int i)
 {
 	if (dt == CB_DT_F16)
 		return VF_LOAD_F16((const cb_u16 *)w + i);
@@ -93,7 +88,7 @@ static CB_ALWAYS_INLINE VF PFX(load_w)(int dt, const char *w, int i)
 }
 
 /* One weight as a float; inline (no calls: they would spill the tile). */
-static CB_ALWAYS_INLINE float PFX(scalar_w)(int dt, const char *w, int i)
+static inline CB_ALWAYS_INLINE float PFX(scalar_w)(int dt, const char *w, int i)
 {
 	if (dt == CB_DT_F16)
 		return PFX(h2f)(((const cb_u16 *)w)[i]);
@@ -103,7 +98,7 @@ static CB_ALWAYS_INLINE float PFX(scalar_w)(int dt, const char *w, int i)
 }
 
 /* R rows x MT tokens of a float-weight gemm (R <= R_TILE, MT <= F_MT). */
-static CB_ALWAYS_INLINE void PFX(f_tile)(float *out, cb_size ldo, const char *w,
+static inline CB_ALWAYS_INLINE void PFX(f_tile)(float *out, cb_size ldo, const char *w,
 					 cb_size wrb, const char *act, cb_size as,
 					 int R, int MT, int k, int dt)
 {
@@ -168,7 +163,7 @@ static CB_ALWAYS_INLINE void PFX(f_tile)(float *out, cb_size ldo, const char *w,
  * 32 weights of block b in a 256-bit vector, in the activation's element
  * order: signed bytes for q8_0, the unsigned nibbles (w + 8) for q4_0.
  */
-static CB_ALWAYS_INLINE __m256i PFX(load_wq)(int dt, const char *w, int b)
+static inline CB_ALWAYS_INLINE __m256i PFX(load_wq)(int dt, const char *w, int b)
 {
 	if ((dt & 0xff) == CB_DT_Q4_0) {
 		const struct cb_block_q4_0 *wb = (const struct cb_block_q4_0 *)w + b;
@@ -196,7 +191,7 @@ static CB_ALWAYS_INLINE __m256i PFX(load_wq)(int dt, const char *w, int b)
  * the per-token 8 sum x is taken once per block for all rows and the
  * rows need neither the subtraction nor the sign trick.
  */
-static CB_ALWAYS_INLINE void PFX(q_tile)(float *out, cb_size ldo, const char *w,
+static inline CB_ALWAYS_INLINE void PFX(q_tile)(float *out, cb_size ldo, const char *w,
 					 cb_size wrb, const char *act, cb_size as,
 					 int R, int MT, int nb, int dt)
 {
@@ -478,7 +473,7 @@ static void PFX(axpy_f32)(float *y, float a, const float *x, int n)
  * two halves so subnormal results come out right.  Max error 2 ULP
  * (tests/unit/test_ops.c).
  */
-static CB_ALWAYS_INLINE VF PFX(vexp)(VF x)
+static inline CB_ALWAYS_INLINE VF PFX(vexp)(VF x)
 {
 	const VF ln2_hi = VF_SET1(0.693145751953125f);	/* 16 bits: n ln2_hi exact */
 	const VF ln2_lo = VF_SET1(1.42860682030941723212e-6f);

@@ -35,6 +35,13 @@ typedef __UINTPTR_TYPE__ cb_uptr;
 #define CB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define CB_STATIC_ASSERT(expr, msg) _Static_assert(expr, msg)
 #define CB_LIKELY(x) __builtin_expect(!!(x), 1)
+/*
+ * Attributes by their GCC names: the freestanding engine does not rely on
+ * the kernel's compiler_types.h (which kbuild force-includes, userspace
+ * builds do not).
+ */
+#define CB_ALWAYS_INLINE __attribute__((__always_inline__))
+#define CB_ALIGNED(n) __attribute__((__aligned__(n)))
 #define CB_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Errors are negative errno values, so the kernel can pass them straight up. */

@@ -47,8 +47,10 @@ struct cb_block_q4_0 {
 };
 CB_STATIC_ASSERT(sizeof(struct cb_block_q4_0) == 18, "q4_0 block is 18 bytes");
 
-/* Bytes for one row of n elements of type dt (n a multiple of CB_QK for the
- * block types), or 0 if dt is unknown or n is not a valid row length. */
+/*
+ * Bytes for one row of n elements of type dt (n a multiple of CB_QK for the
+ * block types), or 0 if dt is unknown or n is not a valid row length.
+ */
 static inline cb_u64 cb_dtype_row_bytes(cb_u32 dt, cb_u64 n)
 {
 	switch (dt) {
