@@ -19,16 +19,6 @@
 #include "colibri.h"
 
 /*
- * One open file: at most one session, and one ioctl at a time working on it
- * (->lock), so a session never has two requests in flight.
- */
-struct colibri_file {
-	struct mutex lock;
-	struct colibri_session *sess;	/* protected by ->lock */
-	bool need_reset;		/* protected by ->lock */
-};
-
-/*
  * Copy an extensible argument struct in.  The caller's struct starts with
  * __u32 size; @ver0 is the first published size of this struct.  Mirrors
  * copy_struct_from_user(): smaller (down to @ver0) is zero-extended, larger
@@ -36,8 +26,8 @@ struct colibri_file {
  * (copy_struct_from_user() says -E2BIG for a non-zero tail; the ABI
  * promises -EINVAL for any bad size).
  */
-static int colibri_copy_arg(void *karg, size_t ksize, size_t ver0,
-			    void __user *uarg, u32 *usize)
+int colibri_copy_arg(void *karg, size_t ksize, size_t ver0,
+		     void __user *uarg, u32 *usize)
 {
 	int ret;
 
@@ -84,7 +74,6 @@ static int colibri_ioc_get_info(void __user *uarg)
 		return -EFAULT;
 	return 0;
 }
-
 
 static int colibri_ioc_load(void __user *uarg)
 {
@@ -229,12 +218,21 @@ out_put:
 	return ret;
 }
 
-/* Waits out a request a signal interrupted earlier; resets after it. */
-static int colibri_session_idle(struct colibri_file *cf)
+/**
+ * colibri_file_idle() - wait out a request a signal interrupted earlier,
+ * then reset the sequence if that request left it half done.
+ * @cf: an attached file; the caller holds ->lock.
+ * @wait: sleep for it (interruptibly); else -EBUSY while it still runs.
+ *
+ * Return: 0 when the session is free, -EINTR or -EBUSY.
+ */
+int colibri_file_idle(struct colibri_file *cf, bool wait)
 {
 	struct colibri_session *s = cf->sess;
 
 	if (s->inflight) {
+		if (!wait && !completion_done(&s->inflight->done))
+			return -EBUSY;
 		if (wait_for_completion_interruptible(&s->inflight->done))
 			return -EINTR;
 		colibri_req_put(s->inflight);
@@ -247,7 +245,7 @@ static int colibri_session_idle(struct colibri_file *cf)
 	return 0;
 }
 
-static struct colibri_req *colibri_req_new(struct colibri_session *s)
+struct colibri_req *colibri_req_new(struct colibri_session *s)
 {
 	struct colibri_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
 
@@ -261,7 +259,7 @@ static struct colibri_req *colibri_req_new(struct colibri_session *s)
 	return req;
 }
 
-static int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a)
+int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a)
 {
 	if (a->flags & ~COLIBRI_SUBMIT_FLAGS_ALL || memchr_inv(a->reserved, 0, sizeof(a->reserved)))
 		return -EINVAL;
@@ -279,25 +277,33 @@ static int colibri_submit_validate(struct colibri_session *s, const struct colib
 	return 0;
 }
 
-/* Runs one piece of at most max_batch tokens already in s->tokens. */
-static int colibri_submit_piece(struct colibri_file *cf, const struct colibri_submit *a,
-				u32 n, u32 first_pos, bool last)
+/**
+ * colibri_piece_req() - a request for one piece of a submission.
+ * @s: the session; its caller owns its io buffers.
+ * @a: the validated submission.
+ * @n: tokens in the piece (at most max_batch), already in s->tokens.
+ * @first_pos: the position of the first of them.
+ * @last: the last piece: sample after it.
+ *
+ * Return: the request (one reference, the caller's), or ERR_PTR(-EINVAL)
+ * for a token id beyond the vocabulary, ERR_PTR(-ENOMEM).
+ */
+struct colibri_req *colibri_piece_req(struct colibri_session *s, const struct colibri_submit *a,
+				      u32 n, u32 first_pos, bool last)
 {
-	struct colibri_session *s = cf->sess;
 	struct colibri_req *req;
 	u32 i;
-	int ret;
 
 	for (i = 0; i < n; i++) {
 		if (s->tokens[i] >= s->vocab)
-			return -EINVAL;
+			return ERR_PTR(-EINVAL);
 		s->seq[i] = 0;
 		s->pos[i] = first_pos + i;
 		s->logits_mask[i] = last && i == n - 1;
 	}
 	req = colibri_req_new(s);
 	if (!req)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	req->batch.n_tokens = n;
 	req->batch.tokens = s->tokens;
 	req->batch.seq = s->seq;
@@ -311,11 +317,22 @@ static int colibri_submit_piece(struct colibri_file *cf, const struct colibri_su
 	req->sp.top_p_ppm = a->top_p_ppm;
 	req->sp.seed = a->seed;
 	req->counter = first_pos + n - 1;
+	return req;
+}
 
+/* Runs one piece of at most max_batch tokens already in s->tokens. */
+static int colibri_submit_piece(struct colibri_file *cf, const struct colibri_submit *a,
+				u32 n, u32 first_pos, bool last)
+{
+	struct colibri_req *req = colibri_piece_req(cf->sess, a, n, first_pos, last);
+	int ret;
+
+	if (IS_ERR(req))
+		return PTR_ERR(req);
 	ret = colibri_sched_run(req);
 	if (ret == -EINTR && !completion_done(&req->done)) {
 		/* Still running: the next call waits for it, then resets. */
-		s->inflight = req;
+		cf->sess->inflight = req;
 		cf->need_reset = true;
 		return -EINTR;
 	}
@@ -337,10 +354,13 @@ static int colibri_ioc_submit(struct colibri_file *cf, void __user *uarg)
 		return ret;
 	if (!s)
 		return -ENOTCONN;
+	/* An io_uring submission owns the session until its completion. */
+	if (smp_load_acquire(&cf->uop))
+		return -EBUSY;
 	ret = colibri_submit_validate(s, &arg);
 	if (ret)
 		return ret;
-	ret = colibri_session_idle(cf);
+	ret = colibri_file_idle(cf, true);
 	if (ret)
 		return ret;
 	if (arg.flags & COLIBRI_SUBMIT_RESET)
@@ -395,6 +415,8 @@ static long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 		return colibri_ioc_unload(uarg);
 	case _IOC_NR(COLIBRI_IOC_LIST):
 		return colibri_ioc_list(uarg);
+	case _IOC_NR(COLIBRI_IOC_EXPORT_DMABUF):
+		return colibri_ioc_export_dmabuf(uarg);
 	case _IOC_NR(COLIBRI_IOC_ATTACH):
 	case _IOC_NR(COLIBRI_IOC_SUBMIT):
 		break;
@@ -427,6 +449,8 @@ static int colibri_release(struct inode *inode, struct file *file)
 {
 	struct colibri_file *cf = file->private_data;
 
+	/* A pending uring_cmd holds the file: it cannot be pending now. */
+	WARN_ON_ONCE(cf->uop);
 	/*
 	 * A request interrupted earlier may still run: it holds its own
 	 * session reference, so dropping ours here is safe either way.
@@ -447,6 +471,7 @@ static const struct file_operations colibri_fops = {
 	.release	= colibri_release,
 	.unlocked_ioctl	= colibri_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+	.uring_cmd	= colibri_uring_cmd,
 };
 
 static struct miscdevice colibri_misc = {

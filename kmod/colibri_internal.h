@@ -18,7 +18,7 @@
 #define COLIBRI_NAME "colibri"
 
 /* Sanity bounds on what a session may ask for. */
-#define COLIBRI_MAX_CONTEXT	(1U << 20)
+#define COLIBRI_MAX_CONTEXT	(1U << 20)	/* printed with %u */
 #define COLIBRI_MAX_BATCH	4096U
 
 /* Module parameters (colibri_main.c); read-only after load. */
@@ -35,6 +35,7 @@ struct colibri_engine_caps {
 	int isa_level;		/* COLIBRI_ISA_* */
 	const char *isa_name;	/* static string owned by the engine */
 };
+
 extern struct colibri_engine_caps colibri_caps;
 
 /* colibri_mem.c: pinned buffers, accounted against mem_limit_mb. */
@@ -151,6 +152,10 @@ struct colibri_req {
 	bool cancelled;			/* set by the caller, read by yield */
 	int ret;			/* result: token >= 0 or -errno */
 	struct completion done;
+	/* asynchronous callers (colibri_uring.c); NULL for ioctl */
+	void (*end)(struct colibri_req *req);	/* once, when finished */
+	void *end_data;				/* ->end's */
+	struct task_struct *owner;	/* a reference; stop if it dies */
 };
 
 /* colibri_session.c */
@@ -163,10 +168,39 @@ unsigned int colibri_sessions_count(void);
 int colibri_sched_start(void);
 void colibri_sched_stop(void);
 int colibri_sched_run(struct colibri_req *req);
+void colibri_sched_queue(struct colibri_req *req);
+void colibri_sched_cancel(struct colibri_req *req);
 void colibri_req_put(struct colibri_req *req);
+
+/*
+ * One open file: at most one session, and one ioctl at a time working on it
+ * (->lock), so a session never has two requests in flight.  An io_uring
+ * submission owns the session from its issue to its completion (->uop);
+ * meanwhile every other SUBMIT on the file is -EBUSY.
+ */
+struct colibri_file {
+	struct mutex lock;		/* serialises ATTACH and SUBMIT */
+	struct colibri_session *sess;	/* protected by ->lock */
+	bool need_reset;		/* protected by ->lock */
+	/* set under ->lock; cleared (store-release) by its completion */
+	struct colibri_uop *uop;
+};
 
 /* colibri_dev.c */
 int colibri_dev_register(void);
 void colibri_dev_unregister(void);
+int colibri_file_idle(struct colibri_file *cf, bool wait);
+struct colibri_req *colibri_req_new(struct colibri_session *s);
+int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a);
+struct colibri_req *colibri_piece_req(struct colibri_session *s, const struct colibri_submit *a,
+				      u32 n, u32 first_pos, bool last);
+int colibri_copy_arg(void *karg, size_t ksize, size_t ver0, void __user *uarg, u32 *usize);
+
+/* colibri_uring.c */
+struct io_uring_cmd;
+int colibri_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+
+/* colibri_dmabuf.c */
+int colibri_ioc_export_dmabuf(void __user *uarg);
 
 #endif /* COLIBRI_INTERNAL_H */

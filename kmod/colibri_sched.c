@@ -8,11 +8,20 @@
  * its reference; the scheduler notices at the next step boundary (the
  * engine's yield hook), stops, and drops its own.  The request and the
  * session it points to live until both are done with them.
+ *
+ * Asynchronous submitters (io_uring, colibri_uring.c) do not sleep: they
+ * queue with colibri_sched_queue() and get ->end called once, on this
+ * thread, when the request is finished; colibri_sched_cancel() takes a
+ * request back.  A request also stops when its ->owner task is dying:
+ * Linux 6.1's io_uring never cancels the uring_cmds of an exiting task,
+ * so nobody else would.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <asm/fpu/api.h>
@@ -30,12 +39,38 @@ static void colibri_req_release(struct kref *ref)
 	struct colibri_req *req = container_of(ref, struct colibri_req, ref);
 
 	colibri_session_put(req->sess);
+	if (req->owner)
+		put_task_struct(req->owner);
 	kfree(req);
 }
 
 void colibri_req_put(struct colibri_req *req)
 {
 	kref_put(&req->ref, colibri_req_release);
+}
+
+/*
+ * Nobody wants the request's result any more: its caller cancelled it, or
+ * the task that owns it is dying.  Reading another task's flags and signal
+ * state without its locks is a hint, and a hint is all this needs: a late
+ * answer costs one more step.
+ */
+static bool colibri_req_abandoned(struct colibri_req *req)
+{
+	struct task_struct *t = req->owner;
+
+	if (READ_ONCE(req->cancelled))
+		return true;
+	return t && ((READ_ONCE(t->flags) & PF_EXITING) || fatal_signal_pending(t));
+}
+
+/* Finishes a request the scheduler held: wake the caller, drop our ref. */
+static void colibri_req_end(struct colibri_req *req)
+{
+	complete(&req->done);
+	if (req->end)
+		req->end(req);
+	colibri_req_put(req);
 }
 
 /*
@@ -47,7 +82,7 @@ static int colibri_yield(struct cb_exec *ex)
 	kernel_fpu_end();
 	cond_resched();
 	kernel_fpu_begin();
-	if (READ_ONCE(colibri_current->cancelled))
+	if (colibri_req_abandoned(colibri_current))
 		return -EINTR;
 	if (kthread_should_stop())
 		return -ESHUTDOWN;
@@ -60,7 +95,7 @@ static void colibri_sched_one(struct colibri_req *req)
 	struct cb_exec *ex = colibri_exec_get();
 	int ret;
 
-	if (READ_ONCE(req->cancelled)) {
+	if (colibri_req_abandoned(req)) {
 		req->ret = -EINTR;
 		return;
 	}
@@ -97,8 +132,7 @@ static int colibri_sched_thread(void *unused)
 			continue;
 
 		colibri_sched_one(req);
-		complete(&req->done);
-		colibri_req_put(req);
+		colibri_req_end(req);
 		cond_resched();
 	}
 
@@ -114,8 +148,7 @@ static int colibri_sched_thread(void *unused)
 		list_del_init(&req->node);
 		spin_unlock(&colibri_queue_lock);
 		req->ret = -ESHUTDOWN;
-		complete(&req->done);
-		colibri_req_put(req);
+		colibri_req_end(req);
 		spin_lock(&colibri_queue_lock);
 	}
 	spin_unlock(&colibri_queue_lock);
@@ -136,12 +169,7 @@ int colibri_sched_run(struct colibri_req *req)
 {
 	int ret;
 
-	kref_get(&req->ref);		/* the scheduler's reference */
-	spin_lock(&colibri_queue_lock);
-	list_add_tail(&req->node, &colibri_queue);
-	spin_unlock(&colibri_queue_lock);
-	wake_up(&colibri_sched_wq);
-
+	colibri_sched_queue(req);
 	if (wait_for_completion_interruptible(&req->done)) {
 		WRITE_ONCE(req->cancelled, true);
 		ret = -EINTR;
@@ -149,6 +177,49 @@ int colibri_sched_run(struct colibri_req *req)
 		ret = req->ret;
 	}
 	return ret;
+}
+
+/**
+ * colibri_sched_queue() - queue a request without waiting for it.
+ * @req: a request; the caller keeps its own reference.
+ *
+ * The scheduler takes its own reference.  When the request is finished
+ * (run, failed, cancelled or shut down), ->ret holds the result, ->done is
+ * completed and ->end, if set, is called once from the scheduler thread
+ * (or from colibri_sched_cancel()); it must not sleep for long.
+ */
+void colibri_sched_queue(struct colibri_req *req)
+{
+	kref_get(&req->ref);		/* the scheduler's reference */
+	spin_lock(&colibri_queue_lock);
+	list_add_tail(&req->node, &colibri_queue);
+	spin_unlock(&colibri_queue_lock);
+	wake_up(&colibri_sched_wq);
+}
+
+/**
+ * colibri_sched_cancel() - take back a queued or running request.
+ * @req: a request queued with colibri_sched_queue(); the caller holds a
+ *	reference.
+ *
+ * A request still in the queue is finished at once with -ECANCELED (->end
+ * is called from here); a running one stops at the next step boundary
+ * with -EINTR.  A finished request is left alone.  Does not sleep.
+ */
+void colibri_sched_cancel(struct colibri_req *req)
+{
+	bool queued;
+
+	WRITE_ONCE(req->cancelled, true);
+	spin_lock(&colibri_queue_lock);
+	queued = !list_empty(&req->node);
+	if (queued)
+		list_del_init(&req->node);
+	spin_unlock(&colibri_queue_lock);
+	if (queued) {
+		req->ret = -ECANCELED;
+		colibri_req_end(req);
+	}
 }
 
 int colibri_sched_start(void)

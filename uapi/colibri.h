@@ -232,6 +232,47 @@ struct colibri_submit {
 #define COLIBRI_SUBMIT_SIZE_VER0	104
 
 /**
+ * struct colibri_uring_cmd - COLIBRI_IOC_SUBMIT through io_uring: the
+ *	payload of an IORING_OP_URING_CMD SQE (its 16-byte cmd area).
+ * @submit: user pointer to a struct colibri_submit, read and written back
+ *	exactly as the ioctl does.
+ * @reserved: must be zero.
+ *
+ * The SQE: opcode IORING_OP_URING_CMD, fd an attached /dev/colibri file (or
+ * its fixed-file index with IOSQE_FIXED_FILE), cmd_op COLIBRI_IOC_SUBMIT,
+ * uring_cmd_flags 0, and this struct at the start of sqe->cmd.  On a ring
+ * with IORING_SETUP_SQE128 the other 64 bytes of the cmd area must be zero.
+ * The kernel reads the payload, the struct colibri_submit and the tokens
+ * while the SQE is submitted, so the SQE may be reused at once; @submit and
+ * the buffers it names must stay valid until the completion arrives, which
+ * writes @token, @n_past, the logits and the trace back in the submitting
+ * task, as the ioctl does.
+ *
+ * The CQE's res is the sampled token (>= 0), 0 for a reset-only submission
+ * (n_tokens 0 with COLIBRI_SUBMIT_RESET, completed at once), or -errno: the
+ * ioctl's errors, plus -EBUSY when this file already has a submission in
+ * flight (one step at a time per session, by io_uring or ioctl; an ioctl
+ * SUBMIT meanwhile is -EBUSY too), -EOPNOTSUPP for any other cmd_op, and
+ * -ECANCELED when the request was cancelled.  With IORING_SETUP_CQE32,
+ * big_cqe[0] holds @n_past.  An error after the tokens were queued resets
+ * the session's sequence, as an interrupted ioctl does.
+ *
+ * Cancellation: IORING_OP_ASYNC_CANCEL never reaches a uring_cmd (it
+ * answers -ENOENT, or -EALREADY, and the submission completes normally).
+ * The submitting task's exit cancels its submissions in flight (their
+ * CQEs, if anyone reads them, say -ECANCELED), and so does closing the ring
+ * on kernels that cancel uring_cmds (6.7 and later); on 6.1 a closed ring's
+ * submission runs to its end first.  Closing the /dev/colibri file cancels
+ * nothing: a submission keeps the file open until its completion.
+ */
+struct colibri_uring_cmd {
+	__u64 submit;
+	__u64 reserved;
+};
+
+#define COLIBRI_URING_CMD_SIZE	16
+
+/**
  * struct colibri_model_entry - one model in COLIBRI_IOC_LIST's answer.
  * @name: the model's name.
  * @arch: architecture (0 llama, 1 mixtral, 2 qwen2_moe, 3 qwen3_moe, 4 olmoe).
@@ -285,11 +326,45 @@ struct colibri_list {
 #define COLIBRI_LIST_SIZE_VER0		48
 #define COLIBRI_MODEL_ENTRY_SIZE_VER0	88
 
+/**
+ * struct colibri_export - COLIBRI_IOC_EXPORT_DMABUF: a model's weights as a
+ *	dma-buf, for an accelerator driver (or any dma-buf importer) to use.
+ * @size: in: sizeof(struct colibri_export).
+ * @flags: in: must be 0.  The dma-buf is always read-only: weights are
+ *	sealed once loaded and shared by every session.
+ * @name: in: the model's name.
+ * @fd: out: the dma-buf's file descriptor, open O_RDONLY | O_CLOEXEC.
+ * @reserved0: must be zero.
+ * @bytes: out: the dma-buf's size: the model file's data region (its
+ *	data_offset .. end of file), rounded up to whole pages with zeros.
+ * @reserved: must be zero.
+ *
+ * Needs CAP_SYS_ADMIN.  Each call makes a new, independent dma-buf.  The
+ * dma-buf holds the model: unloading it unpublishes it, and its pinned
+ * memory is freed only when the last dma-buf (and the last session and
+ * mapping) is gone.  The dma-buf can be mapped read-only (mmap without
+ * PROT_WRITE), and devices get a DMA_TO_DEVICE mapping.  Errors: -EPERM
+ * without the capability; -EINVAL for a bad struct or name; -ENOENT if no
+ * model has that name; -EMFILE/-ENFILE without a free descriptor; -ENOMEM.
+ */
+struct colibri_export {
+	__u32 size;
+	__u32 flags;
+	char name[COLIBRI_NAME_LEN];
+	__s32 fd;
+	__u32 reserved0;
+	__u64 bytes;
+	__u64 reserved[4];
+};
+
+#define COLIBRI_EXPORT_SIZE_VER0	88
+
 #define COLIBRI_IOC_LOAD	_IOWR(COLIBRI_IOC_MAGIC, 0x01, struct colibri_load)
 #define COLIBRI_IOC_UNLOAD	_IOWR(COLIBRI_IOC_MAGIC, 0x02, struct colibri_unload)
 #define COLIBRI_IOC_ATTACH	_IOWR(COLIBRI_IOC_MAGIC, 0x03, struct colibri_attach)
 #define COLIBRI_IOC_SUBMIT	_IOWR(COLIBRI_IOC_MAGIC, 0x04, struct colibri_submit)
 #define COLIBRI_IOC_LIST	_IOWR(COLIBRI_IOC_MAGIC, 0x05, struct colibri_list)
+#define COLIBRI_IOC_EXPORT_DMABUF	_IOWR(COLIBRI_IOC_MAGIC, 0x10, struct colibri_export)
 
 /* Sizes are ABI: a change here is a new struct version, never an edit. */
 #if defined(__cplusplus)
@@ -307,9 +382,13 @@ __COLIBRI_ABI_ASSERT(sizeof(struct colibri_attach) == COLIBRI_ATTACH_SIZE_VER0,
 		     "struct colibri_attach");
 __COLIBRI_ABI_ASSERT(sizeof(struct colibri_submit) == COLIBRI_SUBMIT_SIZE_VER0,
 		     "struct colibri_submit");
+__COLIBRI_ABI_ASSERT(sizeof(struct colibri_uring_cmd) == COLIBRI_URING_CMD_SIZE,
+		     "struct colibri_uring_cmd");
 __COLIBRI_ABI_ASSERT(sizeof(struct colibri_list) == COLIBRI_LIST_SIZE_VER0,
 		     "struct colibri_list");
 __COLIBRI_ABI_ASSERT(sizeof(struct colibri_model_entry) == COLIBRI_MODEL_ENTRY_SIZE_VER0,
 		     "struct colibri_model_entry");
+__COLIBRI_ABI_ASSERT(sizeof(struct colibri_export) == COLIBRI_EXPORT_SIZE_VER0,
+		     "struct colibri_export");
 
 #endif /* _UAPI_LINUX_COLIBRI_H */

@@ -22,92 +22,13 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "colibri.h"
-#include "libcolibri.h"
-#include "cbfile.h"
-#include "cb_engine.h"
-#include "host.h"
+#include "vm_helpers.h"
 
 #define N_TOK 12
 
 /* Software emulation on a busy host is slow: allow minutes, not seconds. */
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 300
-
-static char fixture_dir[4096];
-
-static const char *fixtures(void)
-{
-	const char *b = getenv("COLIBRI_BUILD");
-
-	snprintf(fixture_dir, sizeof(fixture_dir), "%s/vm-fixtures", b ? b : "build");
-	return fixture_dir;
-}
-
-static int fixture(const char *name, char *path, size_t len)
-{
-	snprintf(path, len, "%s/%s.colibri", fixtures(), name);
-	return access(path, R_OK) ? -errno : 0;
-}
-
-static struct colibri_info info_now(int fd)
-{
-	struct colibri_info info;
-
-	colibri_dev_get_info(fd, &info);
-	return info;
-}
-
-static void test_tokens(uint32_t *t, unsigned int n, unsigned int vocab, unsigned int salt)
-{
-	for (unsigned int i = 0; i < n; i++)
-		t[i] = (i * 7919u + salt * 104729u + 13) % vocab;
-}
-
-/* Runs @n tokens through the in-process engine: logits of the last one. */
-static int user_logits(const char *path, const uint32_t *toks, unsigned int n, float *out,
-		       unsigned int chunk)
-{
-	struct cb_engine_params p = { .max_batch_tokens = chunk, .n_seqs = 1,
-				      .max_context = 256 };
-	char err[256];
-	struct cbfile *f = cbfile_open(path, 0, err, sizeof(err));
-	uint32_t seq[64] = { 0 }, pos[64];
-	uint8_t mask[64];
-	struct cb_engine *e;
-	struct cb_exec *ex;
-	void *arena;
-	uint64_t asz;
-	int ret = 0;
-
-	if (!f)
-		return -EINVAL;
-	p.isa_max_level = cb_host_isa_cap();
-	asz = cb_engine_arena_size(&f->cfg, &p);
-	arena = aligned_alloc(64, (asz + 63) & ~63ULL);
-	ex = cb_host_exec_create(2);
-	if (!arena || !ex || cb_engine_init(&e, &f->cfg, &f->w, &p, arena, asz)) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (unsigned int done = 0; done < n && !ret; done += chunk) {
-		unsigned int m = n - done < chunk ? n - done : chunk;
-		struct cb_batch b = { .n_tokens = m, .tokens = toks + done, .seq = seq,
-				      .pos = pos, .logits_mask = mask, .logits = out };
-
-		for (unsigned int i = 0; i < m; i++) {
-			pos[i] = done + i;
-			mask[i] = done + i == n - 1;
-		}
-		ret = cb_engine_forward(e, ex, &b);
-	}
-out:
-	if (ex)
-		cb_host_exec_destroy(ex);
-	free(arena);
-	cbfile_close(f);
-	return ret;
-}
 
 static int submit(int fd, const uint32_t *toks, unsigned int n, unsigned int flags,
 		  float *logits, unsigned int logits_len, struct colibri_submit *out)

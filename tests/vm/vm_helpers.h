@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * vm_helpers.h - what the VM test programs share: fixture paths, the
+ * module's counters, deterministic token streams, and the in-process
+ * engine as the reference the kernel's logits must equal bit for bit.
+ */
+#ifndef COLIBRI_VM_HELPERS_H
+#define COLIBRI_VM_HELPERS_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "colibri.h"
+#include "libcolibri.h"
+#include "cbfile.h"
+#include "cb_engine.h"
+#include "host.h"
+
+static char vm_fixture_dir[4096];
+
+/* $COLIBRI_BUILD/vm-fixtures: tests/vm/make-fixtures writes it on the host. */
+static inline const char *fixtures(void)
+{
+	const char *b = getenv("COLIBRI_BUILD");
+
+	snprintf(vm_fixture_dir, sizeof(vm_fixture_dir), "%s/vm-fixtures", b ? b : "build");
+	return vm_fixture_dir;
+}
+
+/* The path of fixture @name; 0 if it is readable, else -errno. */
+static inline int fixture(const char *name, char *path, size_t len)
+{
+	snprintf(path, len, "%s/%s.colibri", fixtures(), name);
+	return access(path, R_OK) ? -errno : 0;
+}
+
+static inline struct colibri_info info_now(int fd)
+{
+	struct colibri_info info;
+
+	colibri_dev_get_info(fd, &info);
+	return info;
+}
+
+/* A deterministic token stream, different per @salt. */
+static inline void test_tokens(uint32_t *t, unsigned int n, unsigned int vocab,
+			       unsigned int salt)
+{
+	for (unsigned int i = 0; i < n; i++)
+		t[i] = (i * 7919u + salt * 104729u + 13) % vocab;
+}
+
+/*
+ * Runs @n tokens of the model in @path through the in-process engine, at
+ * most @chunk (<= 64) per forward call; @out gets the last token's logits.
+ */
+static inline int user_logits(const char *path, const uint32_t *toks, unsigned int n,
+			      float *out, unsigned int chunk)
+{
+	struct cb_engine_params p = { .max_batch_tokens = chunk, .n_seqs = 1,
+				      .max_context = 256 };
+	char err[256];
+	struct cbfile *f = cbfile_open(path, 0, err, sizeof(err));
+	uint32_t seq[64] = { 0 }, pos[64];
+	uint8_t mask[64];
+	struct cb_engine *e;
+	struct cb_exec *ex;
+	void *arena;
+	uint64_t asz;
+	int ret = 0;
+
+	if (!f || !chunk || chunk > 64) {
+		cbfile_close(f);
+		return -EINVAL;
+	}
+	p.isa_max_level = cb_host_isa_cap();
+	asz = cb_engine_arena_size(&f->cfg, &p);
+	arena = aligned_alloc(64, (asz + 63) & ~63ULL);
+	ex = cb_host_exec_create(2);
+	if (!arena || !ex || cb_engine_init(&e, &f->cfg, &f->w, &p, arena, asz)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int done = 0; done < n && !ret; done += chunk) {
+		unsigned int m = n - done < chunk ? n - done : chunk;
+		struct cb_batch b = { .n_tokens = m, .tokens = toks + done, .seq = seq,
+				      .pos = pos, .logits_mask = mask, .logits = out };
+
+		for (unsigned int i = 0; i < m; i++) {
+			pos[i] = done + i;
+			mask[i] = done + i == n - 1;
+		}
+		ret = cb_engine_forward(e, ex, &b);
+	}
+out:
+	if (ex)
+		cb_host_exec_destroy(ex);
+	free(arena);
+	cbfile_close(f);
+	return ret;
+}
+
+#endif /* COLIBRI_VM_HELPERS_H */
