@@ -21,6 +21,7 @@
 #include "cb_engine.h"
 #include "hfmodel.h"
 #include "host.h"
+#include "colibri_uring.h"
 #include "libcolibri.h"
 #include "tokenizer.h"
 
@@ -30,6 +31,7 @@ struct gen_opts {
 	const char *tokenizer;
 	const char *name;
 	const char *backend;
+	const char *io;			/* kernel backend: "ioctl" or "uring" */
 	unsigned int max_new;
 	struct cb_sample_params sp;
 	int verbose;
@@ -47,6 +49,7 @@ struct backend {
 	const struct gen_opts *o;
 	/* kernel */
 	int fd;
+	struct colibri_ring *ring;	/* --io uring */
 	/* user */
 	struct cbfile *cf;
 	struct hf_model *hf;
@@ -87,7 +90,7 @@ static int kernel_step(struct backend *b, const uint32_t *toks, uint32_t n, uint
 		s.trace = (uintptr_t)trace;
 		s.trace_len = n * b->n_layers * b->top_k * 2;
 	}
-	ret = colibri_dev_submit(b->fd, &s);
+	ret = b->ring ? colibri_ring_step(b->ring, b->fd, &s) : colibri_dev_submit(b->fd, &s);
 	if (ret)
 		return ret;
 	*token = s.token;
@@ -96,16 +99,16 @@ static int kernel_step(struct backend *b, const uint32_t *toks, uint32_t n, uint
 
 static void kernel_close(struct backend *b)
 {
+	colibri_ring_destroy(b->ring);
 	close(b->fd);
 }
 
 static int kernel_open(struct backend *b, const struct gen_opts *o, int quiet_missing)
 {
-	struct colibri_model_entry ents[64];
 	struct colibri_attach at;
 	char name[COLIBRI_NAME_LEN] = "";
 	struct stat st;
-	int fd, n, i, ret, found = 0;
+	int fd, ret, loaded;
 
 	fd = colibri_dev_open();
 	if (fd < 0) {
@@ -136,19 +139,17 @@ static int kernel_open(struct backend *b, const struct gen_opts *o, int quiet_mi
 	} else {
 		snprintf(name, sizeof(name), "%s", o->model);
 	}
-	n = colibri_dev_list(fd, ents, 64);
-	for (i = 0; i < n && i < 64; i++)
-		if (!strcmp(ents[i].name, name))
-			found = 1;
-	if (!found) {
-		ret = colibri_dev_load(fd, o->model, name, NULL, NULL);
+	if (stat(o->model, &st) == 0) {
+		ret = colibri_dev_ensure_model(fd, o->model, name, name, &loaded);
 		if (ret) {
 			fprintf(stderr, "colibri generate: cannot load %s into the kernel: %s\n",
 				o->model, strerror(-ret));
 			close(fd);
 			return ret;
 		}
-		fprintf(stderr, "colibri: loaded %s into the kernel as '%s'\n", o->model, name);
+		if (loaded)
+			fprintf(stderr, "colibri: loaded %s into the kernel as '%s'\n", o->model,
+				name);
 	}
 	ret = colibri_dev_attach(fd, name, o->max_context, 0, &at);
 	if (ret) {
@@ -157,7 +158,16 @@ static int kernel_open(struct backend *b, const struct gen_opts *o, int quiet_mi
 		close(fd);
 		return ret;
 	}
-	b->name = "kernel (/dev/colibri)";
+	if (!strcmp(o->io, "uring")) {
+		ret = colibri_ring_create(&b->ring, 4);
+		if (ret) {
+			fprintf(stderr, "colibri generate: cannot set up an io_uring: %s\n",
+				strerror(-ret));
+			close(fd);
+			return ret;
+		}
+	}
+	b->name = b->ring ? "kernel (/dev/colibri, io_uring)" : "kernel (/dev/colibri)";
 	b->fd = fd;
 	b->step = kernel_step;
 	b->close = kernel_close;
@@ -326,11 +336,14 @@ static void usage(FILE *f)
 		"usage: colibri generate --model M --prompt P [--max-new-tokens N]\n"
 		"         [--temperature T] [--top-p P] [--top-k K] [--seed S]\n"
 		"         [--tokenizer tokenizer.json] [--backend auto|kernel|user]\n"
-		"         [--name NAME] [--context N] [--threads N] [--verbose]\n"
+		"         [--name NAME] [--context N] [--threads N] [--io ioctl|uring]\n"
+		"         [--verbose]\n"
 		"M is a .colibri file (or, in-process, a Hugging Face directory; for the\n"
 		"kernel, also the name of a loaded model).  auto uses /dev/colibri when\n"
 		"it is there (loading the model if needed) and the in-process engine\n"
-		"otherwise.  Text goes to stdout as it is made; timing to stderr.\n");
+		"otherwise.  --io picks how the kernel backend submits steps: ioctl\n"
+		"(the default) or io_uring.  Text goes to stdout as it is made; timing\n"
+		"to stderr.\n");
 }
 
 static int parse_opts(int argc, char **argv, struct gen_opts *o)
@@ -345,6 +358,7 @@ static int parse_opts(int argc, char **argv, struct gen_opts *o)
 		{ "seed", required_argument, NULL, 's' },
 		{ "tokenizer", required_argument, NULL, 'T' },
 		{ "backend", required_argument, NULL, 'b' },
+		{ "io", required_argument, NULL, 'i' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "context", required_argument, NULL, 'c' },
 		{ "threads", required_argument, NULL, 'j' },
@@ -355,7 +369,7 @@ static int parse_opts(int argc, char **argv, struct gen_opts *o)
 	double t;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:p:n:t:P:k:s:T:b:N:c:j:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:p:n:t:P:k:s:T:b:i:N:c:j:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'p': o->prompt = optarg; break;
@@ -376,6 +390,7 @@ static int parse_opts(int argc, char **argv, struct gen_opts *o)
 		case 's': o->sp.seed = strtoull(optarg, NULL, 0); break;
 		case 'T': o->tokenizer = optarg; break;
 		case 'b': o->backend = optarg; break;
+		case 'i': o->io = optarg; break;
 		case 'N': o->name = optarg; break;
 		case 'c': o->max_context = strtoul(optarg, NULL, 0); break;
 		case 'j': o->threads = atoi(optarg); break;
@@ -389,6 +404,10 @@ static int parse_opts(int argc, char **argv, struct gen_opts *o)
 	if (strcmp(o->backend, "auto") && strcmp(o->backend, "kernel") &&
 	    strcmp(o->backend, "user")) {
 		fprintf(stderr, "colibri generate: --backend is auto, kernel or user\n");
+		return -1;
+	}
+	if (strcmp(o->io, "ioctl") && strcmp(o->io, "uring")) {
+		fprintf(stderr, "colibri generate: --io is ioctl or uring\n");
 		return -1;
 	}
 	return 0;
@@ -418,7 +437,7 @@ static void print_trace(const uint32_t *tr, uint32_t layers, uint32_t k)
 
 int cmd_generate(int argc, char **argv)
 {
-	struct gen_opts o = { .backend = "auto", .max_new = 64, .threads = 0 };
+	struct gen_opts o = { .backend = "auto", .io = "ioctl", .max_new = 64, .threads = 0 };
 	struct backend b = { .fd = -1 };
 	struct cb_tokenizer *tok;
 	struct cb_tok_stream ts;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * colibri logits - run the in-process engine on a Hugging Face model
- * directory and print logits (or a greedy continuation).
+ * colibri logits - run a model (HF directory, GGUF or .colibri) in-process,
+ * or a .colibri through /dev/colibri (--backend kernel), and print logits
+ * (or a greedy continuation).
  *
  *   colibri logits --model DIR --tokens "1 2 3" [--quant T] [--threads N]
  *                  [--step] [--greedy N] [--trace]
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cb_engine.h"
 #include "cbfile.h"
@@ -25,12 +27,13 @@
 #include "gguf.h"
 #include "hfmodel.h"
 #include "host.h"
+#include "libcolibri.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: colibri logits --model HFDIR|FILE.gguf|FILE.colibri --tokens \"ID ID ...\" "
 		"[--quant keep|f32|f16|bf16|q8_0|q4_0] [--threads N] [--step] "
-		"[--greedy N] [--trace]\n");
+		"[--greedy N] [--trace] [--backend user|kernel]\n");
 }
 
 static int parse_tokens(const char *s, cb_u32 **out, int *n)
@@ -80,9 +83,80 @@ static int argmax(const float *l, int n)
 	return b;
 }
 
+/*
+ * --backend kernel: the same output through /dev/colibri.  SUBMIT returns
+ * the logits of the last token it is given, so the tokens go in one per
+ * call; the engine's answer does not depend on how a sequence is split.
+ */
+static int logits_kernel(const char *path, const cb_u32 *tok, int ntok, int greedy)
+{
+	struct colibri_submit sub;
+	struct colibri_attach at;
+	char name[COLIBRI_NAME_LEN], err[256];
+	struct cbfile *f = cbfile_open(path, 0, err, sizeof(err));
+	float *logits = NULL;
+	int fd = -1, s = -1, ret, loaded, i, j;
+	cb_u32 t;
+
+	if (!f) {
+		fprintf(stderr, "colibri logits: %s (--backend kernel needs a .colibri file)\n", err);
+		return 1;
+	}
+	if (strlen(f->info.name) >= sizeof(name)) {
+		fprintf(stderr, "colibri logits: %s: model name longer than %zu bytes\n", path,
+			sizeof(name) - 1);
+		cbfile_close(f);
+		return 1;
+	}
+	strcpy(name, f->info.name);
+	cbfile_close(f);
+	fd = colibri_dev_open();
+	s = colibri_dev_open();
+	ret = fd < 0 ? fd : s < 0 ? s : colibri_dev_ensure_model(fd, path, name, name, &loaded);
+	if (!ret)
+		ret = colibri_dev_attach(s, name, ntok + greedy, 0, &at);
+	if (ret) {
+		fprintf(stderr, "colibri logits: %s through %s: %s\n", path, COLIBRI_DEVICE_PATH,
+			strerror(-ret));
+		goto out;
+	}
+	logits = calloc(at.vocab_size, sizeof(float));
+	ret = logits ? 0 : -ENOMEM;
+	for (i = 0; !ret && i < ntok + greedy; i++) {
+		t = i < ntok ? tok[i] : (cb_u32)argmax(logits, at.vocab_size);
+		if (i >= ntok)
+			printf("%s%u", i > ntok ? " " : "", t);
+		memset(&sub, 0, sizeof(sub));
+		sub.flags = COLIBRI_SUBMIT_LOGITS;
+		sub.tokens = (uintptr_t)&t;
+		sub.n_tokens = 1;
+		sub.logits = (uintptr_t)logits;
+		sub.logits_len = at.vocab_size;
+		ret = colibri_dev_submit(s, &sub);
+		if (ret || greedy)
+			continue;
+		for (j = 0; j < (int)at.vocab_size; j++)
+			printf("%s%.9g", j ? " " : "", logits[j]);
+		putchar('\n');
+	}
+	if (greedy && !ret)
+		putchar('\n');
+	if (ret)
+		fprintf(stderr, "colibri logits: SUBMIT: %s\n", strerror(-ret));
+	if (loaded)
+		colibri_dev_unload(fd, name, 1);
+out:
+	free(logits);
+	if (s >= 0)
+		close(s);
+	if (fd >= 0)
+		close(fd);
+	return ret ? 1 : 0;
+}
+
 int cmd_logits(int argc, char **argv)
 {
-	const char *dir = NULL, *toks = NULL;
+	const char *dir = NULL, *toks = NULL, *backend = "user";
 	int dtype = HF_DTYPE_KEEP, threads = 0, greedy = 0, step = 0, trace = 0;
 	struct hf_model *m = NULL;
 	struct gguf_model *gm = NULL;	/* GGUF input (gguf_model.c) */
@@ -125,6 +199,8 @@ int cmd_logits(int argc, char **argv)
 			threads = atoi(argv[++i]);
 		} else if (!strcmp(a, "--greedy")) {
 			greedy = atoi(argv[++i]);
+		} else if (!strcmp(a, "--backend")) {
+			backend = argv[++i];
 		} else {
 			usage(stderr);
 			return 2;
@@ -137,6 +213,17 @@ int cmd_logits(int argc, char **argv)
 	if (parse_tokens(toks, &tok, &ntok) || !ntok) {
 		fprintf(stderr, "colibri logits: --tokens: expected token ids\n");
 		return 2;
+	}
+	if (strcmp(backend, "user")) {
+		if (strcmp(backend, "kernel") || trace || step || dtype != HF_DTYPE_KEEP) {
+			fprintf(stderr, "colibri logits: --backend is user or kernel; kernel takes no "
+				"--trace, --step or --quant\n");
+			free(tok);
+			return 2;
+		}
+		rc = logits_kernel(dir, tok, ntok, greedy);
+		free(tok);
+		return rc;
 	}
 	/* GGUF input: --model names a .gguf file; m then points into gm */
 	if (cbfile_is_colibri(dir)) {

@@ -148,3 +148,27 @@ const char *colibri_arch_name(unsigned int arch)
 
 	return arch < sizeof(names) / sizeof(names[0]) ? names[arch] : "unknown";
 }
+
+int colibri_dev_ensure_model(int fd, const char *path, const char *name, char *name_out,
+			     int *loaded)
+{
+	struct colibri_model_entry ents[64];
+	int n, i, ret;
+
+	*loaded = 0;
+	if (name && *name) {
+		n = colibri_dev_list(fd, ents, 64);
+		if (n < 0)
+			return n;
+		for (i = 0; i < n && i < 64; i++) {
+			if (!strcmp(ents[i].name, name)) {
+				ret = colibri_set_name(name_out, name);
+				return ret;
+			}
+		}
+	}
+	ret = colibri_dev_load(fd, path, name, name_out, NULL);
+	if (!ret)
+		*loaded = 1;
+	return ret;
+}

@@ -21,6 +21,15 @@ int colibri_dev_get_info(int fd, struct colibri_info *info);
  */
 int colibri_dev_load(int fd, const char *path, const char *name, char *name_out,
 		     unsigned long long *bytes);
+/*
+ * Makes sure the model of the .colibri file @path is loaded under @name
+ * (which must be set: the file's own name, or the caller's choice): if a
+ * model of that name is loaded it is used as is, else @path is loaded.
+ * @name_out (COLIBRI_NAME_LEN bytes) receives the name; *@loaded says
+ * whether this call loaded it.
+ */
+int colibri_dev_ensure_model(int fd, const char *path, const char *name, char *name_out,
+			     int *loaded);
 /* COLIBRI_IOC_UNLOAD; @wait: wait for attached sessions to end. */
 int colibri_dev_unload(int fd, const char *name, int wait);
 /* COLIBRI_IOC_LIST into @ents[@cap]; returns the number of models loaded. */
