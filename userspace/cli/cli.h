@@ -8,6 +8,8 @@
 
 int cmd_device(int argc, char **argv);
 int cmd_bench_gemm(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
 int cmd_logits(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

@@ -20,6 +20,8 @@ static const struct subcommand subcommands[] = {
 	{ "ls", cmd_ls, "list the models loaded in the kernel" },
 	{ "generate", cmd_generate, "generate text from a prompt (kernel or in-process)" },
 	{ "bench-gemm", cmd_bench_gemm, "gemm throughput of each ISA variant vs memory bandwidth" },
+	{ "bench", cmd_bench, "prefill/decode tok/s of a model vs memory bandwidth" },
+	{ "synth", cmd_synth, "write a random-weight .colibri model of any shape" },
 	{ "logits", cmd_logits, "run a HF model directory in-process, print logits" },
 	{ "tokenize", cmd_tokenize, "encode text to token ids, or decode ids (--decode)" },
 	{ "convert", cmd_convert, "convert a Hugging Face model directory to a .colibri file" },

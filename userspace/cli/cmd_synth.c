@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * cmd_synth.c - "colibri synth": a random-weight .colibri model of any
+ * shape, for benchmarks (docs/performance.md) and quick experiments.
+ *
+ * Tensors are streamed one at a time through the cbfile writer: rows are
+ * generated (xorshift64* into f32, uniform with a standard deviation of
+ * 0.02, the usual init scale), quantized with the engine's own routines
+ * and written in slabs of a few MiB.  Rows are generated in parallel on
+ * the host thread pool; each row's generator is seeded from (seed, tensor,
+ * row) only, so the file is the same whatever the thread count.  Norm
+ * weights are 1, biases small and random; the router (and the Qwen2-MoE
+ * shared-expert gate) stay f32 as `colibri convert` keeps them.
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cbfile.h"
+#include "cb_engine.h"
+#include "cb_ops.h"
+#include "cli.h"
+#include "host.h"
+
+#define SYNTH_SLAB (16u << 20)		/* output bytes per parallel_for */
+#define SYNTH_MAX_COLS (1u << 16)	/* row scratch lives on the stack */
+#define SYNTH_STD 0.02f
+
+struct synth_opts {
+	const char *out, *name;
+	int arch;
+	long hidden, layers, experts, top_k, ffn, heads, kv_heads, vocab, shared_ffn;
+	long context;
+	int dtype, threads;
+	uint64_t seed;
+};
+
+struct synth_job {
+	const struct cb_isa_ops *ops;
+	char *buf;
+	uint32_t dtype, cols, row0, nrows, rows_per_chunk;
+	size_t row_bytes;
+	uint64_t key;		/* seed mixed with the tensor's identity */
+	float scale;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	/* splitmix64 finaliser: decorrelates neighbouring seeds */
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * Uniform floats of standard deviation @std: 23 random mantissa bits make
+ * a float in [1, 2); centred and scaled (uniform on [-a, a] has std a/sqrt3).
+ */
+static void fill_row(float *x, uint32_t n, uint64_t s, float std)
+{
+	const float a = std * 1.7320508f * 2.0f;
+	uint32_t i;
+
+	s |= 1;
+	for (i = 0; i + 1 < n; i += 2) {
+		uint64_t r;
+		union { uint32_t u; float f; } lo, hi;
+
+		s ^= s >> 12;
+		s ^= s << 25;
+		s ^= s >> 27;
+		r = s * 0x2545f4914f6cdd1dull;
+		lo.u = 0x3f800000u | (uint32_t)(r >> 41);
+		hi.u = 0x3f800000u | ((uint32_t)(r >> 9) & 0x7fffffu);
+		x[i] = (lo.f - 1.5f) * a;
+		x[i + 1] = (hi.f - 1.5f) * a;
+	}
+	if (i < n)
+		x[i] = 0.0f;
+}
+
+static void synth_chunk(void *arg, int c)
+{
+	struct synth_job *j = arg;
+	uint32_t r0 = (uint32_t)c * j->rows_per_chunk, r, end;
+	float x[SYNTH_MAX_COLS];
+
+	end = r0 + j->rows_per_chunk < j->nrows ? r0 + j->rows_per_chunk : j->nrows;
+	for (r = r0; r < end; r++) {
+		char *dst = j->buf + (size_t)r * j->row_bytes;
+
+		fill_row(x, j->cols, mix64(j->key ^ mix64(j->row0 + r)), j->scale);
+		if (j->dtype == CB_DT_F32)
+			memcpy(dst, x, 4 * (size_t)j->cols);
+		else if (j->dtype == CB_DT_Q8_0)
+			j->ops->quantize_q8_0(dst, x, (int)j->cols);
+		else
+			cb_quantize_row(j->dtype, dst, x, (int)j->cols);
+	}
+}
+
+static int is_norm(uint32_t role)
+{
+	return role == COLIBRI_T_FINAL_NORM || role == COLIBRI_T_ATTN_NORM ||
+	       role == COLIBRI_T_FFN_NORM || role == COLIBRI_T_Q_NORM ||
+	       role == COLIBRI_T_K_NORM;
+}
+
+/* Write one tensor: slabs of rows generated in parallel, then written. */
+static int synth_tensor(struct cbfile_writer *w, struct cb_exec *ex,
+			const struct cb_isa_ops *ops, const struct cb_format_slot *s,
+			uint32_t dtype, uint32_t index, uint64_t seed, char *buf)
+{
+	struct synth_job j = {
+		.ops = ops, .buf = buf, .dtype = dtype, .cols = s->cols,
+		.row_bytes = cb_dtype_row_bytes(dtype, s->cols),
+		.key = mix64(seed ^ mix64(0x5a17000000000000ull + index)),
+		.scale = SYNTH_STD,
+	};
+	uint32_t slab_rows = (uint32_t)(SYNTH_SLAB / j.row_bytes);
+
+	if (cbfile_writer_tensor_begin(w, s->role, s->layer, s->expert))
+		return -1;
+	if (is_norm(s->role)) {
+		float *one = (float *)buf;
+		uint32_t i;
+
+		for (i = 0; i < s->cols; i++)
+			one[i] = 1.0f;
+		if (cbfile_writer_tensor_write(w, one, 4 * (size_t)s->cols))
+			return -1;
+		return cbfile_writer_tensor_end(w);
+	}
+	if (!slab_rows)
+		slab_rows = 1;
+	/* a few rows per chunk: enough work to amortise the hand-out */
+	j.rows_per_chunk = (uint32_t)((256u << 10) / j.row_bytes);
+	if (!j.rows_per_chunk)
+		j.rows_per_chunk = 1;
+	for (j.row0 = 0; j.row0 < s->rows; j.row0 += slab_rows) {
+		j.nrows = s->rows - j.row0 < slab_rows ? s->rows - j.row0 : slab_rows;
+		ex->parallel_for(ex, synth_chunk, &j,
+				 (int)((j.nrows + j.rows_per_chunk - 1) / j.rows_per_chunk));
+		if (cbfile_writer_tensor_write(w, buf, j.row_bytes * j.nrows))
+			return -1;
+	}
+	return cbfile_writer_tensor_end(w);
+}
+
+static const char *const arch_names[CB_ARCH__COUNT] = {
+	[CB_ARCH_LLAMA] = "llama",
+	[CB_ARCH_MIXTRAL] = "mixtral",
+	[CB_ARCH_QWEN2_MOE] = "qwen2_moe",
+	[CB_ARCH_QWEN3_MOE] = "qwen3_moe",
+	[CB_ARCH_OLMOE] = "olmoe",
+};
+
+static uint32_t f32_bits(float f)
+{
+	union { float f; uint32_t u; } v = { .f = f };
+
+	return v.u;
+}
+
+/* The config, with the per-architecture conventions hfmodel.c applies. */
+static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
+{
+	const char *why = NULL;
+	int blocks = o->dtype == CB_DT_Q8_0 || o->dtype == CB_DT_Q4_0;
+
+	memset(c, 0, sizeof(*c));
+	if (o->hidden <= 0 || o->layers <= 0 || o->heads <= 0 || o->vocab <= 0 || o->ffn <= 0)
+		why = "--hidden, --layers, --heads, --ffn and --vocab are required and > 0";
+	else if (o->layers > CB_MAX_LAYERS)
+		why = "--layers is above the engine's limit of 256";
+	else if (o->hidden % o->heads)
+		why = "--heads does not divide --hidden";
+	else if ((o->hidden / o->heads) % 2)
+		why = "head_dim (hidden / heads) must be even";
+	else if (o->kv_heads <= 0 || o->heads % o->kv_heads)
+		why = "--kv-heads must divide --heads";
+	else if (o->hidden > SYNTH_MAX_COLS || o->ffn > SYNTH_MAX_COLS ||
+		 o->shared_ffn > SYNTH_MAX_COLS)
+		why = "--hidden, --ffn and --shared-ffn are limited to 65536 here";
+	else if (blocks && (o->hidden % 32 || o->ffn % 32 || o->shared_ffn % 32))
+		why = "q8_0/q4_0 need --hidden, --ffn and --shared-ffn to be multiples of 32";
+	else if (o->arch == CB_ARCH_LLAMA && (o->experts > 0 || o->shared_ffn))
+		why = "llama is dense: no --experts or --shared-ffn";
+	else if (o->arch != CB_ARCH_LLAMA && (o->experts <= 0 || o->experts > CB_MAX_EXPERTS))
+		why = "an MoE architecture needs --experts in 1..256";
+	else if (o->arch != CB_ARCH_LLAMA &&
+		 (o->top_k <= 0 || o->top_k > o->experts || o->top_k > CB_MAX_TOP_K))
+		why = "--top-k must be in 1..min(experts, 16)";
+	else if (o->shared_ffn && o->arch != CB_ARCH_QWEN2_MOE)
+		why = "--shared-ffn is a qwen2_moe feature";
+	if (why) {
+		fprintf(stderr, "colibri synth: bad shape: %s\n", why);
+		return -1;
+	}
+
+	c->arch = (cb_u32)o->arch;
+	c->vocab_size = (cb_u32)o->vocab;
+	c->hidden = (cb_u32)o->hidden;
+	c->n_layers = (cb_u32)o->layers;
+	c->n_heads = (cb_u32)o->heads;
+	c->n_kv_heads = (cb_u32)o->kv_heads;
+	c->head_dim = (cb_u32)(o->hidden / o->heads);
+	c->decoder_sparse_step = 1;
+	c->rope_layout = CB_ROPE_NEOX;
+	c->rope_theta_bits = f32_bits(o->arch == CB_ARCH_QWEN2_MOE ||
+				      o->arch == CB_ARCH_QWEN3_MOE ? 1e6f : 1e4f);
+	c->rms_eps_bits = f32_bits(1e-6f);
+	c->max_context = (cb_u32)o->context;
+	if (o->arch == CB_ARCH_LLAMA) {
+		c->dense_ffn = (cb_u32)o->ffn;
+		return 0;
+	}
+	c->n_experts = (cb_u32)o->experts;
+	c->top_k = (cb_u32)o->top_k;
+	c->expert_ffn = (cb_u32)o->ffn;
+	switch (o->arch) {
+	case CB_ARCH_MIXTRAL:
+		c->norm_topk_prob = 1;
+		break;
+	case CB_ARCH_QWEN2_MOE:
+		c->qkv_bias = 1;
+		c->shared_ffn = (cb_u32)o->shared_ffn;
+		c->shared_gate = o->shared_ffn != 0;
+		break;
+	case CB_ARCH_QWEN3_MOE:
+		c->qk_norm = CB_QK_NORM_HEAD;
+		c->norm_topk_prob = 1;
+		break;
+	case CB_ARCH_OLMOE:
+		c->qk_norm = CB_QK_NORM_FULL;
+		break;
+	}
+	return 0;
+}
+
+static void synth_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: colibri synth --arch mixtral|qwen2_moe|qwen3_moe|olmoe|llama\n"
+		"         --hidden H --layers L --ffn F --heads NH --vocab V\n"
+		"         [--experts E --top-k K] [--kv-heads NKV] [--shared-ffn S]\n"
+		"         [--quant f32|f16|bf16|q8_0|q4_0] [--seed S] [--context N]\n"
+		"         [--name NAME] [--threads N] -o OUT.colibri\n"
+		"Writes a model of random weights (uniform, std 0.02; norms 1) and no\n"
+		"tokenizer.  --ffn is the per-expert size (the MLP size for llama).\n"
+		"Matrices get --quant (default q8_0); norms, biases and the router\n"
+		"stay f32.  The same seed gives the same file for any --threads.\n");
+}
+
+static long num_arg(const char *opt, const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 0);
+
+	if (!*s || *end || v < 0) {
+		fprintf(stderr, "colibri synth: --%s wants a non-negative integer, not '%s'\n",
+			opt, s);
+		return -1;
+	}
+	return v;
+}
+
+static int synth_parse(int argc, char **argv, struct synth_opts *o)
+{
+	static const struct option opts[] = {
+		{ "arch", required_argument, NULL, 'a' },
+		{ "hidden", required_argument, NULL, 'H' },
+		{ "layers", required_argument, NULL, 'L' },
+		{ "experts", required_argument, NULL, 'E' },
+		{ "top-k", required_argument, NULL, 'K' },
+		{ "ffn", required_argument, NULL, 'F' },
+		{ "heads", required_argument, NULL, 'n' },
+		{ "kv-heads", required_argument, NULL, 'v' },
+		{ "vocab", required_argument, NULL, 'V' },
+		{ "shared-ffn", required_argument, NULL, 'S' },
+		{ "quant", required_argument, NULL, 'q' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "context", required_argument, NULL, 'c' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	long *num;
+	int c, i, li = 0;
+
+	while ((c = getopt_long(argc, argv, "o:j:h", opts, &li)) != -1) {
+		num = NULL;
+		switch (c) {
+		case 'a':
+			for (i = 0; i < CB_ARCH__COUNT; i++)
+				if (!strcmp(optarg, arch_names[i]))
+					break;
+			if (i == CB_ARCH__COUNT) {
+				fprintf(stderr, "colibri synth: unknown --arch '%s'\n", optarg);
+				return -1;
+			}
+			o->arch = i;
+			break;
+		case 'H': num = &o->hidden; break;
+		case 'L': num = &o->layers; break;
+		case 'E': num = &o->experts; break;
+		case 'K': num = &o->top_k; break;
+		case 'F': num = &o->ffn; break;
+		case 'n': num = &o->heads; break;
+		case 'v': num = &o->kv_heads; break;
+		case 'V': num = &o->vocab; break;
+		case 'S': num = &o->shared_ffn; break;
+		case 'c': num = &o->context; break;
+		case 'q':
+			for (i = 0; i < CB_DT__COUNT; i++)
+				if (!strcmp(optarg, cb_dtype_name(i)))
+					break;
+			if (i == CB_DT__COUNT) {
+				fprintf(stderr, "colibri synth: unknown --quant '%s'\n", optarg);
+				return -1;
+			}
+			o->dtype = i;
+			break;
+		case 's': o->seed = strtoull(optarg, NULL, 0); break;
+		case 'N': o->name = optarg; break;
+		case 'j': o->threads = atoi(optarg); break;
+		case 'o': o->out = optarg; break;
+		case 'h': synth_usage(stdout); return 1;
+		default: synth_usage(stderr); return -1;
+		}
+		if (num) {
+			*num = num_arg(opts[li].name, optarg);
+			if (*num < 0 || *num > (1l << 30)) {
+				if (*num > 0)
+					fprintf(stderr, "colibri synth: '%s' is too large\n", optarg);
+				return -1;
+			}
+		}
+	}
+	if (optind != argc || !o->out || o->arch < 0) {
+		if (optind != argc)
+			fprintf(stderr, "colibri synth: unexpected argument '%s'\n", argv[optind]);
+		else
+			fprintf(stderr, "colibri synth: %s is required\n", o->out ? "--arch" : "-o");
+		synth_usage(stderr);
+		return -1;
+	}
+	if (!o->kv_heads)
+		o->kv_heads = o->heads;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int cmd_synth(int argc, char **argv)
+{
+	struct synth_opts o = { .arch = -1, .dtype = CB_DT_Q8_0, .seed = 1, .context = 4096 };
+	struct cb_model_config cfg;
+	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
+	struct cbfile_writer *w = NULL;
+	struct cb_exec *ex = NULL;
+	const struct cb_isa_ops *ops;
+	char err[512], name[64];
+	uint64_t total = 0;
+	uint32_t n, i;
+	char *buf = NULL;
+	double t0 = now_s();
+	int r;
+
+	r = synth_parse(argc, argv, &o);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (synth_config(&o, &cfg))
+		return 2;
+	if (!o.name) {
+		snprintf(name, sizeof(name), "synth-%s-%s", arch_names[o.arch],
+			 cb_dtype_name(o.dtype));
+		o.name = name;
+	}
+	meta.name = o.name;
+	ops = cb_isa_select(cb_host_isa_cap());
+	buf = aligned_alloc(64, SYNTH_SLAB + (4u << 20));
+	ex = cb_host_exec_create(o.threads);
+	if (!buf || !ex) {
+		fprintf(stderr, "colibri synth: out of memory\n");
+		goto err;
+	}
+	w = cbfile_writer_begin(o.out, &cfg, &meta, err, sizeof(err));
+	if (!w) {
+		fprintf(stderr, "colibri synth: %s\n", err);
+		goto err;
+	}
+	n = cbfile_writer_count(w);
+	for (i = 0; i < n; i++) {
+		struct cb_format_slot s;
+
+		if (cbfile_writer_slot(w, i, &s))
+			goto err_w;
+		if (s.vector || s.role == COLIBRI_T_ROUTER ||
+		    s.role == COLIBRI_T_SHARED_EXPERT_GATE || o.dtype == CB_DT_F32)
+			continue;
+		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, o.dtype))
+			goto err_w;
+	}
+	if (cbfile_writer_layout(w))
+		goto err_w;
+	for (i = 0; i < n; i++) {
+		struct cb_format_slot s;
+		uint32_t dt;
+
+		if (cbfile_writer_slot(w, i, &s))
+			goto err_w;
+		dt = s.vector || s.role == COLIBRI_T_ROUTER ||
+		     s.role == COLIBRI_T_SHARED_EXPERT_GATE ? CB_DT_F32 : (uint32_t)o.dtype;
+		if (synth_tensor(w, ex, ops, &s, dt, i, o.seed, buf))
+			goto err_w;
+		total += cbfile_writer_tensor_size(w, s.role, s.layer, s.expert);
+	}
+	if (cbfile_writer_finish(w, err, sizeof(err))) {
+		fprintf(stderr, "colibri synth: %s\n", err);
+		w = NULL;
+		goto err;
+	}
+	fprintf(stderr, "colibri synth: %s: %s, %u tensors, %.3f GiB of weights in %.1f s\n",
+		o.out, arch_names[o.arch], n, total / (double)(1u << 30), now_s() - t0);
+	cb_host_exec_destroy(ex);
+	free(buf);
+	return 0;
+
+err_w:
+	fprintf(stderr, "colibri synth: %s\n", cbfile_writer_error(w));
+	cbfile_writer_abort(w);
+err:
+	cb_host_exec_destroy(ex);
+	free(buf);
+	return 1;
+}
