@@ -161,7 +161,7 @@ check-vm: all
 
 CHECKPATCH := $(KSFT)/scripts/checkpatch.pl
 lint: $(KSFT_HDR)
-	$(Q)$(CHECKPATCH) --no-tree --quiet --strict --show-types \
+	-$(Q)$(CHECKPATCH) --no-tree --quiet --strict --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,NEW_TYPEDEFS,CAMELCASE \
 		-f $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h)
 	$(Q)rm -f $(KO) && $(MAKE) --no-print-directory modules C=2
