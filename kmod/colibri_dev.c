@@ -202,7 +202,7 @@ static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
 
 	arg.max_context = ctx;
 	arg.max_batch = batch;
-	arg.bytes = s->arena.size;
+	arg.bytes = colibri_session_bytes(s);
 	arg.vocab_size = m->cfg.vocab_size;
 	arg.n_layers = m->cfg.n_layers;
 	arg.top_k = m->cfg.n_experts ? m->cfg.top_k : 0;
@@ -239,7 +239,7 @@ int colibri_file_idle(struct colibri_file *cf, bool wait)
 		s->inflight = NULL;
 	}
 	if (cf->need_reset) {
-		cb_engine_seq_reset(s->eng, 0);
+		colibri_session_reset(s);
 		cf->need_reset = false;
 	}
 	return 0;
@@ -364,8 +364,8 @@ static int colibri_ioc_submit(struct colibri_file *cf, void __user *uarg)
 	if (ret)
 		return ret;
 	if (arg.flags & COLIBRI_SUBMIT_RESET)
-		cb_engine_seq_reset(s->eng, 0);
-	pos = cb_engine_seq_len(s->eng, 0);
+		colibri_session_reset(s);
+	pos = colibri_session_len(s);
 	if ((u64)pos + arg.n_tokens > s->max_context)
 		return -ENOSPC;
 
@@ -389,7 +389,7 @@ static int colibri_ioc_submit(struct colibri_file *cf, void __user *uarg)
 	    copy_to_user(u64_to_user_ptr(arg.logits), s->logits, (u64)s->vocab * 4))
 		return -EFAULT;
 	arg.token = arg.n_tokens ? token : -1;
-	arg.n_past = cb_engine_seq_len(s->eng, 0);
+	arg.n_past = colibri_session_len(s);
 	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
 		return -EFAULT;
 	return 0;

@@ -26,6 +26,8 @@ extern unsigned int colibri_mem_limit_mb;
 extern unsigned int colibri_max_models;
 extern unsigned int colibri_max_sessions;
 extern unsigned int colibri_default_context;
+extern unsigned int colibri_max_batch_tokens;
+extern unsigned int colibri_batch_slots;
 extern unsigned int colibri_fpu_slice_us;
 extern int colibri_max_isa;
 extern char *colibri_memmap;
@@ -93,6 +95,12 @@ struct colibri_model {
 	wait_queue_head_t sessions_wq;	/* woken when nr_sessions drops */
 	atomic64_t tokens;		/* tokens run through the model */
 	atomic64_t forwards;		/* forward passes */
+	/* the engine its sessions share (colibri_session.c) */
+	struct mutex batch_lock;
+	struct colibri_batcher *shared;	/* protected by ->batch_lock */
+	atomic_t shared_sessions;	/* sessions on ->shared (sysfs) */
+	atomic64_t shared_bytes;	/* ->shared's pinned bytes (sysfs) */
+	atomic_t batch_max;		/* most requests in one forward pass */
 };
 
 /* colibri_model.c */
@@ -107,8 +115,36 @@ u32 colibri_models_list(struct colibri_model_entry *ents, u32 cap);
 int colibri_name_valid(const char *name, size_t len);
 
 /**
- * struct colibri_session - one attached open file: its engine instance
- * (KV cache and scratch) in pinned memory, and the buffers requests use.
+ * struct colibri_batcher - an engine instance and the scratch the scheduler
+ * assembles a forward pass in: one per model, shared by up to @n_slots
+ * sessions (one sequence slot each), or private to one session.
+ *
+ * Everything lives in ->buf (pinned) and ->reqs (kmalloc), allocated when
+ * the batcher is made; the scheduler thread alone uses the scratch.
+ */
+struct colibri_batcher {
+	struct colibri_buf buf;		/* engine, KV cache, scratch */
+	struct cb_engine *eng;
+	struct colibri_model *model;	/* its sessions hold the references */
+	u32 max_tokens;			/* tokens per forward pass */
+	u32 n_slots;			/* sequence slots (sessions) */
+	u32 max_context;		/* positions per slot */
+	u64 slots;			/* bitmap of taken slots; model->batch_lock */
+	/* scratch of one pass, [max_tokens] (logits: [n_slots][vocab]) */
+	u32 *tokens, *seq, *pos;
+	u8 *mask;
+	void *logits;
+	u32 *trace;
+	/* the requests of the running pass and their token counts */
+	struct colibri_req **reqs;	/* [n_slots] */
+	u32 *take;			/* [n_slots] */
+	u32 nr;
+};
+
+/**
+ * struct colibri_session - one attached open file: a sequence slot of an
+ * engine instance (the model's shared one, or its own), and the buffers
+ * its requests use, in pinned memory.
  *
  * Lifetime: ->ref.  The file holds one; a queued request holds one, so a
  * request that outlives its caller (killed, interrupted) never runs on
@@ -117,8 +153,10 @@ int colibri_name_valid(const char *name, size_t len);
 struct colibri_session {
 	struct kref ref;
 	struct colibri_model *model;	/* holds a model reference */
-	struct colibri_buf arena;	/* engine, KV cache, scratch, io buffers */
-	struct cb_engine *eng;
+	struct colibri_buf arena;	/* io buffers */
+	struct colibri_batcher *bat;	/* the model's shared one, or ours */
+	u32 slot;			/* our sequence slot in bat->eng */
+	bool shared;			/* bat is the model's */
 	u32 max_context;
 	u32 max_batch;
 	u32 vocab;
@@ -145,7 +183,8 @@ struct colibri_req {
 	struct kref ref;
 	struct list_head node;		/* in the scheduler queue */
 	struct colibri_session *sess;	/* holds a session reference */
-	struct cb_batch batch;
+	struct cb_batch batch;		/* logits_mask must be set */
+	u32 ran;			/* tokens of ->batch run so far */
 	bool sample;
 	struct cb_sample_params sp;
 	u64 counter;
@@ -163,6 +202,18 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 					       u32 max_context, u32 max_batch);
 void colibri_session_put(struct colibri_session *s);
 unsigned int colibri_sessions_count(void);
+u64 colibri_session_bytes(const struct colibri_session *s);
+
+/* The session's sequence: forget it; its length. */
+static inline void colibri_session_reset(struct colibri_session *s)
+{
+	cb_engine_seq_reset(s->bat->eng, s->slot);
+}
+
+static inline u32 colibri_session_len(const struct colibri_session *s)
+{
+	return cb_engine_seq_len(s->bat->eng, s->slot);
+}
 
 /* colibri_sched.c */
 int colibri_sched_start(void);

@@ -33,6 +33,16 @@ module_param_named(default_context, colibri_default_context, uint, 0444);
 MODULE_PARM_DESC(default_context,
 		 "Context positions of a session that does not ask for a number (default 2048)");
 
+unsigned int colibri_max_batch_tokens = 64;
+module_param_named(max_batch_tokens, colibri_max_batch_tokens, uint, 0444);
+MODULE_PARM_DESC(max_batch_tokens,
+		 "Most tokens one forward pass of a model's shared engine carries, all its sessions together (default 64)");
+
+unsigned int colibri_batch_slots = 8;
+module_param_named(batch_slots, colibri_batch_slots, uint, 0444);
+MODULE_PARM_DESC(batch_slots,
+		 "Sessions that share a model's engine, and are batched together (0..64, at most max_batch_tokens; 0: every session has its own engine; default 8)");
+
 unsigned int colibri_fpu_slice_us = 200;
 module_param_named(fpu_slice_us, colibri_fpu_slice_us, uint, 0444);
 MODULE_PARM_DESC(fpu_slice_us,
@@ -69,6 +79,17 @@ static int __init colibri_init(void)
 	    !colibri_default_context || colibri_default_context > COLIBRI_MAX_CONTEXT) {
 		pr_err("fpu_slice_us must be 1..10000 and default_context 1..%u\n",
 		       COLIBRI_MAX_CONTEXT);
+		return -EINVAL;
+	}
+
+	/*
+	 * A shared pass takes one decode step of each slot first: with no
+	 * more slots than tokens, the oldest request always gets a token.
+	 */
+	if (!colibri_max_batch_tokens || colibri_max_batch_tokens > COLIBRI_MAX_BATCH ||
+	    colibri_batch_slots > 64 || colibri_batch_slots > colibri_max_batch_tokens) {
+		pr_err("max_batch_tokens must be 1..%u and batch_slots 0..min(64, max_batch_tokens)\n",
+		       COLIBRI_MAX_BATCH);
 		return -EINVAL;
 	}
 

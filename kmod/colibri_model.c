@@ -54,6 +54,9 @@ COLIBRI_MODEL_ATTR(file_size, "%llu", m->file_size);
 COLIBRI_MODEL_ATTR(sessions, "%d", atomic_read(&m->nr_sessions));
 COLIBRI_MODEL_ATTR(tokens, "%lld", (long long)atomic64_read(&m->tokens));
 COLIBRI_MODEL_ATTR(forwards, "%lld", (long long)atomic64_read(&m->forwards));
+COLIBRI_MODEL_ATTR(shared_sessions, "%d", atomic_read(&m->shared_sessions));
+COLIBRI_MODEL_ATTR(shared_bytes, "%lld", (long long)atomic64_read(&m->shared_bytes));
+COLIBRI_MODEL_ATTR(batch_max, "%d", atomic_read(&m->batch_max));
 COLIBRI_MODEL_ATTR(vocab_size, "%u", m->cfg.vocab_size);
 COLIBRI_MODEL_ATTR(hidden, "%u", m->cfg.hidden);
 COLIBRI_MODEL_ATTR(layers, "%u", m->cfg.n_layers);
@@ -69,6 +72,9 @@ static struct attribute *colibri_model_attrs[] = {
 	&colibri_attr_sessions.attr,
 	&colibri_attr_tokens.attr,
 	&colibri_attr_forwards.attr,
+	&colibri_attr_shared_sessions.attr,
+	&colibri_attr_shared_bytes.attr,
+	&colibri_attr_batch_max.attr,
 	&colibri_attr_vocab_size.attr,
 	&colibri_attr_hidden.attr,
 	&colibri_attr_layers.attr,
@@ -86,6 +92,7 @@ static void colibri_model_release(struct kobject *kobj)
 
 	colibri_buf_free(&m->mem);
 	kvfree(m->bind);
+	mutex_destroy(&m->batch_lock);
 	kfree(m);
 }
 
@@ -333,6 +340,7 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 	kobject_init(&m->kobj, &colibri_model_ktype);
 	INIT_LIST_HEAD(&m->node);
 	init_waitqueue_head(&m->sessions_wq);
+	mutex_init(&m->batch_lock);
 	strscpy(m->name, name, sizeof(m->name));
 
 	ret = colibri_model_build(f, m, why);

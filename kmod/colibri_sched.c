@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * colibri_sched.c - the scheduler kthread: owns the request queue and runs
- * the engine, one request at a time, on the worker pool.
+ * the engine on the worker pool, one forward pass at a time, each pass
+ * carrying the queued requests of every session on one engine instance
+ * (continuous batching: see colibri_pick()).
  *
  * Callers queue a request and sleep interruptibly on its completion.  A
  * caller that gives up (signal, kill) marks the request cancelled and drops
@@ -32,7 +34,7 @@ static struct task_struct *colibri_sched_task;
 static DEFINE_SPINLOCK(colibri_queue_lock);
 static LIST_HEAD(colibri_queue);		/* protected by colibri_queue_lock */
 static DECLARE_WAIT_QUEUE_HEAD(colibri_sched_wq);
-static struct colibri_req *colibri_current;	/* scheduler thread only */
+static struct colibri_batcher *colibri_running;	/* scheduler thread only */
 
 static void colibri_req_release(struct kref *ref)
 {
@@ -76,63 +78,180 @@ static void colibri_req_end(struct colibri_req *req)
 /*
  * The engine's yield hook, called between steps on the scheduler thread,
  * which is inside an FPU section: leave it, let others run, come back.
+ * One abandoned request stops the whole pass; the others run again.
  */
 static int colibri_yield(struct cb_exec *ex)
 {
+	struct colibri_batcher *b = colibri_running;
+	u32 i;
+
 	kernel_fpu_end();
 	cond_resched();
 	kernel_fpu_begin();
-	if (colibri_req_abandoned(colibri_current))
-		return -EINTR;
+	for (i = 0; i < b->nr; i++)
+		if (b->take[i] && colibri_req_abandoned(b->reqs[i]))
+			return -EINTR;
 	if (kthread_should_stop())
 		return -ESHUTDOWN;
 	return 0;
 }
 
-static void colibri_sched_one(struct colibri_req *req)
+/*
+ * Picks the next pass, under colibri_queue_lock: the oldest request's
+ * engine, and every queued request on it.  Single-token steps (decode)
+ * come first, one token each; then the others in queue order, each with
+ * as many of its remaining tokens as the budget leaves (a piece may take
+ * several passes).  There are no more slots than tokens per pass, so the
+ * oldest request always gets at least one token: nobody starves.
+ * Abandoned requests are taken too, with no tokens, to be ended.
+ */
+static struct colibri_batcher *colibri_pick(void)
 {
-	struct colibri_session *s = req->sess;
-	struct cb_exec *ex = colibri_exec_get();
-	int ret;
+	struct colibri_req *head = list_first_entry(&colibri_queue, struct colibri_req, node);
+	struct colibri_batcher *b = head->sess->bat;
+	struct colibri_req *r, *tmp;
+	u32 budget = b->max_tokens, left;
+	int round;
 
-	if (colibri_req_abandoned(req)) {
-		req->ret = -EINTR;
-		return;
+	b->nr = 0;
+	for (round = 0; round < 2; round++) {
+		list_for_each_entry_safe(r, tmp, &colibri_queue, node) {
+			if (r->sess->bat != b || b->nr == b->n_slots)
+				continue;
+			left = r->batch.n_tokens - r->ran;
+			if (colibri_req_abandoned(r)) {
+				b->take[b->nr] = 0;
+			} else if ((left == 1) != (round == 0) || !budget) {
+				continue;
+			} else {
+				b->take[b->nr] = min(left, budget);
+				budget -= b->take[b->nr];
+			}
+			list_del_init(&r->node);
+			b->reqs[b->nr++] = r;
+		}
 	}
-	colibri_current = req;
-	/* All engine code runs in FPU sections; see colibri_exec.c. */
-	kernel_fpu_begin();
-	ret = cb_engine_forward(s->eng, ex, &req->batch);
-	if (!ret && req->sample)
-		ret = cb_engine_sample(s->eng, s->logits, &req->sp, req->counter);
-	kernel_fpu_end();
-	colibri_current = NULL;
-	if (ret >= 0) {
-		atomic64_add(req->batch.n_tokens, &s->model->tokens);
-		atomic64_inc(&s->model->forwards);
+	return b;
+}
+
+/*
+ * Runs the pass colibri_pick() chose, in one forward call: each request's
+ * tokens on its session's slot; then each request's logits row and trace
+ * rows are copied to its session's buffers and a finished request samples
+ * its token.  Unfinished requests (a piece split, or a pass stopped by
+ * another's cancellation) go back to the head of the queue in order; the
+ * others are ended last, as that may free the batcher.
+ */
+static void colibri_sched_pass(struct colibri_batcher *b)
+{
+	struct cb_exec *ex = colibri_exec_get();
+	struct colibri_model *m = b->model;
+	u32 vocab = m->cfg.vocab_size;
+	u32 tpt = m->cfg.n_layers * m->cfg.top_k * 2;
+	struct cb_batch batch = {
+		.tokens = b->tokens, .seq = b->seq, .pos = b->pos,
+		.logits_mask = b->mask, .logits = b->logits, .route_trace = b->trace,
+	};
+	struct colibri_session *pin = b->reqs[0]->sess;
+	u32 i, k, n = 0, row = 0, live = 0;
+	int ret = 0;
+
+	for (i = 0; i < b->nr; i++) {
+		struct colibri_req *r = b->reqs[i];
+
+		if (!b->take[i]) {
+			r->ret = -EINTR;
+			continue;
+		}
+		live++;
+		for (k = r->ran; k < r->ran + b->take[i]; k++, n++) {
+			b->tokens[n] = r->batch.tokens[k];
+			b->seq[n] = r->sess->slot;
+			b->pos[n] = r->batch.pos[k];
+			b->mask[n] = r->batch.logits_mask[k];
+		}
 	}
-	req->ret = ret;
+	batch.n_tokens = n;
+
+	if (n) {
+		colibri_running = b;
+		/* All engine code runs in FPU sections; see colibri_exec.c. */
+		kernel_fpu_begin();
+		ret = cb_engine_forward(b->eng, ex, &batch);
+		for (i = 0, n = 0; i < b->nr && !ret; i++) {
+			struct colibri_req *r = b->reqs[i];
+
+			if (!b->take[i])
+				continue;
+			if (r->batch.route_trace)
+				memcpy(r->batch.route_trace + (u64)r->ran * tpt,
+				       b->trace + (u64)n * tpt, (u64)b->take[i] * tpt * 4);
+			for (k = r->ran; k < r->ran + b->take[i]; k++, n++) {
+				if (!b->mask[n])
+					continue;
+				memcpy(r->batch.logits, (u8 *)b->logits + (u64)row * vocab * 4,
+				       (u64)vocab * 4);
+				row++;
+			}
+			r->ran += b->take[i];
+			if (r->ran == r->batch.n_tokens)
+				r->ret = r->sample ? cb_engine_sample(b->eng, r->batch.logits,
+								      &r->sp, r->counter) : 0;
+		}
+		kernel_fpu_end();
+		colibri_running = NULL;
+		if (!ret) {
+			atomic64_add(batch.n_tokens, &m->tokens);
+			atomic64_inc(&m->forwards);
+			if (live > atomic_read(&m->batch_max))
+				atomic_set(&m->batch_max, live);
+		}
+	}
+
+	/* Pin the batcher: ending the last request of its last session frees it. */
+	kref_get(&pin->ref);
+	spin_lock(&colibri_queue_lock);
+	for (i = b->nr; i-- > 0;) {
+		struct colibri_req *r = b->reqs[i];
+
+		if (!b->take[i])
+			continue;
+		if (ret == -EINTR && !colibri_req_abandoned(r)) {
+			list_add(&r->node, &colibri_queue);	/* run it again */
+			b->take[i] = 0;
+			b->reqs[i] = NULL;
+		} else if (ret) {
+			r->ret = ret;
+		} else if (r->ran < r->batch.n_tokens) {
+			list_add(&r->node, &colibri_queue);	/* the rest of its piece */
+			b->take[i] = 0;
+			b->reqs[i] = NULL;
+		}
+	}
+	spin_unlock(&colibri_queue_lock);
+	for (i = 0; i < b->nr; i++)
+		if (b->reqs[i])
+			colibri_req_end(b->reqs[i]);
+	b->nr = 0;
+	colibri_session_put(pin);
 }
 
 static int colibri_sched_thread(void *unused)
 {
 	while (!kthread_should_stop()) {
-		struct colibri_req *req = NULL;
+		struct colibri_batcher *b = NULL;
 
 		wait_event_interruptible(colibri_sched_wq,
 					 !list_empty_careful(&colibri_queue) ||
 					 kthread_should_stop());
 		spin_lock(&colibri_queue_lock);
-		if (!list_empty(&colibri_queue)) {
-			req = list_first_entry(&colibri_queue, struct colibri_req, node);
-			list_del_init(&req->node);
-		}
+		if (!list_empty(&colibri_queue))
+			b = colibri_pick();
 		spin_unlock(&colibri_queue_lock);
-		if (!req)
+		if (!b)
 			continue;
 
-		colibri_sched_one(req);
-		colibri_req_end(req);
+		colibri_sched_pass(b);
 		cond_resched();
 	}
 

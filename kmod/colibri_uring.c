@@ -201,7 +201,7 @@ static void colibri_uring_finish(struct colibri_uop *uop, int ret, bool dead,
 
 	if (ret >= 0) {
 		a->token = ret;
-		a->n_past = cb_engine_seq_len(s->eng, 0);
+		a->n_past = colibri_session_len(s);
 		if (a->flags & COLIBRI_SUBMIT_LOGITS &&
 		    copy_to_user(u64_to_user_ptr(a->logits), s->logits, (u64)s->vocab * 4))
 			ret = -EFAULT;
@@ -209,11 +209,11 @@ static void colibri_uring_finish(struct colibri_uop *uop, int ret, bool dead,
 			ret = -EFAULT;
 	} else {
 		/* Some pieces may have run: start over, as an interrupted ioctl does. */
-		cb_engine_seq_reset(s->eng, 0);
+		colibri_session_reset(s);
 		if (dead || ret == -EINTR)
 			ret = -ECANCELED;
 	}
-	n_past = cb_engine_seq_len(s->eng, 0);
+	n_past = colibri_session_len(s);
 	kfree(uop);
 	/* The session is free again; publish its state with it. */
 	smp_store_release(&cf->uop, NULL);
@@ -316,9 +316,9 @@ static int colibri_uring_start(struct colibri_file *cf, struct colibri_uop *uop,
 	if (ret)
 		return ret;
 	if (a->flags & COLIBRI_SUBMIT_RESET)
-		cb_engine_seq_reset(s->eng, 0);
+		colibri_session_reset(s);
 	uop->sess = s;
-	uop->pos = cb_engine_seq_len(s->eng, 0);
+	uop->pos = colibri_session_len(s);
 	if (!a->n_tokens) {
 		a->token = -1;
 		a->n_past = uop->pos;

@@ -149,7 +149,10 @@ struct colibri_unload {
  *	default_context); out: the value used.
  * @max_batch: in: most tokens one forward pass of this session carries
  *	(0: 64); longer submissions are split.  out: the value used.
- * @bytes: out: pinned bytes the session's KV cache and scratch occupy.
+ * @bytes: out: pinned bytes the session alone occupies: its KV cache,
+ *	scratch and buffers; a session on its model's shared engine (one
+ *	sequence slot of it) counts only its buffers, the engine shows in
+ *	/sys/kernel/colibri/models/NAME/shared_bytes.
  * @vocab_size: out: the model's vocabulary size (length of a logits row).
  * @n_layers: out: layers (for the routing trace).
  * @top_k: out: experts per token (for the routing trace).

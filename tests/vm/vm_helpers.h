@@ -45,6 +45,38 @@ static inline struct colibri_info info_now(int fd)
 	return info;
 }
 
+/* A number read from a sysfs file, or -1. */
+static inline long long vm_read_num(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* A module parameter (/sys/module/colibri/parameters/NAME), or -1. */
+static inline long long vm_modparam(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/colibri/parameters/%s", name);
+	return vm_read_num(path);
+}
+
+/* A model's attribute (/sys/kernel/colibri/models/MODEL/ATTR), or -1. */
+static inline long long vm_model_attr(const char *model, const char *attr)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "/sys/kernel/colibri/models/%s/%s", model, attr);
+	return vm_read_num(path);
+}
+
 /* A deterministic token stream, different per @salt. */
 static inline void test_tokens(uint32_t *t, unsigned int n, unsigned int vocab,
 			       unsigned int salt)
