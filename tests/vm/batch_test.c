@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * batch_test.c - continuous batching: the sessions of a model share one
+ * engine and the scheduler runs all their pending requests in one forward
+ * pass.  Whatever runs beside a session, its logits and tokens must be
+ * exactly those it gets alone (and those of the in-process engine), and
+ * the model's counters must show that passes did carry several requests.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "vm_helpers.h"
+#include "colibri_uring.h"
+
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+
+#define MODEL "b"
+#define NS 6		/* concurrent sessions */
+#define STEPS 12	/* decode steps after each prompt */
+#define MAX_P 130	/* longest prompt */
+
+/* One session's work: a prompt of @plen tokens, then STEPS decode steps. */
+struct spec {
+	unsigned int plen;
+	unsigned int salt;
+	int uring;		/* submit through io_uring, else the ioctl */
+};
+
+/* Mixed: short and long prompts (split into pieces), ioctl and io_uring. */
+static const struct spec specs[NS] = {
+	{ 1, 1, 0 }, { 9, 2, 1 }, { 70, 3, 0 }, { MAX_P, 4, 1 }, { 33, 5, 0 }, { 64, 6, 1 },
+};
+
+/* What a session saw: STEPS + 1 logits rows and sampled tokens. */
+struct result {
+	int ret;
+	uint32_t tokens[STEPS + 1];
+	float rows[];		/* [STEPS + 1][vocab] */
+};
+
+static size_t result_size(unsigned int vocab)
+{
+	return sizeof(struct result) + (size_t)(STEPS + 1) * vocab * sizeof(float);
+}
+
+static struct result *result_at(void *base, unsigned int vocab, int i)
+{
+	return (struct result *)((char *)base + i * result_size(vocab));
+}
+
+static int step(int fd, struct colibri_ring *ring, const uint32_t *toks, unsigned int n,
+		unsigned int flags, float *logits, unsigned int vocab, uint64_t seed,
+		uint32_t *token)
+{
+	struct colibri_submit s;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	s.flags = flags | COLIBRI_SUBMIT_LOGITS;
+	s.tokens = (uintptr_t)toks;
+	s.n_tokens = n;
+	s.logits = (uintptr_t)logits;
+	s.logits_len = vocab;
+	/* Each session samples with its own parameters. */
+	s.temperature_milli = 700;
+	s.top_k = 40;
+	s.seed = seed;
+	ret = ring ? colibri_ring_step(ring, fd, &s) : colibri_dev_submit(fd, &s);
+	if (!ret)
+		*token = s.token;
+	return ret;
+}
+
+/* Runs @sp's prompt and decode steps on the attached @fd into @r. */
+static int run_session(int fd, const struct spec *sp, unsigned int vocab, struct result *r)
+{
+	struct colibri_ring *ring = NULL;
+	uint32_t prompt[MAX_P];
+	int ret;
+
+	if (sp->uring && colibri_ring_create(&ring, 4))
+		return -ENOMEM;
+	test_tokens(prompt, sp->plen, vocab, sp->salt);
+	ret = step(fd, ring, prompt, sp->plen, COLIBRI_SUBMIT_RESET, r->rows, vocab,
+		   sp->salt, &r->tokens[0]);
+	for (int j = 1; j <= STEPS && !ret; j++)
+		ret = step(fd, ring, &r->tokens[j - 1], 1, 0, r->rows + (size_t)j * vocab,
+			   vocab, sp->salt, &r->tokens[j]);
+	if (ring)
+		colibri_ring_destroy(ring);
+	return ret;
+}
+
+static int attach(int *fd, unsigned int ctx, struct colibri_attach *a)
+{
+	*fd = colibri_dev_open();
+	if (*fd < 0)
+		return *fd;
+	return colibri_dev_attach(*fd, MODEL, ctx, 0, a);
+}
+
+FIXTURE(batch) {
+	int fd;
+	char path[4096];
+	unsigned int vocab;
+	unsigned long long used0;
+	void *alone;		/* NS results, each session run alone */
+};
+
+FIXTURE_SETUP(batch)
+{
+	struct colibri_attach a;
+	int s, i;
+
+	self->fd = colibri_dev_open();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, fixture("mixtral-q8_0", self->path, sizeof(self->path)))
+		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", self->path);
+	self->used0 = info_now(self->fd).mem_used;
+	ASSERT_EQ(0, colibri_dev_load(self->fd, self->path, MODEL, NULL, NULL));
+	/* The in-process engine must run the kernel's ISA level. */
+	setenv("COLIBRI_ISA", colibri_isa_name(info_now(self->fd).isa_level), 1);
+
+	/* Each session alone, one after the other: the reference. */
+	ASSERT_EQ(0, attach(&s, 256, &a));
+	self->vocab = a.vocab_size;
+	close(s);
+	self->alone = mmap(NULL, NS * result_size(self->vocab), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->alone);
+	for (i = 0; i < NS; i++) {
+		struct result *r = result_at(self->alone, self->vocab, i);
+
+		ASSERT_EQ(0, attach(&s, 256, NULL));
+		ASSERT_EQ(0, run_session(s, &specs[i], self->vocab, r)) TH_LOG("session %d", i);
+		close(s);
+	}
+}
+
+FIXTURE_TEARDOWN(batch)
+{
+	munmap(self->alone, NS * result_size(self->vocab));
+	colibri_dev_unload(self->fd, MODEL, 1);
+	close(self->fd);
+}
+
+/* The in-process engine agrees with what a session saw alone. */
+TEST_F(batch, alone_equals_in_process_engine)
+{
+	uint32_t seq[MAX_P + STEPS];
+	float *ref = calloc(self->vocab, sizeof(float));
+
+	ASSERT_NE(NULL, ref);
+	for (int i = 0; i < NS; i++) {
+		const struct spec *sp = &specs[i];
+		struct result *r = result_at(self->alone, self->vocab, i);
+
+		test_tokens(seq, sp->plen, self->vocab, sp->salt);
+		/* The prompt's logits, then those after every decode step. */
+		ASSERT_EQ(0, user_logits(self->path, seq, sp->plen, ref, 64));
+		EXPECT_EQ(0, memcmp(ref, r->rows, self->vocab * sizeof(float)))
+			TH_LOG("session %d prompt", i);
+		memcpy(seq + sp->plen, r->tokens, STEPS * sizeof(uint32_t));
+		ASSERT_EQ(0, user_logits(self->path, seq, sp->plen + STEPS, ref, 64));
+		EXPECT_EQ(0, memcmp(ref, r->rows + (size_t)STEPS * self->vocab,
+				    self->vocab * sizeof(float)))
+			TH_LOG("session %d after %d steps", i, STEPS);
+	}
+	free(ref);
+}
+
+/*
+ * NS processes at once, prefills and decode steps mixed, ioctl and
+ * io_uring: every logits row and token equals the session's alone, and
+ * fewer forward passes ran than requests were submitted.
+ */
+TEST_F(batch, concurrent_sessions_equal_alone_and_are_batched)
+{
+	void *got = mmap(NULL, NS * result_size(self->vocab), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long long slots = vm_modparam("batch_slots"), f0, f1, t0, t1, bmax;
+	int ready[2], go[2], i, j, st, pieces = 0;
+	pid_t pids[NS];
+
+	ASSERT_NE(MAP_FAILED, got);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	for (i = 0; i < NS; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i]) {
+			struct result *r = result_at(got, self->vocab, i);
+			int s;
+			char c;
+
+			close(go[1]);
+			r->ret = attach(&s, 256, NULL);
+			if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+				_exit(2);
+			if (!r->ret)
+				r->ret = run_session(s, &specs[i], self->vocab, r);
+			_exit(r->ret ? 1 : 0);
+		}
+		pieces += (specs[i].plen + 63) / 64 + STEPS;
+	}
+	close(go[0]);
+	for (i = 0; i < NS; i++) {
+		char c;
+
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+	}
+	/* Everyone attached: one engine for all (when batch_slots allows). */
+	EXPECT_EQ(slots < NS ? slots : NS, vm_model_attr(MODEL, "shared_sessions"));
+	f0 = vm_model_attr(MODEL, "forwards");
+	t0 = vm_model_attr(MODEL, "tokens");
+	for (i = 0; i < NS; i++)
+		ASSERT_EQ(1, write(go[1], "g", 1));
+	for (i = 0; i < NS; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &st, 0));
+		EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("session %d: %d", i,
+						     result_at(got, self->vocab, i)->ret);
+	}
+	f1 = vm_model_attr(MODEL, "forwards");
+	t1 = vm_model_attr(MODEL, "tokens");
+	bmax = vm_model_attr(MODEL, "batch_max");
+
+	for (i = 0; i < NS; i++) {
+		struct result *a = result_at(self->alone, self->vocab, i);
+		struct result *b = result_at(got, self->vocab, i);
+
+		EXPECT_EQ(0, memcmp(a->tokens, b->tokens, sizeof(a->tokens)))
+			TH_LOG("session %d: tokens differ", i);
+		for (j = 0; j <= STEPS; j++) {
+			EXPECT_EQ(0, memcmp(a->rows + (size_t)j * self->vocab,
+					    b->rows + (size_t)j * self->vocab,
+					    self->vocab * sizeof(float)))
+				TH_LOG("session %d step %d: logits differ", i, j);
+		}
+	}
+	/* Every token ran exactly once ... */
+	{
+		long long toks = 0;
+
+		for (i = 0; i < NS; i++)
+			toks += specs[i].plen + STEPS;
+		EXPECT_EQ(toks, t1 - t0);
+	}
+	/* ... in fewer passes than requests: passes carried several sessions. */
+	TH_LOG("%d requests, %lld forward passes, at most %lld requests in one",
+	       pieces, f1 - f0, bmax);
+	if (slots >= 2) {
+		EXPECT_LT(f1 - f0, pieces);
+		EXPECT_LE(2, bmax);
+	}
+	munmap(got, NS * result_size(self->vocab));
+	close(ready[0]);
+	close(ready[1]);
+	close(go[1]);
+}
+
+/*
+ * More sessions than slots: the extra one gets an engine of its own (and
+ * says so in its bytes), computes the same, and everything is freed.
+ */
+TEST_F(batch, full_slots_fall_back_to_private_engine)
+{
+	long long slots = vm_modparam("batch_slots");
+	struct colibri_attach a0, a;
+	struct result *r = malloc(result_size(self->vocab));
+	int fds[66], n;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_LE(0, slots);
+	ASSERT_GE(64, slots);
+	for (n = 0; n <= slots; n++)
+		ASSERT_EQ(0, attach(&fds[n], 256, n ? &a : &a0)) TH_LOG("session %d", n);
+	EXPECT_EQ(slots, vm_model_attr(MODEL, "shared_sessions"));
+	if (slots) {
+		EXPECT_LT(0, vm_model_attr(MODEL, "shared_bytes"));
+		/* The shared engine is accounted once, not per session. */
+		EXPECT_EQ(self->used0 + vm_model_attr(MODEL, "bytes") +
+			  vm_model_attr(MODEL, "shared_bytes") + slots * a0.bytes + a.bytes,
+			  info_now(self->fd).mem_used);
+		EXPECT_LT(a0.bytes, a.bytes);
+	}
+	/* The private one, the first shared one: both exact. */
+	for (int k = 0; k < 2; k++) {
+		int s = k ? fds[slots] : fds[0];
+		struct result *want = result_at(self->alone, self->vocab, 3);
+
+		ASSERT_EQ(0, run_session(s, &specs[3], self->vocab, r));
+		EXPECT_EQ(0, memcmp(want->tokens, r->tokens, sizeof(r->tokens)));
+		EXPECT_EQ(0, memcmp(want->rows, r->rows, (STEPS + 1) * self->vocab * sizeof(float)));
+	}
+	while (n--)
+		close(fds[n]);
+	EXPECT_EQ(0, vm_model_attr(MODEL, "shared_sessions"));
+	EXPECT_EQ(0, vm_model_attr(MODEL, "shared_bytes"));
+	EXPECT_EQ(self->used0 + vm_model_attr(MODEL, "bytes"), info_now(self->fd).mem_used);
+	free(r);
+}
+
+/*
+ * A session killed mid-prefill, while it shares passes with another, stops
+ * the passes it is in; the other's requests run again and stay exact.
+ */
+TEST_F(batch, killed_neighbour_leaves_a_session_exact)
+{
+	pid_t victim, runner;
+	int st, ready[2];
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	victim = fork();
+	ASSERT_LE(0, victim);
+	if (!victim) {
+		uint32_t toks[MAX_P];
+		float *l = calloc(self->vocab, sizeof(float));
+		uint32_t t;
+		int s;
+
+		if (attach(&s, 256, NULL) || write(ready[1], "v", 1) != 1)
+			_exit(2);
+		test_tokens(toks, MAX_P, self->vocab, 77);
+		for (;;)
+			step(s, NULL, toks, MAX_P, COLIBRI_SUBMIT_RESET, l, self->vocab, 1, &t);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	runner = fork();
+	ASSERT_LE(0, runner);
+	if (!runner) {
+		struct result *want = result_at(self->alone, self->vocab, 3);
+		struct result *r = malloc(result_size(self->vocab));
+		int s, bad = 0;
+
+		for (int rep = 0; rep < 4 && !bad; rep++) {
+			if (!r || attach(&s, 256, NULL) || run_session(s, &specs[3], self->vocab, r))
+				_exit(2);
+			bad = memcmp(want->tokens, r->tokens, sizeof(r->tokens)) ||
+			      memcmp(want->rows, r->rows, (STEPS + 1) * self->vocab * sizeof(float));
+			close(s);
+		}
+		_exit(bad);
+	}
+	usleep(20 * 1000);
+	kill(victim, SIGKILL);
+	ASSERT_EQ(victim, waitpid(victim, &st, 0));
+	EXPECT_TRUE(WIFSIGNALED(st));
+	ASSERT_EQ(runner, waitpid(runner, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	close(ready[0]);
+	close(ready[1]);
+	/* The victim's slot and the engine go with its last request. */
+	for (int i = 0; i < 200 && vm_model_attr(MODEL, "shared_sessions"); i++)
+		usleep(10 * 1000);
+	EXPECT_EQ(0, vm_model_attr(MODEL, "shared_sessions"));
+	EXPECT_EQ(self->used0 + vm_model_attr(MODEL, "bytes"), info_now(self->fd).mem_used);
+}
+
+TEST_HARNESS_MAIN
