@@ -233,7 +233,7 @@ int colibri_file_idle(struct colibri_file *cf, bool wait)
 	if (s->inflight) {
 		if (!wait && !completion_done(&s->inflight->done))
 			return -EBUSY;
-		if (wait_for_completion_interruptible(&s->inflight->done))
+		if (colibri_wait_done(&s->inflight->done))
 			return -EINTR;
 		colibri_req_put(s->inflight);
 		s->inflight = NULL;

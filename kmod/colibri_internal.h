@@ -219,6 +219,7 @@ static inline u32 colibri_session_len(const struct colibri_session *s)
 int colibri_sched_start(void);
 void colibri_sched_stop(void);
 int colibri_sched_run(struct colibri_req *req);
+int colibri_wait_done(struct completion *done);
 void colibri_sched_queue(struct colibri_req *req);
 void colibri_sched_cancel(struct colibri_req *req);
 void colibri_req_put(struct colibri_req *req);

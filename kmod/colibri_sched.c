@@ -275,6 +275,30 @@ static int colibri_sched_thread(void *unused)
 }
 
 /**
+ * colibri_wait_done() - wait for a completion, interruptibly by signals.
+ * @done: the completion.
+ *
+ * A pending task-work notification alone (TIF_NOTIFY_SIGNAL: io_uring
+ * completions for this task, run on its way back to user space) makes
+ * signal_pending() true without a signal; it must not fail the wait, or
+ * a task that also uses io_uring would see -EINTR for nothing.  Then this
+ * sleeps a tick at a time, killably, checking for a real signal between.
+ *
+ * Return: 0 when @done completed, -EINTR on a signal.
+ */
+int colibri_wait_done(struct completion *done)
+{
+	for (;;) {
+		if (!wait_for_completion_interruptible(done))
+			return 0;
+		if (task_sigpending(current) || fatal_signal_pending(current))
+			return -EINTR;
+		if (wait_for_completion_killable_timeout(done, 1) > 0)
+			return 0;
+	}
+}
+
+/**
  * colibri_sched_run() - queue a request and wait for it.
  * @req: a request; the caller keeps its own reference.
  *
@@ -286,16 +310,12 @@ static int colibri_sched_thread(void *unused)
  */
 int colibri_sched_run(struct colibri_req *req)
 {
-	int ret;
-
 	colibri_sched_queue(req);
-	if (wait_for_completion_interruptible(&req->done)) {
+	if (colibri_wait_done(&req->done)) {
 		WRITE_ONCE(req->cancelled, true);
-		ret = -EINTR;
-	} else {
-		ret = req->ret;
+		return -EINTR;
 	}
-	return ret;
+	return req->ret;
 }
 
 /**

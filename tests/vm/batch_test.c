@@ -125,6 +125,8 @@ FIXTURE_SETUP(batch)
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, fixture("mixtral-q8_0", self->path, sizeof(self->path)))
 		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", self->path);
+	/* A test that died in its setup may have left the model behind. */
+	colibri_dev_unload(self->fd, MODEL, 1);
 	self->used0 = info_now(self->fd).mem_used;
 	ASSERT_EQ(0, colibri_dev_load(self->fd, self->path, MODEL, NULL, NULL));
 	/* The in-process engine must run the kernel's ISA level. */

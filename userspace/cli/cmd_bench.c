@@ -14,9 +14,11 @@
  * Backends:
  *   user    the in-process engine; a batch of B is one engine with B
  *           sequence slots and one forward call per step carrying B tokens.
- *   kernel  /dev/colibri; a batch of B is B sessions, one thread each, each
- *           SUBMITting one token per step.  The module runs one request at
- *           a time, so B > 1 measures concurrency, not batching.
+ *   kernel  /dev/colibri; a batch of B (--sessions B) is B sessions, one
+ *           thread each, each SUBMITting one token per step (ioctl, or
+ *           io_uring with --io uring).  The module batches the pending
+ *           requests of a model's sessions into one forward pass, so the
+ *           aggregate tok/s of B sessions over that of one is its gain.
  *
  * `colibri bench --router` times the router's top-k selection alone.
  */
@@ -38,10 +40,11 @@
 #include "cli.h"
 #include "host.h"
 #include "libcolibri.h"
+#include "colibri_uring.h"
 #include "membw.h"
 
 struct bench_opts {
-	const char *model, *backend, *name;
+	const char *model, *backend, *name, *io;
 	int threads, batch, prompt, gen, reps, json, hugepages;
 	double bw_gib;
 	/* --router */
@@ -326,6 +329,7 @@ struct ksess {
 	const struct cb_model_config *c;
 	const struct cb_model_weights *w;
 	pthread_barrier_t *bar;
+	struct colibri_ring *ring;	/* --io uring, else NULL */
 	int fd, idx, ret;
 	uint32_t last, tper;
 	uint32_t *trace;
@@ -348,7 +352,7 @@ static int ksubmit(struct ksess *k, const uint32_t *toks, uint32_t n, uint32_t f
 	} else {
 		s.flags &= ~COLIBRI_SUBMIT_TRACE;
 	}
-	ret = colibri_dev_submit(k->fd, &s);
+	ret = k->ring ? colibri_ring_step(k->ring, k->fd, &s) : colibri_dev_submit(k->fd, &s);
 	if (!ret)
 		k->last = (uint32_t)s.token;
 	return ret;
@@ -455,7 +459,15 @@ static int bench_kernel(const struct bench_opts *o, struct cbfile *f, struct ben
 			ret = k->fd < 0 ? k->fd : -ENOMEM;
 			goto out;
 		}
-		ret = colibri_dev_attach(k->fd, name, P + o->gen + 1, P, &at);
+		if (!strcmp(o->io, "uring")) {
+			ret = colibri_ring_create(&k->ring, 4);
+			if (ret) {
+				fprintf(stderr, "colibri bench: io_uring: %s\n", strerror(-ret));
+				goto out;
+			}
+		}
+		/* Pieces of at most 64 tokens: the sessions share the model's engine. */
+		ret = colibri_dev_attach(k->fd, name, P + o->gen + 1, P < 64 ? P : 64, &at);
 		if (ret) {
 			fprintf(stderr, "colibri bench: cannot attach to '%s': %s\n", name,
 				strerror(-ret));
@@ -505,6 +517,8 @@ static int bench_kernel(const struct bench_opts *o, struct cbfile *f, struct ben
 	pthread_barrier_destroy(&bar);
 out:
 	for (i = 0; ks && i < B; i++) {
+		if (ks[i].ring)
+			colibri_ring_destroy(ks[i].ring);
 		if (ks[i].fd > 0)
 			close(ks[i].fd);
 		free(ks[i].trace);
@@ -601,15 +615,17 @@ static void bench_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: colibri bench --model M [--backend user|kernel] [--threads N]\n"
-		"         [--batch B] [--prompt-tokens P] [--gen-tokens G] [--reps R]\n"
-		"         [--bw-gib GIB] [--name NAME] [--hugepages] [--json]\n"
+		"         [--batch B | --sessions B] [--io ioctl|uring] [--prompt-tokens P]\n"
+		"         [--gen-tokens G] [--reps R] [--bw-gib GIB] [--name NAME]\n"
+		"         [--hugepages] [--json]\n"
 		"       colibri bench --router [--experts 64] [--k 8] [--rows 4096]\n"
 		"         [--iters 200] [--json]\n"
 		"Prefill: P tokens in one pass (median of R).  Decode: B sequences of\n"
 		"G tokens each (the first step is a warm-up).  user: one engine with B\n"
 		"slots, one forward per step carrying B tokens.  kernel: B sessions on\n"
-		"B threads, each SUBMITting 1 token per step (the module serves one\n"
-		"request at a time).  The read bandwidth is measured in the same run\n"
+		"B threads, each SUBMITting 1 token per step through the ioctl or\n"
+		"io_uring (--io); the module batches the sessions' pending requests into\n"
+		"one forward pass.  The read bandwidth is measured in the same run\n"
 		"with the same thread count over max(1 GiB, 4 x L3) unless --bw-gib.\n"
 		"--hugepages (user): run from a copy of the weights in anonymous memory\n"
 		"with transparent huge pages, as the kernel's pinned copy is mapped,\n"
@@ -623,6 +639,8 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "batch", required_argument, NULL, 'B' },
+		{ "sessions", required_argument, NULL, 'B' },
+		{ "io", required_argument, NULL, 'I' },
 		{ "prompt-tokens", required_argument, NULL, 'P' },
 		{ "gen-tokens", required_argument, NULL, 'G' },
 		{ "reps", required_argument, NULL, 'R' },
@@ -651,6 +669,7 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 		case 'R': o->reps = atoi(optarg); break;
 		case 'W': o->bw_gib = atof(optarg); break;
 		case 'N': o->name = optarg; break;
+		case 'I': o->io = optarg; break;
 		case 'J': o->json = 1; break;
 		case 'U': o->hugepages = 1; break;
 		case 'r': o->router = 1; break;
@@ -668,6 +687,10 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 	}
 	if (strcmp(o->backend, "user") && strcmp(o->backend, "kernel")) {
 		fprintf(stderr, "colibri bench: --backend is user or kernel\n");
+		return -1;
+	}
+	if (strcmp(o->io, "ioctl") && strcmp(o->io, "uring")) {
+		fprintf(stderr, "colibri bench: --io is ioctl or uring\n");
 		return -1;
 	}
 	if (o->batch < 1 || o->batch > 256 || o->prompt < 1 || o->prompt > 4096 ||
@@ -697,7 +720,7 @@ static void json_str(const char *s)
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_opts o = {
-		.backend = "user", .batch = 1, .prompt = 64, .gen = 32, .reps = 3,
+		.backend = "user", .io = "ioctl", .batch = 1, .prompt = 64, .gen = 32, .reps = 3,
 		.experts = 64, .k = 8, .rows = 4096, .iters = 200,
 	};
 	struct bench_result r = { 0 };
@@ -792,6 +815,8 @@ int cmd_bench(int argc, char **argv)
 		json_str(o.model);
 		printf(", \"backend\": \"%s\", \"decode_mode\": \"%s\", \"isa\": ", o.backend,
 		       !strcmp(o.backend, "user") ? "one forward per step carrying the batch" :
+		       !strcmp(o.io, "uring") ?
+		       "one session per sequence, one io_uring SUBMIT of 1 token each" :
 		       "one session per sequence, one SUBMIT of 1 token each");
 		json_str(r.isa ? r.isa : "?");
 		printf(", \"threads\": %d, \"batch\": %d, \"prompt_tokens\": %d, \"gen_tokens\": %d, "
