@@ -329,7 +329,7 @@ struct ksess {
 	const struct cb_model_config *c;
 	const struct cb_model_weights *w;
 	pthread_barrier_t *bar;
-	struct colibri_ring *ring;	/* --io uring, else NULL */
+	struct colibri_ring *ring;	/* --io uring: the decode thread's */
 	int fd, idx, ret;
 	uint32_t last, tper;
 	uint32_t *trace;
@@ -364,8 +364,11 @@ static void *ksess_decode(void *arg)
 	struct ksess *k = arg;
 	uint32_t s;
 
+	/* A ring serves the thread that made it (IORING_SETUP_SINGLE_ISSUER). */
+	if (!strcmp(k->o->io, "uring"))
+		k->ret = colibri_ring_create(&k->ring, 4);
 	pthread_barrier_wait(k->bar);
-	for (s = 0; s < (uint32_t)k->o->gen; s++) {
+	for (s = 0; s < (uint32_t)k->o->gen && !k->ret; s++) {
 		uint32_t t = k->last;
 		double t0 = now_s();
 
@@ -380,6 +383,9 @@ static void *ksess_decode(void *arg)
 	}
 	if (k->ret && s == 0)
 		pthread_barrier_wait(k->bar);	/* the main thread still counts on it */
+	if (k->ring)
+		colibri_ring_destroy(k->ring);
+	k->ring = NULL;
 	return NULL;
 }
 
@@ -459,13 +465,6 @@ static int bench_kernel(const struct bench_opts *o, struct cbfile *f, struct ben
 			ret = k->fd < 0 ? k->fd : -ENOMEM;
 			goto out;
 		}
-		if (!strcmp(o->io, "uring")) {
-			ret = colibri_ring_create(&k->ring, 4);
-			if (ret) {
-				fprintf(stderr, "colibri bench: io_uring: %s\n", strerror(-ret));
-				goto out;
-			}
-		}
 		/* Pieces of at most 64 tokens: the sessions share the model's engine. */
 		ret = colibri_dev_attach(k->fd, name, P + o->gen + 1, P < 64 ? P : 64, &at);
 		if (ret) {
@@ -517,8 +516,6 @@ static int bench_kernel(const struct bench_opts *o, struct cbfile *f, struct ben
 	pthread_barrier_destroy(&bar);
 out:
 	for (i = 0; ks && i < B; i++) {
-		if (ks[i].ring)
-			colibri_ring_destroy(ks[i].ring);
 		if (ks[i].fd > 0)
 			close(ks[i].fd);
 		free(ks[i].trace);
