@@ -59,64 +59,60 @@ static void name(float *out, cb_size ldo, const void *w,		\
 DEFINE_GEMM_HALF(gemm_f16, cb_f16_to_f32)
 DEFINE_GEMM_HALF(gemm_bf16, cb_bf16_to_f32)
 
-static void gemm_q8_0(float *out, cb_size ldo, const void *w, cb_size w_row_bytes,
-		      const void *act, cb_size act_stride, int M, int nrows, int k)
+/* Integer dot product of one weight block with one q8_0 activation block. */
+static int block_dot_q8_0(const struct cb_block_q8_0 *w, const struct cb_block_q8_0 *x)
 {
-	int nb = k / CB_QK, r, m, b, j;
+	int isum = 0, j;
 
-	for (r = 0; r < nrows; r++) {
-		const struct cb_block_q8_0 *wb = (const void *)((const char *)w +
-								r * w_row_bytes);
-
-		for (m = 0; m < M; m++) {
-			const struct cb_block_q8_0 *xb = (const void *)
-				((const char *)act + m * act_stride);
-			float sum = 0.0f;
-
-			for (b = 0; b < nb; b++) {
-				int isum = 0;
-
-				for (j = 0; j < CB_QK; j++)
-					isum += wb[b].qs[j] * xb[b].qs[j];
-				sum += (float)isum * (cb_f16_to_f32(wb[b].d) *
-						      cb_f16_to_f32(xb[b].d));
-			}
-			out[m * ldo + r] = sum;
-		}
-	}
+	for (j = 0; j < CB_QK; j++)
+		isum += w->qs[j] * x->qs[j];
+	return isum;
 }
 
-static void gemm_q4_0(float *out, cb_size ldo, const void *w, cb_size w_row_bytes,
-		      const void *act, cb_size act_stride, int M, int nrows, int k)
+/* Low nibbles are weights 0..15, high nibbles 16..31, both offset by 8. */
+static int block_dot_q4_0(const struct cb_block_q4_0 *w, const struct cb_block_q8_0 *x)
 {
-	int nb = k / CB_QK, r, m, b, j;
+	int isum = 0, j;
 
-	for (r = 0; r < nrows; r++) {
-		const struct cb_block_q4_0 *wb = (const void *)((const char *)w +
-								r * w_row_bytes);
+	for (j = 0; j < CB_QK / 2; j++) {
+		int lo = (w->qs[j] & 0x0f) - 8;
+		int hi = (w->qs[j] >> 4) - 8;
 
-		for (m = 0; m < M; m++) {
-			const struct cb_block_q8_0 *xb = (const void *)
-				((const char *)act + m * act_stride);
-			float sum = 0.0f;
-
-			for (b = 0; b < nb; b++) {
-				int isum = 0;
-
-				for (j = 0; j < CB_QK / 2; j++) {
-					int lo = (wb[b].qs[j] & 0x0f) - 8;
-					int hi = (wb[b].qs[j] >> 4) - 8;
-
-					isum += lo * xb[b].qs[j] +
-						hi * xb[b].qs[j + CB_QK / 2];
-				}
-				sum += (float)isum * (cb_f16_to_f32(wb[b].d) *
-						      cb_f16_to_f32(xb[b].d));
-			}
-			out[m * ldo + r] = sum;
-		}
+		isum += lo * x->qs[j] + hi * x->qs[j + CB_QK / 2];
 	}
+	return isum;
 }
+
+/*
+ * Block-quantized weights against q8_0 activations, the way ggml does it:
+ * an integer dot per block, scaled by both block scales, summed in f32.
+ */
+#define DEFINE_GEMM_Q(name, wblock, block_dot)					\
+static void name(float *out, cb_size ldo, const void *w, cb_size w_row_bytes,	\
+		 const void *act, cb_size act_stride, int M, int nrows, int k)	\
+{										\
+	int nb = k / CB_QK, r, m, b;						\
+										\
+	for (r = 0; r < nrows; r++) {						\
+		const wblock *wb = (const void *)((const char *)w +		\
+						  r * w_row_bytes);		\
+										\
+		for (m = 0; m < M; m++) {					\
+			const struct cb_block_q8_0 *xb = (const void *)		\
+				((const char *)act + m * act_stride);		\
+			float sum = 0.0f;					\
+										\
+			for (b = 0; b < nb; b++)				\
+				sum += (float)block_dot(&wb[b], &xb[b]) *	\
+				       (cb_f16_to_f32(wb[b].d) *		\
+					cb_f16_to_f32(xb[b].d));		\
+			out[m * ldo + r] = sum;					\
+		}								\
+	}									\
+}
+
+DEFINE_GEMM_Q(gemm_q8_0, struct cb_block_q8_0, block_dot_q8_0)
+DEFINE_GEMM_Q(gemm_q4_0, struct cb_block_q4_0, block_dot_q4_0)
 
 static float dot_f32(const float *a, const float *b, int n)
 {
