@@ -304,20 +304,11 @@ static struct cb_tokenizer *load_tokenizer(const struct gen_opts *o)
 		tok = cb_tok_load_file(path, err, sizeof(err));
 	} else {
 		struct cbfile *f = cbfile_open(o->model, 0, err, sizeof(err));
-		const char *json;
-		size_t len;
 
 		if (f) {
-			json = cbfile_tokenizer(f, &len);
-			if (json)
-				tok = cb_tok_load(json, len, err, sizeof(err));
-			else
-				snprintf(err, sizeof(err), "%s has no tokenizer: give --tokenizer",
-					 o->model);
-			if (tok && f->info.bos_id >= 0)
-				cb_tok_set_bos_id(tok, f->info.bos_id);
-			if (tok && f->info.eos_id >= 0)
-				cb_tok_set_eos_id(tok, f->info.eos_id);
+			tok = cbfile_load_tokenizer(f, err, sizeof(err));
+			if (!tok && !cbfile_tokenizer(f, &(size_t){ 0 }))
+				strncat(err, " (give --tokenizer)", sizeof(err) - strlen(err) - 1);
 			cbfile_close(f);
 		} else if (o->model[0] && !strchr(o->model, '/')) {
 			snprintf(err, sizeof(err),

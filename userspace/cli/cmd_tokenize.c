@@ -98,21 +98,8 @@ static struct cb_tokenizer *open_tokenizer(const char *tokfile, const char *mode
 	if (!S_ISDIR(sb.st_mode)) {
 		if (cbfile_is_colibri(model) == 1) {
 			struct cbfile *f = cbfile_open(model, 0, err, sizeof(err));
-			const char *json;
-			size_t len;
 
-			if (!f) {
-				fprintf(stderr, "colibri tokenize: %s\n", err);
-				return NULL;
-			}
-			json = cbfile_tokenizer(f, &len);
-			tok = json ? cb_tok_load(json, len, err, sizeof(err)) : NULL;
-			if (!json)
-				snprintf(err, sizeof(err), "%s: the file has no tokenizer", model);
-			if (tok && f->info.bos_id >= 0)
-				cb_tok_set_bos_id(tok, f->info.bos_id);
-			if (tok && f->info.eos_id >= 0)
-				cb_tok_set_eos_id(tok, f->info.eos_id);
+			tok = f ? cbfile_load_tokenizer(f, err, sizeof(err)) : NULL;
 			cbfile_close(f);
 		} else if (gguf_is_gguf(model) == 1) {
 			struct gguf_file *g = gguf_open(model, err, sizeof(err));

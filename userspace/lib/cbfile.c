@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cbfile.h"
+#include "tokenizer.h"
 
 static void seterr(char *err, size_t len, const char *fmt, ...)
 {
@@ -196,6 +197,25 @@ const char *cbfile_tokenizer(const struct cbfile *f, size_t *len)
 	}
 	*len = f->info.tok_size;
 	return (const char *)f->map + f->info.tok_offset;
+}
+
+struct cb_tokenizer *cbfile_load_tokenizer(const struct cbfile *f, char *err, size_t errlen)
+{
+	struct cb_tokenizer *tok;
+	const char *json;
+	size_t len;
+
+	json = cbfile_tokenizer(f, &len);
+	if (!json) {
+		snprintf(err, errlen, "%s: the file has no tokenizer", f->path);
+		return NULL;
+	}
+	tok = cb_tok_load(json, len, err, errlen);
+	if (tok && f->info.bos_id >= 0)
+		cb_tok_set_bos_id(tok, f->info.bos_id);
+	if (tok && f->info.eos_id >= 0)
+		cb_tok_set_eos_id(tok, f->info.eos_id);
+	return tok;
 }
 
 /* ---- writing ----------------------------------------------------------- */

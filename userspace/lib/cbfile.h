@@ -69,6 +69,13 @@ int cbfile_verify(const struct cbfile *f, char *err, size_t errlen);
  */
 const char *cbfile_tokenizer(const struct cbfile *f, size_t *len);
 
+/*
+ * The file's tokenizer, with the BOS/EOS ids its header gives.  NULL and a
+ * reason in err when it has none or it does not load.
+ */
+struct cb_tokenizer;
+struct cb_tokenizer *cbfile_load_tokenizer(const struct cbfile *f, char *err, size_t errlen);
+
 /* Is this path a .colibri file (by its magic)?  1, 0. */
 int cbfile_is_colibri(const char *path);
 
