@@ -127,12 +127,9 @@ FIXTURE(dmabuf) {
 
 FIXTURE_SETUP(dmabuf)
 {
-	const char *b = getenv("COLIBRI_BUILD");
 	char err[256] = "";
 
-	snprintf(self->path, sizeof(self->path), "%s/vm-fixtures/mixtral-f32.colibri",
-		 b ? b : "build");
-	ASSERT_EQ(0, access(self->path, R_OK))
+	ASSERT_EQ(0, fixture("mixtral-f32", self->path, sizeof(self->path)))
 		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", self->path);
 	self->file = cbfile_open(self->path, 0, err, sizeof(err));
 	ASSERT_NE(NULL, self->file) TH_LOG("%s", err);
@@ -464,11 +461,11 @@ FIXTURE(vgem) {
 
 FIXTURE_SETUP(vgem)
 {
-	const char *b = getenv("COLIBRI_BUILD");
 	char path[4096], err[256] = "";
 
 	self->card = -1;
-	snprintf(path, sizeof(path), "%s/vm-fixtures/mixtral-f32.colibri", b ? b : "build");
+	ASSERT_EQ(0, fixture("mixtral-f32", path, sizeof(path)))
+		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
 	self->file = cbfile_open(path, 0, err, sizeof(err));
 	ASSERT_NE(NULL, self->file) TH_LOG("%s", err);
 	self->fd = colibri_dev_open();
