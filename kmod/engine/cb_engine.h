@@ -305,4 +305,76 @@ int cb_sample(const void *logits, cb_u32 n, const struct cb_sample_params *p,
 int cb_engine_sample(struct cb_engine *e, const void *logits,
 		     const struct cb_sample_params *p, cb_u64 counter);
 
+/*
+ * Routed experts on another executor.
+ *
+ * In a MoE layer the engine groups the batch by expert.  When the host set
+ * ex->experts_submit, the engine then describes each selected expert as one
+ * task (in expert order) and calls experts_submit(ex, tasks, n) with every
+ * task's state CB_TASK_CPU.  The host sets CB_TASK_TAKEN on the tasks it
+ * hands elsewhere; the engine runs the others on the CPU meanwhile.  If any
+ * was taken, the engine then calls experts_wait(ex, tasks, n): on return
+ * every taken task is either CB_TASK_DONE (its @y rows are written) or back
+ * to CB_TASK_CPU (it failed, was refused late or timed out: the engine runs
+ * it on the CPU).  The weighted combination is the same either way, so an
+ * executor that computes what cb_expert_ffn() computes leaves every logit
+ * bit-identical.
+ *
+ * @x and @y point into the engine's scratch: valid from submit until wait
+ * returns (or, if submit or wait fails, until that call returns), never
+ * after.  A host whose executor may finish late must stage through its own
+ * buffers.
+ */
+enum cb_task_state {
+	CB_TASK_CPU = 0,	/* the engine runs it */
+	CB_TASK_TAKEN = 1,	/* the host took it, wait() will say how it went */
+	CB_TASK_DONE = 2,	/* the host wrote @y */
+};
+
+/**
+ * struct cb_expert_task - one routed expert of one layer, for every token
+ * of the batch routed to it.
+ * @layer, @expert: which one.
+ * @n_tokens: rows of @x and @y (>= 1).
+ * @state: enum cb_task_state.
+ * @w: its weights (gate, up: [expert_ffn, hidden]; down: [hidden, expert_ffn]).
+ * @x: f32 [n_tokens][hidden]: the normed hidden states of its tokens.
+ * @y: f32 [n_tokens][hidden]: out, down(silu(gate x) * up x), unweighted.
+ * @tokens: [n_tokens] the batch index of each row (increasing).
+ */
+struct cb_expert_task {
+	cb_u32 layer;
+	cb_u32 expert;
+	cb_u32 n_tokens;
+	cb_u32 state;
+	const struct cb_expert_weights *w;
+	const void *x;
+	void *y;
+	const cb_u32 *tokens;
+};
+
+/*
+ * Scratch bytes cb_expert_ffn() needs for up to @max_tokens rows of an
+ * expert of this shape, or 0 if the shape is invalid or the size overflows.
+ */
+cb_u64 cb_expert_scratch_size(cb_u32 hidden, cb_u32 expert_ffn, cb_u32 max_tokens);
+
+/**
+ * cb_expert_ffn() - one routed expert over @n rows, computed exactly as the
+ * engine computes it at the same ISA level (bit for bit).
+ * @isa_max_level: cap for the ISA variant (enum cb_isa_level), as in
+ *	struct cb_engine_params.
+ * @w: the expert's tensors (shapes checked: hidden = gate.cols).
+ * @n: rows, 1..the max_tokens the scratch was sized for.
+ * @x: f32 [n][hidden] in; @y: f32 [n][hidden] out.
+ * @scratch: cb_expert_scratch_size(hidden, expert_ffn, >= n) bytes,
+ *	64-byte aligned.
+ *
+ * Single-threaded floating point: kernel callers run it inside an FPU
+ * section (and bound @n to bound the section).
+ * Return: 0 or -CB_EINVAL.
+ */
+int cb_expert_ffn(int isa_max_level, const struct cb_expert_weights *w, cb_u32 n,
+		  const void *x, void *y, void *scratch);
+
 #endif /* CB_ENGINE_H */

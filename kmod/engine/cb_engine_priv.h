@@ -58,6 +58,15 @@ struct cb_engine {
 	cb_u32 *exp_cnt, *exp_off, *exp_cur, *slot_tok;
 	float *xg, *gg, *gu, *yg;
 	void *xgq, *gq;
+	/*
+	 * Routed experts offered to the host (ex->experts_submit): one task per
+	 * selected expert, and which experts / slots the CPU computes in the
+	 * current round.  run_all = no host executor, nothing is filtered.
+	 */
+	struct cb_expert_task *tasks;	/* [n_experts] */
+	cb_u8 *exp_run;			/* [n_experts] */
+	cb_u8 *slot_run;		/* [max_batch * top_k] */
+	int run_all, ntasks, ntaken, nrun;
 
 	struct cb_gemm_job *jobs;
 	int njobs, max_jobs, nchunks;

@@ -13,6 +13,11 @@
  * Routed experts see the batch grouped by expert ("slots"): slot s holds one
  * (token, expert) pair, slots of one expert are contiguous and in token
  * order, so each expert's weights are streamed once for all its tokens.
+ *
+ * A host with an expert executor (ex->experts_submit) is offered each
+ * selected expert as a struct cb_expert_task over those grouped rows; the
+ * CPU computes the experts it leaves, then those it gives back, and the
+ * combination is the same whoever computed a row.
  */
 #include "cb_engine_priv.h"
 #include "cb_math.h"
@@ -515,6 +520,7 @@ static void gather_chunk(void *arg, int c)
 	}
 }
 
+/* SwiGLU in place on gg, for the slots of the experts the CPU runs now */
 static void expert_act_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
@@ -524,6 +530,9 @@ static void expert_act_chunk(void *arg, int c)
 		float *g = e->gg + (cb_size)s * e->F;
 		const float *u = e->gu + (cb_size)s * e->F;
 
+		/* other slots: a host's expert (stale gg) or done in round 1 */
+		if (!e->run_all && !e->slot_run[s])
+			continue;
 		for (i = 0; i < e->F; i++)
 			g[i] = cb_siluf(g[i]) * u[i];
 		quant_row(e, (char *)e->gq + s * e->qrow_f, g, e->F);
@@ -635,6 +644,152 @@ static void group_by_expert(struct cb_engine *e)
 	e->nslots = n * e->K;
 }
 
+/*
+ * Queue gate and up of each expert the CPU runs in this round, once for all
+ * its tokens: gg, gu = Wg xg, Wu xg.
+ */
+static void expert_gate_up_jobs(struct cb_engine *e)
+{
+	const struct cb_layer_weights *L = e->lw;
+	cb_size fs = (cb_size)e->H * sizeof(float);
+	int x;
+
+	for (x = 0; x < e->E; x++) {
+		cb_size o = e->exp_off[x];
+		int m = (int)e->exp_cnt[x];
+
+		if (!e->run_all && !e->exp_run[x])
+			continue;
+		job_add(e, &L->experts[x].gate, e->gg + o * e->F, e->F,
+			e->xg + o * e->H, fs,
+			(char *)e->xgq + o * e->qrow_h, e->qrow_h, m, CB_NULL);
+		job_add(e, &L->experts[x].up, e->gu + o * e->F, e->F,
+			e->xg + o * e->H, fs,
+			(char *)e->xgq + o * e->qrow_h, e->qrow_h, m, CB_NULL);
+	}
+}
+
+/* SwiGLU of this round's slots, then their experts' down: yg = Wd gg */
+static int expert_act_down(struct cb_engine *e, struct cb_exec *ex, int slot_chunks)
+{
+	const struct cb_layer_weights *L = e->lw;
+	int x, r;
+
+	/* every slot chunk when unfiltered; none when the host took them all */
+	r = run_phase(e, ex, expert_act_chunk,
+		      e->run_all || e->nrun ? slot_chunks : 0);
+	if (r)
+		return r;
+	jobs_reset(e);
+	for (x = 0; x < e->E; x++) {
+		cb_size o = e->exp_off[x];
+
+		if (!e->run_all && !e->exp_run[x])
+			continue;
+		job_add(e, &L->experts[x].down, e->yg + o * e->H, e->H,
+			e->gg + o * e->F, (cb_size)e->F * sizeof(float),
+			(char *)e->gq + o * e->qrow_f, e->qrow_f,
+			(int)e->exp_cnt[x], CB_NULL);
+	}
+	return run_jobs(e, ex);
+}
+
+/* slot_run from exp_run: act_chunk works per slot, not per expert */
+static void mark_slots(struct cb_engine *e)
+{
+	cb_u32 s;
+	int x;
+
+	e->nrun = 0;
+	for (x = 0; x < e->E; x++) {
+		for (s = e->exp_off[x]; s < e->exp_off[x + 1]; s++)
+			e->slot_run[s] = e->exp_run[x];
+		e->nrun += e->exp_run[x];
+	}
+}
+
+/*
+ * Offer every selected expert of this layer to the host, in expert order,
+ * as a task over its grouped rows (xg, yg, slot_tok from exp_off).  The
+ * engine keeps its own bookkeeping and reads back only each task's state,
+ * so a host that scribbles on other fields cannot mislead it.
+ * Return: experts_submit's value; on 0, exp_run holds the CPU's experts.
+ */
+static int experts_offer(struct cb_engine *e, struct cb_exec *ex)
+{
+	int x, i = 0, r;
+
+	for (x = 0; x < e->E; x++) {
+		struct cb_expert_task *tk = &e->tasks[i];
+		cb_size o = e->exp_off[x];
+
+		e->exp_run[x] = 0;
+		if (!e->exp_cnt[x])
+			continue;
+		tk->layer = (cb_u32)e->layer;
+		tk->expert = (cb_u32)x;
+		tk->n_tokens = e->exp_cnt[x];
+		tk->state = CB_TASK_CPU;
+		tk->w = &e->lw->experts[x];
+		tk->x = e->xg + o * e->H;
+		tk->y = e->yg + o * e->H;
+		tk->tokens = e->slot_tok + o;
+		i++;
+	}
+	e->ntasks = i;
+	e->ntaken = 0;
+	r = ex->experts_submit(ex, e->tasks, e->ntasks);
+	if (r)
+		return r;	/* the host holds nothing after a failed submit */
+	for (x = 0, i = 0; x < e->E; x++) {
+		if (!e->exp_cnt[x])
+			continue;
+		/* anything but CPU (TAKEN, or already DONE) is the host's now */
+		e->exp_run[x] = e->tasks[i++].state == CB_TASK_CPU;
+		e->ntaken += !e->exp_run[x];
+	}
+	mark_slots(e);
+	return 0;
+}
+
+/*
+ * Wait for the host's experts.  Those not CB_TASK_DONE afterwards (given
+ * back, or a host that broke the protocol) become the CPU's second round:
+ * exp_run then marks exactly them, and nrun counts them.
+ * Return: experts_wait's value.
+ */
+static int experts_collect(struct cb_engine *e, struct cb_exec *ex)
+{
+	int x, i = 0, r;
+
+	e->ntaken = 0;
+	r = ex->experts_wait(ex, e->tasks, e->ntasks);
+	if (r)
+		return r;
+	for (x = 0; x < e->E; x++) {
+		if (!e->exp_cnt[x])
+			continue;
+		e->exp_run[x] = !e->exp_run[x] && e->tasks[i].state != CB_TASK_DONE;
+		i++;
+	}
+	mark_slots(e);
+	return 0;
+}
+
+/*
+ * An abort (@r) while the host holds tasks: their x and y live in our
+ * scratch, so let the host finish or drop them before returning, whatever
+ * the wait says; the abort's value wins.
+ */
+static int experts_abort(struct cb_engine *e, struct cb_exec *ex, int r)
+{
+	if (e->ntaken) {
+		e->ntaken = 0;
+		ex->experts_wait(ex, e->tasks, e->ntasks);
+	}
+	return r;
+}
+
 /* ---- the model -------------------------------------------------------- */
 
 int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
@@ -647,12 +802,16 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 	int H = e->H;
 	cb_size fs = (cb_size)H * sizeof(float);
 
-	if (!ex || !ex->parallel_for)
+	if (!ex || !ex->parallel_for || (ex->experts_submit && !ex->experts_wait))
 		return -CB_EINVAL;
 	r = check_batch(e, b);
 	if (r)
 		return r;
 	e->b = b;
+	e->ntaken = 0;
+	/* without an expert executor every expert runs here, unfiltered */
+	e->run_all = !ex->experts_submit;
+	e->nrun = 0;
 	n = (int)b->n_tokens;
 	/* splits of the longest context in this batch */
 	e->att_nsplit = 1;
@@ -768,21 +927,19 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 				e->gather_q8 |= is_block(dg) || is_block(du);
 				e->gather_f32 |= !is_block(dg) || !is_block(du);
 			}
+			/* tasks carry f32 rows; q8_0 ones stay for a CPU fallback */
+			e->gather_f32 |= !e->run_all;
 			r = run_phase(e, ex, gather_chunk, slot_chunks);
 			if (r)
 				return r;
-			/* each selected expert's gate and up, once for all its tokens */
-			for (x = 0; x < e->E; x++) {
-				cb_size o = e->exp_off[x];
-				int m = (int)e->exp_cnt[x];
-
-				job_add(e, &L->experts[x].gate, e->gg + o * e->F, e->F,
-					e->xg + o * H, fs,
-					(char *)e->xgq + o * e->qrow_h, e->qrow_h, m, CB_NULL);
-				job_add(e, &L->experts[x].up, e->gu + o * e->F, e->F,
-					e->xg + o * H, fs,
-					(char *)e->xgq + o * e->qrow_h, e->qrow_h, m, CB_NULL);
+			/* offer the experts to the host; the CPU runs what it leaves */
+			if (!e->run_all) {
+				r = experts_offer(e, ex);
+				if (r)
+					return r;
 			}
+			/* each CPU expert's gate and up, once for all its tokens */
+			expert_gate_up_jobs(e);
 		}
 		/* shared expert / dense MLP down: mo = Wd swiglu */
 		if (!e->is_moe || cf->shared_ffn)
@@ -791,25 +948,29 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 				e->qrow_f2, n, CB_NULL);
 		r = run_jobs(e, ex);
 		if (r)
-			return r;
+			return experts_abort(e, ex, r);
 
 		if (e->is_moe) {
 			/* SwiGLU per slot, then each expert's down projection */
-			r = run_phase(e, ex, expert_act_chunk, slot_chunks);
+			r = expert_act_down(e, ex, slot_chunks);
 			if (r)
-				return r;
-			jobs_reset(e);
-			for (x = 0; x < e->E; x++) {
-				cb_size o = e->exp_off[x];
-
-				job_add(e, &L->experts[x].down, e->yg + o * H, H,
-					e->gg + o * e->F, (cb_size)e->F * sizeof(float),
-					(char *)e->gq + o * e->qrow_f, e->qrow_f,
-					(int)e->exp_cnt[x], CB_NULL);
+				return experts_abort(e, ex, r);
+			/* the host's experts; a second CPU round for those it gave back */
+			if (e->ntaken) {
+				r = experts_collect(e, ex);
+				if (r)
+					return r;
+				if (e->nrun) {
+					jobs_reset(e);
+					expert_gate_up_jobs(e);
+					r = run_jobs(e, ex);
+					if (r)
+						return r;
+					r = expert_act_down(e, ex, slot_chunks);
+					if (r)
+						return r;
+				}
 			}
-			r = run_jobs(e, ex);
-			if (r)
-				return r;
 		}
 
 		/* weighted scatter-add of the experts into the residual */

@@ -196,6 +196,9 @@ static void layout(struct cb_engine *e, struct bump *a)
 		e->gu = carve(a, S, e->F, sizeof(float));
 		e->gq = carve(a, S, e->qrow_f, 1);
 		e->yg = carve(a, S, e->H, sizeof(float));
+		e->tasks = carve(a, e->E, sizeof(struct cb_expert_task), 1);
+		e->exp_run = carve(a, e->E, 1, 1);
+		e->slot_run = carve(a, S, 1, 1);
 	}
 	e->max_jobs = 2 * e->E + 8;
 	e->jobs = carve(a, e->max_jobs, sizeof(struct cb_gemm_job), 1);

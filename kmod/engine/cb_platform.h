@@ -86,11 +86,21 @@ int cb_cpu_has(enum cb_cpu_feature f);
  * kernel host leaves the FPU section there, calls cond_resched() and enters
  * it again; userspace may leave it NULL.  A non-zero return from yield()
  * aborts the forward pass (the request was cancelled) with that error.
+ *
+ * experts_submit() and experts_wait(), both optional, let the host hand
+ * routed experts to another executor (an accelerator); see struct
+ * cb_expert_task in cb_engine.h for the protocol.  Both are called on the
+ * calling thread between steps, like yield(); a non-zero return aborts the
+ * forward pass with that value.
  */
+struct cb_expert_task;
+
 struct cb_exec {
 	void (*parallel_for)(struct cb_exec *ex, void (*fn)(void *arg, int chunk),
 			     void *arg, int nchunks);
 	int (*yield)(struct cb_exec *ex);
+	int (*experts_submit)(struct cb_exec *ex, struct cb_expert_task *tasks, int n);
+	int (*experts_wait)(struct cb_exec *ex, struct cb_expert_task *tasks, int n);
 	int nthreads;		/* chunks are planned for this many threads */
 	void *host;		/* host private */
 };
