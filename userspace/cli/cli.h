@@ -18,6 +18,7 @@ int cmd_info(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_unload(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 
 #endif /* COLIBRI_CLI_H */

@@ -18,6 +18,7 @@ static const struct subcommand subcommands[] = {
 	{ "load", cmd_load, "pin a .colibri model in the kernel" },
 	{ "unload", cmd_unload, "remove a model from the kernel" },
 	{ "ls", cmd_ls, "list the models loaded in the kernel" },
+	{ "stats", cmd_stats, "per model: expert jobs run on the CPU and on each accelerator" },
 	{ "generate", cmd_generate, "generate text from a prompt (kernel or in-process)" },
 	{ "bench-gemm", cmd_bench_gemm, "gemm throughput of each ISA variant vs memory bandwidth" },
 	{ "bench", cmd_bench, "prefill/decode tok/s of a model vs memory bandwidth" },
