@@ -60,6 +60,14 @@ struct cb_isa_ops {
 	 * value per element (tests/unit/test_ops.c).
 	 */
 	float (*exp_sum_f32)(float *x, float m, int n);
+	/*
+	 * Router top-k: the k largest of logits[0..n) into ids/vals in
+	 * descending order, ties to the lower index, NaN as -infinity: the
+	 * same ids and bit for bit the same values as cb_topk_ref() for every
+	 * n and k (tests/unit/test_router.c).  Shapes or values a variant's
+	 * fast path does not take go to cb_topk_base().
+	 */
+	void (*topk_f32)(const float *logits, int n, int k, cb_u32 *ids, float *vals);
 };
 
 extern const struct cb_isa_ops cb_isa_scalar;
@@ -88,5 +96,18 @@ void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n);
  * quantize_q8_0 op matches byte for byte (GGUF's reference arithmetic).
  */
 void cb_quantize_row_q8_0_ref(void *dst, const float *x, int n);
+
+/*
+ * Router selection (cb_router.c).  cb_topk_ref() is the insertion
+ * reference every topk_f32 op matches; cb_topk_base() is the x86-64
+ * baseline (SSE2) path with the reference behind it, the scalar variant's
+ * op and every variant's fallback.  cb_topk() and cb_route() (in
+ * cb_engine_priv.h) use the best variant of this CPU; cb_route_isa() takes
+ * the engine's own choice.
+ */
+void cb_topk_ref(const float *logits, int n, int k, cb_u32 *ids, float *vals);
+void cb_topk_base(const float *logits, int n, int k, cb_u32 *ids, float *vals);
+void cb_route_isa(const struct cb_isa_ops *ops, const float *logits, int n, int k,
+		  int renorm, cb_u32 *ids, float *weights);
 
 #endif /* CB_OPS_H */

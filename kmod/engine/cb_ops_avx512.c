@@ -220,6 +220,275 @@ avx512_q2_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 				out[m * ldo + r] = _mm512_reduce_add_ps(acc[r][m]);
 }
 
+/* --- router top-k ---------------------------------------------------------------- */
+
+/*
+ * The k largest of n router logits (k <= 8, n <= 256), exactly as
+ * cb_topk_ref() orders them, in four steps without a data-dependent branch
+ * on the usual inputs:
+ *
+ * 1. Keys.  NaN becomes -inf (vmaxps returns its second operand for NaN),
+ *    then the float bits become a signed int that orders like the float,
+ *    with -0.0 and 0.0 the same key (negatives map to minus their
+ *    magnitude), so integer min/max/compare (1 cycle) do the rest.
+ * 2. Threshold.  Lane g of the vertical max over the 16-lane vectors is
+ *    the maximum of group g (elements g, g + 16, ...).  The 8th largest of
+ *    those 16 maxima, T, is reached by 8 >= k distinct elements, so the top
+ *    k are all >= T.  A bitonic network sorts the two 8-lane halves in
+ *    opposite directions; the lane-wise max of the halves is then the top 8,
+ *    and their min is T.  For 64 random logits about 10 elements are >= T
+ *    (16 or fewer in 99.95% of rows); more than 16 go to cb_topk_base().
+ * 3. Compaction.  Each vector's candidates are compressed (index with the
+ *    sign bit set to mark a filled lane) and the pieces are joined by
+ *    vpexpandd into the lanes still empty, in index order; the keys follow
+ *    by permutes (n <= 64) or by the same compress/expand chain.
+ * 4. Rank.  rank(i) = #{j : K_j > K_i} with K_j broadcast from memory (a
+ *    load, not a port-5 permute), over the c real j only.  Without
+ *    ties the ranks are a permutation and one scatter of the lane numbers
+ *    by rank inverts it; a tie leaves a hole in that scatter, and then the
+ *    exact rank(i) = #{j < i : K_j >= K_i} + #{j > i : K_j > K_i} (ties to
+ *    the lower index) is counted with 15 rotations of [K | K + 1] instead.
+ * Empty lanes get a key below every real key, so they never count.
+ */
+#define TK_MAX_N 256	/* CB_MAX_EXPERTS */
+
+static const int avx512_tk_iota[16] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+};
+
+/*
+ * 16 logits from p (only the first left > 0 of them when left < 16): the
+ * values with NaN as -inf in *xf, the int keys as the result, the lowest
+ * key in the lanes past the end (they are never candidates either).
+ */
+static inline CB_ALWAYS_INLINE __m512i avx512_tk_load(const float *p, int left, __m512 *xf)
+{
+	const __m512i sign = _mm512_set1_epi32((int)0x80000000);
+	__mmask16 lm = left >= 16 ? 0xffff : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
+	__m512i b;
+
+	*xf = _mm512_max_ps(_mm512_maskz_loadu_ps(lm, p), _mm512_set1_ps(-__builtin_inff()));
+	b = _mm512_castps_si512(*xf);
+	/* negative: 0x80000000 - bits = -magnitude, so -0.0 -> 0 like 0.0 */
+	return _mm512_mask_mov_epi32(sign, lm, _mm512_mask_sub_epi32(b, _mm512_movepi32_mask(b),
+								   sign, b));
+}
+
+/*
+ * The 8th largest of the 16 lanes of v, in every lane: a bitonic sort of
+ * lanes 0..7 ascending and 8..15 descending (the first three merge levels
+ * of a 16-lane bitonic sort; a lane takes the max of its pair where the
+ * mask bit is set), the lane-wise max of the two halves (the top 8), and
+ * the min of those.
+ */
+static inline CB_ALWAYS_INLINE __m512i avx512_tk_top8_min(__m512i v)
+{
+#define TK_STEP(perm, maxlanes) do {					\
+		__m512i p_ = (perm);					\
+		v = _mm512_mask_blend_epi32((maxlanes), _mm512_min_epi32(v, p_), \
+					    _mm512_max_epi32(v, p_));	\
+	} while (0)
+	TK_STEP(_mm512_shuffle_epi32(v, _MM_PERM_CDAB), 0x6666);	/* pairs i ^ 1 */
+	TK_STEP(_mm512_shuffle_epi32(v, _MM_PERM_BADC), 0x3c3c);	/* i ^ 2 */
+	TK_STEP(_mm512_shuffle_epi32(v, _MM_PERM_CDAB), 0x5a5a);
+	TK_STEP(_mm512_shuffle_i32x4(v, v, 0xb1), 0x0ff0);		/* i ^ 4 */
+	TK_STEP(_mm512_shuffle_epi32(v, _MM_PERM_BADC), 0x33cc);
+	TK_STEP(_mm512_shuffle_epi32(v, _MM_PERM_CDAB), 0x55aa);
+#undef TK_STEP
+	v = _mm512_max_epi32(v, _mm512_shuffle_i32x4(v, v, 0x4e));
+	v = _mm512_min_epi32(v, _mm512_shuffle_i32x4(v, v, 0xb1));
+	v = _mm512_min_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
+	return _mm512_min_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_CDAB));
+}
+
+/* Candidate indices of vector q, sign bit set, packed to the low lanes. */
+static inline CB_ALWAYS_INLINE __m512i avx512_tk_cidx(__mmask16 cm, int q)
+{
+	return _mm512_maskz_compress_epi32(cm, _mm512_or_si512(
+		_mm512_add_epi32(_mm512_loadu_si512(avx512_tk_iota), _mm512_set1_epi32(16 * q)),
+		_mm512_set1_epi32((int)0x80000000)));
+}
+
+/*
+ * Steps 4 and the output, for the c <= 16 candidates: idx holds their
+ * indices (sign bit set) and key their keys in lanes 0..c-1, in index
+ * order.  The values come from xf (n <= 64: the four vectors) or, with xf
+ * NULL, from memory.
+ */
+static inline CB_ALWAYS_INLINE void avx512_tk_rank(__m512i idx, __m512i key, int c,
+						   const __m512 *xf, const float *logits,
+						   int k, cb_u32 *ids, float *vals)
+{
+	const __m512i iota = _mm512_loadu_si512(avx512_tk_iota);
+	const __m512i one = _mm512_set1_epi32(1);
+	const __mmask16 km = (__mmask16)((1u << k) - 1);
+	__mmask16 filled = _mm512_movepi32_mask(idx);
+	__m512i ra, rb, lane;
+	__m512 v;
+	int kb[16], pos[16];
+	int j;
+
+	idx = _mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000), idx);
+	/* empty lanes: below any real key (>= -0x7f800000), so never counted */
+	key = _mm512_mask_mov_epi32(_mm512_set1_epi32((int)0x80000000), filled, key);
+	/*
+	 * rank by K_i < K_j over the c real j, two chains; the asm keeps kb[j]
+	 * a load operand.  c is 9 to 12 in nine rows of ten.
+	 */
+	_mm512_storeu_si512(kb, key);
+	__asm__("" : "+m"(kb));
+	ra = _mm512_setzero_si512();
+	rb = _mm512_setzero_si512();
+#define TK_RANK4(j0) do {						\
+		int j_;							\
+		_Pragma("GCC unroll 4")					\
+		for (j_ = (j0); j_ < (j0) + 4; j_ += 2) {		\
+			ra = _mm512_mask_add_epi32(ra, _mm512_cmplt_epi32_mask(key, \
+						   _mm512_set1_epi32(kb[j_])), ra, one); \
+			rb = _mm512_mask_add_epi32(rb, _mm512_cmplt_epi32_mask(key, \
+						   _mm512_set1_epi32(kb[j_ + 1])), rb, one); \
+		}							\
+	} while (0)
+	TK_RANK4(0);
+	TK_RANK4(4);
+	if (c > 8)
+		TK_RANK4(8);
+	if (c > 12)
+		TK_RANK4(12);
+#undef TK_RANK4
+	/* the c real lanes rank 0..c-1, each once unless there is a tie */
+	_mm512_storeu_si512(pos, _mm512_set1_epi32(-1));
+	_mm512_mask_i32scatter_epi32(pos, filled, _mm512_add_epi32(ra, rb), iota, 4);
+	lane = _mm512_loadu_si512(pos);
+	if (_mm512_mask_cmplt_epi32_mask(filled, lane, _mm512_setzero_si512())) {
+		/* a tie: rotate [K | K + 1] so that j < i compares as >= */
+		__m512i k1 = _mm512_add_epi32(key, one);
+
+		ra = _mm512_setzero_si512();
+		for (j = 1; j < 16; j++) {
+			__m512i p = _mm512_permutex2var_epi32(key, _mm512_add_epi32(iota,
+							      _mm512_set1_epi32(j)), k1);
+
+			ra = _mm512_mask_add_epi32(ra, _mm512_cmpgt_epi32_mask(p, key), ra, one);
+		}
+		_mm512_i32scatter_epi32(pos, ra, iota, 4);
+		lane = _mm512_loadu_si512(pos);
+	}
+
+	/* lane of rank r -> expert id and value */
+	idx = _mm512_permutexvar_epi32(lane, idx);
+	if (xf)
+		v = _mm512_mask_blend_ps(_mm512_test_epi32_mask(idx, _mm512_set1_epi32(32)),
+					 _mm512_permutex2var_ps(xf[0], idx, xf[1]),
+					 _mm512_permutex2var_ps(xf[2], idx, xf[3]));
+	else
+		v = _mm512_max_ps(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), km, idx, logits, 4),
+				  _mm512_set1_ps(-__builtin_inff()));
+	if (k == 8) {
+		/* whole stores: a masked store would not forward to the reader */
+		_mm256_storeu_si256((__m256i *)ids, _mm512_castsi512_si256(idx));
+		_mm256_storeu_ps(vals, _mm512_castps512_ps256(v));
+	} else {
+		_mm512_mask_storeu_epi32(ids, km, idx);
+		_mm512_mask_storeu_ps(vals, km, v);
+	}
+}
+
+/*
+ * n <= 64: four vectors (the lanes past n masked off), a tree of joins
+ * and the keys by two permutes.  Returns 0, having written nothing, when
+ * more than 16 candidates pass the threshold.
+ */
+static inline CB_ALWAYS_INLINE int avx512_topk_64(const float *logits, int n, int k,
+						  cb_u32 *ids, float *vals)
+{
+	__m512 xf[4];
+	__m512i x[4], t, c0, c1, c2, c3, i01, i23, idx, key;
+	__mmask16 cm[4];
+	int q, c = 0;
+
+#pragma GCC unroll 4
+	for (q = 0; q < 4; q++)
+		x[q] = avx512_tk_load(logits + 16 * q, n - 16 * q, &xf[q]);
+	t = avx512_tk_top8_min(_mm512_max_epi32(_mm512_max_epi32(x[0], x[1]),
+						_mm512_max_epi32(x[2], x[3])));
+#pragma GCC unroll 4
+	for (q = 0; q < 4; q++) {
+		/* lanes past n hold the lowest key: >= t only if t is that key */
+		cm[q] = _mm512_mask_cmpge_epi32_mask(n - 16 * q >= 16 ? 0xffff :
+						     n - 16 * q > 0 ?
+						     (__mmask16)((1u << (n - 16 * q)) - 1) : 0,
+						     x[q], t);
+		c += __builtin_popcount(cm[q]);
+	}
+	if (c > 16)
+		return 0;
+	c0 = avx512_tk_cidx(cm[0], 0);
+	c1 = avx512_tk_cidx(cm[1], 1);
+	c2 = avx512_tk_cidx(cm[2], 2);
+	c3 = avx512_tk_cidx(cm[3], 3);
+	i01 = _mm512_mask_expand_epi32(c0, (__mmask16)~_mm512_movepi32_mask(c0), c1);
+	i23 = _mm512_mask_expand_epi32(c2, (__mmask16)~_mm512_movepi32_mask(c2), c3);
+	idx = _mm512_mask_expand_epi32(i01, (__mmask16)~_mm512_movepi32_mask(i01), i23);
+	key = _mm512_mask_blend_epi32(_mm512_test_epi32_mask(idx, _mm512_set1_epi32(32)),
+				      _mm512_permutex2var_epi32(x[0], idx, x[1]),
+				      _mm512_permutex2var_epi32(x[2], idx, x[3]));
+	avx512_tk_rank(idx, key, c, xf, logits, k, ids, vals);
+	return 1;
+}
+
+/*
+ * 64 < n <= 256: the same in two passes over memory (the keys are cheap to
+ * make again; keeping 16 vectors would not fit a kernel stack frame), with
+ * a chain of joins.
+ */
+static __attribute__((__noinline__)) int avx512_topk_wide(const float *logits, int n, int k, cb_u32 *ids,
+				     float *vals)
+{
+	int nv = (n + 15) / 16, q, c = 0;
+	__m512i m, t, idx, key;
+	__m512 xf;
+
+	m = avx512_tk_load(logits, 16, &xf);
+	for (q = 1; q < nv; q++)
+		m = _mm512_max_epi32(m, avx512_tk_load(logits + 16 * q, n - 16 * q, &xf));
+	t = avx512_tk_top8_min(m);
+	idx = _mm512_setzero_si512();
+	key = _mm512_setzero_si512();
+	for (q = 0; q < nv; q++) {
+		int left = n - 16 * q;
+		__mmask16 lm = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+		__m512i x = avx512_tk_load(logits + 16 * q, left, &xf);
+		__mmask16 cm = _mm512_mask_cmpge_epi32_mask(lm, x, t);
+		__mmask16 empty = (__mmask16)~_mm512_movepi32_mask(idx);
+
+		c += __builtin_popcount(cm);
+		if (c > 16)
+			return 0;
+		idx = _mm512_mask_expand_epi32(idx, empty, avx512_tk_cidx(cm, q));
+		key = _mm512_mask_expand_epi32(key, empty, _mm512_maskz_compress_epi32(cm, x));
+	}
+	avx512_tk_rank(idx, key, c, CB_NULL, logits, k, ids, vals);
+	return 1;
+}
+
+static void avx512_topk_f32(const float *logits, int n, int k, cb_u32 *ids, float *vals)
+{
+	if (k >= 1 && k <= 8 && n >= k) {
+		if (n == 64 && k == 8) {	/* the common router shape, all constant */
+			if (avx512_topk_64(logits, 64, 8, ids, vals))
+				return;
+		} else if (n <= 64) {
+			if (avx512_topk_64(logits, n, k, ids, vals))
+				return;
+		} else if (n <= TK_MAX_N) {
+			if (avx512_topk_wide(logits, n, k, ids, vals))
+				return;
+		}
+	}
+	cb_topk_base(logits, n, k, ids, vals);
+}
+
 static int avx512_valid(void)
 {
 	/* the 256-bit parts and F16C conversions need AVX2/FMA/F16C too */
@@ -243,5 +512,6 @@ const struct cb_isa_ops cb_isa_avx512 = {
 	.dot_f32 = avx512_dot_f32,
 	.axpy_f32 = avx512_axpy_f32,
 	.exp_sum_f32 = avx512_exp_sum_f32,
+	.topk_f32 = avx512_topk_f32,
 };
 #endif /* __CHECKER__ */

@@ -4,198 +4,32 @@
  * without renormalising the k weights (Mixtral always renormalises; Qwen2-MoE,
  * Qwen3-MoE and OLMoE follow norm_topk_prob).
  *
- * Selection works on the logits (softmax is monotonic).  An SSE2 path
- * (the x86-64 baseline, so no dispatch) handles the usual router shapes
- * without data-dependent branches; the insertion reference handles the rest
- * and gives identical results.
+ * Selection works on the logits (softmax is monotonic) and is an op of
+ * the ISA variants, topk_f32: the insertion reference cb_topk_ref() and the
+ * SSE2 baseline cb_topk_base() live in cb_ops_scalar.c (so that every module
+ * linking the ops tables has them), the AVX-512 op in cb_ops_avx512.c.
+ * Here: which variant routes, and the weights.
  */
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
-/* Insert x (index i) into the sorted v/id of length k, dropping the last. */
-static inline void topk_insert(float *v, cb_u32 *id, int k, float x, cb_u32 i)
-{
-	int j;
-
-	/* strictly greater moves up: an equal earlier value stays ahead */
-	for (j = k - 1; j > 0 && x > v[j - 1]; j--) {
-		v[j] = v[j - 1];
-		id[j] = id[j - 1];
-	}
-	v[j] = x;
-	id[j] = i;
-}
-
 /*
- * The reference selection: one pass of insertion into a k-long sorted
- * buffer.  After the first k, elements are screened eight at a time against
- * the current k-th value and only the survivors (about k * ln(n / k) for
- * random logits) are inserted.  Any n and k; NaN counts as -infinity.  Its
- * data-dependent insertion loops mispredict about once per survivor, which
- * is what the SSE2 path below avoids.
+ * The variant cb_topk() and cb_route() use: the best this CPU runs, chosen
+ * on first use.  Racing first callers store the same pointer; relaxed
+ * atomics (plain moves on x86) say so to the compiler.
  */
-static void topk_insertion(const float *logits, int n, int k, cb_u32 *ids, float *vals)
+static const struct cb_isa_ops *router_ops_cache;
+
+static const struct cb_isa_ops *router_ops(void)
 {
-	/* local copies: no aliasing with logits, the threshold stays in a register */
-	float v[CB_MAX_TOP_K], thr;
-	cb_u32 id[CB_MAX_TOP_K];
-	int i, j, have;
+	const struct cb_isa_ops *ops = __atomic_load_n(&router_ops_cache, __ATOMIC_RELAXED);
 
-	if (k > CB_MAX_TOP_K)
-		k = CB_MAX_TOP_K;
-	if (k <= 0)
-		return;
-	have = CB_MIN(k, n);
-	for (i = 0; i < k; i++) {
-		v[i] = -__builtin_inff();
-		id[i] = 0;
+	if (!ops) {
+		ops = cb_isa_select(CB_ISA__COUNT - 1);
+		__atomic_store_n(&router_ops_cache, ops, __ATOMIC_RELAXED);
 	}
-	/* the first k fill the buffer (insertion into the first i + 1 slots) */
-	for (i = 0; i < have; i++) {
-		float x = logits[i] == logits[i] ? logits[i] : -__builtin_inff();
-
-		topk_insert(v, id, i + 1, x, (cb_u32)i);
-	}
-	thr = v[k - 1];
-	for (; i + 8 <= n; i += 8) {
-		unsigned int mask = 0;
-
-		for (j = 0; j < 8; j++)
-			mask |= (unsigned int)(logits[i + j] > thr) << j;
-		while (mask) {
-			float x;
-
-			j = __builtin_ctz(mask);
-			mask &= mask - 1;
-			x = logits[i + j];
-			if (x > thr) {	/* thr may have risen since the mask */
-				topk_insert(v, id, k, x, (cb_u32)(i + j));
-				thr = v[k - 1];
-			}
-		}
-	}
-	for (; i < n; i++)
-		if (logits[i] > thr) {
-			topk_insert(v, id, k, logits[i], (cb_u32)i);
-			thr = v[k - 1];
-		}
-	for (i = 0; i < k; i++) {
-		vals[i] = i < have ? v[i] : 0.0f;
-		ids[i] = i < have ? id[i] : 0;
-	}
+	return ops;
 }
-
-#ifdef __SSE2__
-#define TOPK_MAX_N 256		/* fast path: n <= this, n % 4 == 0 */
-#define TOPK_MAX_CAND 64	/* fast path: at most this many candidates */
-
-/*
- * Fast path for the common router shapes.  Split the n logits into at
- * least k groups; the smallest of the group maxima, T, is a value at least
- * k distinct elements reach, so the top k are all >= T.  Gather those
- * candidates (typically about 2k) in index order and rank each one against
- * all the others in SIMD:
- *   rank(i) = #{j < i : v_j >= v_i} + #{j > i : v_j > v_i}
- * which is exactly its place in the reference order (descending, ties to
- * the lower index), without a single data-dependent branch.  Returns 0 if
- * it declined (NaN present, odd shape, too many candidates), and the
- * caller runs the reference then.
- */
-static int topk_sse2(const float *logits, int n, int k, cb_u32 *ids, float *vals)
-{
-	float cv[TOPK_MAX_CAND] CB_ALIGNED(16);
-	float ov[CB_MAX_TOP_K + 1];	/* slot k takes every rank >= k */
-	cb_u32 cid[TOPK_MAX_CAND], oid[CB_MAX_TOP_K + 1];
-	cb_u64 mask[TOPK_MAX_N / 64];
-	__m128 bad = _mm_setzero_ps(), thr = _mm_set1_ps(__builtin_inff());
-	__m128 V[TOPK_MAX_CAND / 4];
-	__m128i L[TOPK_MAX_CAND / 4];
-	int nv = n / 4, nb = (k + 3) / 4, g, q, i, w, c = 0, nq;
-
-	if (n % 4 || n > TOPK_MAX_N || nv < k)
-		return 0;
-	/*
-	 * T = min over >= k groups of the group's max; NaN anywhere: decline.
-	 * A group is one lane of a block of consecutive vectors, so a block's
-	 * four group maxima are one vertical max; ceil(k / 4) blocks.
-	 */
-	for (g = 0; g < nb; g++) {
-		int v0 = g * nv / nb, v1 = (g + 1) * nv / nb;
-		__m128 m = _mm_loadu_ps(logits + 4 * v0);
-
-		bad = _mm_or_ps(bad, _mm_cmpunord_ps(m, m));
-		for (q = v0 + 1; q < v1; q++) {
-			__m128 x = _mm_loadu_ps(logits + 4 * q);
-
-			bad = _mm_or_ps(bad, _mm_cmpunord_ps(x, x));
-			m = _mm_max_ps(m, x);
-		}
-		thr = _mm_min_ps(thr, m);
-	}
-	thr = _mm_min_ps(thr, _mm_shuffle_ps(thr, thr, 0x4e));
-	thr = _mm_min_ps(thr, _mm_shuffle_ps(thr, thr, 0xb1));
-	if (_mm_movemask_ps(bad))
-		return 0;
-	/* a register per mask word: or-ing into memory would chain the stores */
-	for (w = 0; w < (nv + 15) / 16; w++) {
-		cb_u64 m = 0;
-
-		for (q = 16 * w; q < nv && q < 16 * w + 16; q++)
-			m |= (cb_u64)_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(logits + 4 * q),
-								  thr)) << (4 * (q % 16));
-		mask[w] = m;
-	}
-	for (w = 0; w < (nv + 15) / 16; w++)
-		for (; mask[w]; mask[w] &= mask[w] - 1) {
-			if (c == TOPK_MAX_CAND)
-				return 0;
-			i = 64 * w + __builtin_ctzll(mask[w]);
-			cv[c] = logits[i];
-			cid[c++] = (cb_u32)i;
-		}
-	nq = (c + 3) / 4;
-	for (i = c; i < 4 * nq; i++)
-		cv[i] = __builtin_nanf("");	/* compares false with everything */
-	for (q = 0; q < nq; q++) {
-		V[q] = _mm_load_ps(cv + 4 * q);
-		L[q] = _mm_setr_epi32(4 * q, 4 * q + 1, 4 * q + 2, 4 * q + 3);
-	}
-	/*
-	 * Candidates before i count when >= v_i, those after it when > v_i:
-	 * whole vectors on either side take one compare each, only the vector
-	 * holding i needs the lane mask.
-	 */
-	for (i = 0; i < c; i++) {
-		__m128 b = _mm_set1_ps(cv[i]);
-		__m128i before = _mm_cmplt_epi32(L[i / 4], _mm_set1_epi32(i));
-		__m128i acc = _mm_or_si128(
-			_mm_and_si128(before, _mm_castps_si128(_mm_cmpge_ps(V[i / 4], b))),
-			_mm_andnot_si128(before, _mm_castps_si128(_mm_cmpgt_ps(V[i / 4], b))));
-		int r;
-
-		acc = _mm_sub_epi32(_mm_setzero_si128(), acc);
-		for (q = 0; q < i / 4; q++)
-			acc = _mm_sub_epi32(acc, _mm_castps_si128(_mm_cmpge_ps(V[q], b)));
-		for (q = i / 4 + 1; q < nq; q++)
-			acc = _mm_sub_epi32(acc, _mm_castps_si128(_mm_cmpgt_ps(V[q], b)));
-		acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0x4e));
-		acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0xb1));
-		r = _mm_cvtsi128_si32(acc);
-		r = r < k ? r : k;
-		ov[r] = cv[i];
-		oid[r] = cid[i];
-	}
-	for (i = 0; i < k; i++) {
-		vals[i] = ov[i];
-		ids[i] = oid[i];
-	}
-	return 1;
-}
-#endif
 
 /**
  * cb_topk() - the k largest of logits[0..n), in descending order.
@@ -206,35 +40,36 @@ static int topk_sse2(const float *logits, int n, int k, cb_u32 *ids, float *vals
  * @vals: out, [k], the chosen values.
  *
  * Ties keep the lower index first, so the choice is deterministic.  NaN
- * counts as -infinity.  Both paths give identical results (the unit tests
- * compare them); for 64 experts, k = 8 the SSE2 one is about 2.8x faster
- * than the reference (docs/performance.md).
+ * counts as -infinity.  Runs the topk_f32 op of the best ISA variant of
+ * this CPU; all of them give the results of cb_topk_ref() (the unit tests
+ * compare them).  For 64 experts, k = 8 the AVX-512 op is about 4x faster
+ * than the SSE2 baseline (docs/performance.md).
  */
 void cb_topk(const float *logits, int n, int k, cb_u32 *ids, float *vals)
 {
-#ifdef __SSE2__
-	if (k >= 1 && k <= CB_MAX_TOP_K && topk_sse2(logits, n, k, ids, vals))
-		return;
-#endif
-	topk_insertion(logits, n, k, ids, vals);
+	router_ops()->topk_f32(logits, n, k, ids, vals);
 }
 
 /**
- * cb_route() - expert ids and weights for one token.
+ * cb_route_isa() - expert ids and weights for one token, with a given variant.
+ * @ops: the ISA variant whose topk_f32 selects (the engine's own).
  * @logits: router logits [n].
  * @n: number of experts.
  * @k: experts per token (top_k).
  * @renorm: divide the k softmax probabilities by their sum.
  * @ids: out, [k], expert ids in rank order.
  * @weights: out, [k], their routing weights.
+ *
+ * The result does not depend on @ops: every variant selects alike and the
+ * weights are computed here, in scalar code.
  */
-void cb_route(const float *logits, int n, int k, int renorm, cb_u32 *ids,
-	      float *weights)
+void cb_route_isa(const struct cb_isa_ops *ops, const float *logits, int n, int k,
+		  int renorm, cb_u32 *ids, float *weights)
 {
 	float mx, sum = 0.0f, inv;
 	int i;
 
-	cb_topk(logits, n, k, ids, weights);
+	ops->topk_f32(logits, n, k, ids, weights);
 	mx = weights[0];
 	if (renorm) {
 		for (i = 0; i < k; i++) {
@@ -250,4 +85,21 @@ void cb_route(const float *logits, int n, int k, int renorm, cb_u32 *ids,
 	inv = 1.0f / sum;
 	for (i = 0; i < k; i++)
 		weights[i] *= inv;
+}
+
+/**
+ * cb_route() - expert ids and weights for one token.
+ * @logits: router logits [n].
+ * @n: number of experts.
+ * @k: experts per token (top_k).
+ * @renorm: divide the k softmax probabilities by their sum.
+ * @ids: out, [k], expert ids in rank order.
+ * @weights: out, [k], their routing weights.
+ *
+ * cb_route_isa() with the best variant of this CPU.
+ */
+void cb_route(const float *logits, int n, int k, int renorm, cb_u32 *ids,
+	      float *weights)
+{
+	cb_route_isa(router_ops(), logits, n, k, renorm, ids, weights);
 }
