@@ -289,19 +289,40 @@ struct cb_sample_params {
 cb_u64 cb_sample_scratch_size(cb_u32 n);
 
 /**
- * cb_sample() - pick one token from a row of logits.
+ * cb_sample_ex() - pick one token from a row of logits.
+ * @ex: the executor the work runs on, in bounded chunks; NULL runs the same
+ *	chunks one after another on the calling thread.
  * @logits: float[n] (raw f32).
  * @scratch: cb_sample_scratch_size(n) bytes, 8-byte aligned.
  * @counter: the draw number (e.g. the position), mixed with the seed.
  *
- * Ties are broken towards the lower token id.  Uses floating point: kernel
- * callers run it inside an FPU section.
+ * Greedy (temperature 0 or top_k 1) is the argmax, ties to the lower id.
+ * Otherwise token i is drawn with probability w_i / (mass kept), w_i =
+ * exp((logit_i - max) / T), over the kept set: the first top_k tokens of
+ * the order (larger w first, then lower id), cut further to the shortest
+ * prefix of that order whose mass reaches top_p of the mass top_k kept.
+ * NaN logits are never drawn (all NaN: token 0); +inf logits, if any, share
+ * the draw equally.  The token depends only on (seed, counter, logits),
+ * never on the thread count.
+ *
+ * Every chunk is O(4096 tokens) of work; the calling thread does O(chunks)
+ * between them and never calls ex->yield.  Kernel callers run it inside an
+ * FPU section (parallel_for leaves and re-enters it as it needs).
  * Return: token id, or -CB_EINVAL.
  */
+int cb_sample_ex(struct cb_exec *ex, const void *logits, cb_u32 n,
+		 const struct cb_sample_params *p, cb_u64 counter, void *scratch);
+
+/* cb_sample_ex() on the calling thread alone. */
 int cb_sample(const void *logits, cb_u32 n, const struct cb_sample_params *p,
 	      cb_u64 counter, void *scratch);
 
-/* Same, with the engine's own scratch (not thread safe per engine). */
+/*
+ * cb_sample_ex() with the engine's own scratch (not thread safe per engine);
+ * cb_engine_sample() is the same on the calling thread alone.
+ */
+int cb_engine_sample_ex(struct cb_engine *e, struct cb_exec *ex, const void *logits,
+			const struct cb_sample_params *p, cb_u64 counter);
 int cb_engine_sample(struct cb_engine *e, const void *logits,
 		     const struct cb_sample_params *p, cb_u64 counter);
 

@@ -3,8 +3,9 @@
  * test_forward.c - properties of the engine's forward pass that the
  * numerical comparison with the reference (tests/ref/run) cannot see:
  * no allocation and no write outside the arena after init, batching and
- * thread count never change a bit of the result, routing and sampling
- * behave as documented, bad batches are refused, yield aborts.
+ * thread count never change a bit of the result, routing behaves as
+ * documented (sampling: test_sample.c), bad batches are refused, yield
+ * aborts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,53 +450,6 @@ static void test_route_renormalised_weights_sum_to_one(void)
 	CB_CHECK(s > 0.999999f && s < 1.000001f, "sum %.9g", s);
 }
 
-static void test_sampling(void)
-{
-	static char scratch[VOCAB * 16];
-	float l[VOCAB];
-	struct cb_sample_params greedy = { 0 }, temp = { 1000, 0, 0, 0, 42 };
-	struct cb_sample_params topk1 = { 800, 1, 0, 0, 7 }, topp = { 1000, 0, 1, 0, 9 };
-	struct cb_sample_params both = { 1500, 5, 900000, 0, 3 };
-	int i, best = 0, hits[VOCAB] = { 0 }, a, b;
-
-	for (i = 0; i < VOCAB; i++) {
-		l[i] = frand() * 2;
-		if (l[i] > l[best])
-			best = i;
-	}
-	CB_CHECK(cb_sample(l, VOCAB, &greedy, 0, scratch) == best, "greedy != argmax");
-	CB_CHECK(cb_sample(l, VOCAB, &topk1, 5, scratch) == best, "top_k 1 != argmax");
-	CB_CHECK(cb_sample(l, VOCAB, &topp, 5, scratch) == best, "tiny top_p != argmax");
-	for (i = 0; i < 50; i++) {
-		a = cb_sample(l, VOCAB, &temp, i, scratch);
-		b = cb_sample(l, VOCAB, &temp, i, scratch);
-		CB_CHECK(a == b && a >= 0 && a < VOCAB, "same seed, different token");
-		a = cb_sample(l, VOCAB, &both, i, scratch);
-		CB_CHECK(a >= 0 && a < VOCAB, "bad token %d", a);
-		/* top_k 5: only the 5 best may come out */
-		for (b = 0, best = 0; b < VOCAB; b++)
-			best += l[b] > l[a];
-		CB_CHECK(best < 5, "token of rank %d with top_k 5", best);
-	}
-	/* temperature 1: frequencies follow softmax (loose 3-sigma check) */
-	for (i = 0; i < 20000; i++)
-		hits[cb_sample(l, VOCAB, &temp, 1000 + i, scratch)]++;
-	{
-		double mx = l[0], sum = 0, p;
-
-		for (i = 0; i < VOCAB; i++)
-			mx = l[i] > mx ? l[i] : mx;
-		for (i = 0; i < VOCAB; i++)
-			sum += __builtin_exp(l[i] - mx);
-		for (i = 0; i < VOCAB; i++) {
-			p = __builtin_exp(l[i] - mx) / sum;
-			CB_CHECK(__builtin_fabs(hits[i] - 20000 * p) <=
-				 4 * __builtin_sqrt(20000 * p) + 3,
-				 "token %d: %d hits, expected %.1f", i, hits[i], 20000 * p);
-		}
-	}
-}
-
 static void test_bad_batches_refused(void)
 {
 	struct cb_exec *ex = cb_host_exec_create(1);
@@ -681,7 +635,6 @@ int main(void)
 	CB_RUN(test_route_trace);
 	CB_RUN(test_topk_matches_sort);
 	CB_RUN(test_route_renormalised_weights_sum_to_one);
-	CB_RUN(test_sampling);
 	CB_RUN(test_bad_batches_refused);
 	CB_RUN(test_yield_aborts);
 	CB_RUN(test_bad_model_refused);

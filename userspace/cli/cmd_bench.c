@@ -260,7 +260,7 @@ static int bench_user(const struct bench_opts *o, const struct cb_model_config *
 				t_pre[rep] = now_s() - t0;
 			if (ret)
 				goto fail;
-			ret = cb_engine_sample(e, logits, &greedy, P - 1);
+			ret = cb_engine_sample_ex(e, ex, logits, &greedy, P - 1);
 			if (ret < 0)
 				goto fail;
 			last[s] = (uint32_t)ret;
@@ -285,8 +285,8 @@ static int bench_user(const struct bench_opts *o, const struct cb_model_config *
 		if (ret)
 			goto fail;
 		for (i = 0; i < B; i++) {
-			ret = cb_engine_sample(e, logits + (size_t)i * c->vocab_size, &greedy,
-					       P + s);
+			ret = cb_engine_sample_ex(e, ex, logits + (size_t)i * c->vocab_size,
+						  &greedy, P + s);
 			if (ret < 0)
 				goto fail;
 			last[i] = (uint32_t)ret;

@@ -212,7 +212,7 @@ static int user_step(struct backend *b, const uint32_t *toks, uint32_t n, uint32
 		b->pos += m;
 		done += m;
 	}
-	ret = cb_engine_sample(b->eng, b->logits, &b->o->sp, b->pos - 1);
+	ret = cb_engine_sample_ex(b->eng, b->ex, b->logits, &b->o->sp, b->pos - 1);
 	if (ret < 0)
 		return ret;
 	*token = ret;
