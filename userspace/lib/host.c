@@ -203,9 +203,9 @@ static inline void cpu_relax(void)
 static void pool_work(struct cb_pool *p, uint64_t word)
 {
 	uint32_t gen = word >> 32;
-	void (*fn)(void *, int) = __atomic_load_n(&p->fn, __ATOMIC_RELAXED);
-	void *arg = __atomic_load_n(&p->arg, __ATOMIC_RELAXED);
-	int n = __atomic_load_n(&p->nchunks, __ATOMIC_RELAXED);
+	void (*fn)(void *, int) = __atomic_load_n(&p->fn, __ATOMIC_ACQUIRE);
+	void *arg = __atomic_load_n(&p->arg, __ATOMIC_ACQUIRE);
+	int n = __atomic_load_n(&p->nchunks, __ATOMIC_ACQUIRE);
 
 	for (;;) {
 		uint32_t idx = (uint32_t)word;
@@ -268,12 +268,23 @@ static void pool_parallel_for(struct cb_exec *ex, void (*fn)(void *arg, int chun
 		return;
 	}
 
-	__atomic_store_n(&p->fn, fn, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->arg, arg, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->nchunks, nchunks, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->done, 0, __ATOMIC_RELAXED);
-	/* New generation, next index 0; releases the job fields above. */
+	/*
+	 * Close the previous generation before touching the job fields: a
+	 * worker late from it may still hold its claim word (say gen | 3 of 3)
+	 * and read the fields afterwards; had the word not moved, its CAS
+	 * would then claim "index 3" of the new job with the new fn and bump
+	 * ->done once too often (seen as a hang in test_sample: done ended
+	 * above nchunks).  Index ~0 makes every claim fail until the new job
+	 * is published below.
+	 */
 	word = ((__atomic_load_n(&p->claim, __ATOMIC_RELAXED) >> 32) + 1) << 32;
+	__atomic_store_n(&p->claim, word | 0xffffffffu, __ATOMIC_SEQ_CST);
+	/* release: a worker that reads them also sees the claim closed */
+	__atomic_store_n(&p->fn, fn, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->arg, arg, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->nchunks, nchunks, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->done, 0, __ATOMIC_RELAXED);
+	/* Next index 0; releases the job fields above. */
 	__atomic_store_n(&p->claim, word, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&p->seq, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&p->sleepers, __ATOMIC_SEQ_CST))
