@@ -44,8 +44,15 @@
  * int32 partial sums of a block are converted to float and accumulated
  * with the block's scale d_w * d_x by FMA, as ggml does.  AVX-512 with VNNI
  * replaces q_tile by its own two-blocks-per-zmm tile (cb_ops_avx512.c).
- * Weight rows are software-prefetched Q_PREFETCH bytes ahead (a modest
- * gain for decode, where each core streams 4 rows at once).
+ * Weight rows are software-prefetched twice per block (prefetch_row):
+ * Q_PREFETCH bytes ahead in the row into L1, and the same place R rows on,
+ * i.e. in the next row group, into L2.  The second one is what keeps
+ * decode at the read bandwidth: without it, rows 1..3 of every new group
+ * start cold (the hardware streamers follow row 0 of the next group, the
+ * continuation of this group's row 3, but nothing else), which cost a
+ * quarter to a third of the bandwidth with 2 KiB rows (docs/performance.md,
+ * (a)).  The last group of a call prefetches past its rows: harmless (a
+ * prefetch never faults) and usually useful, as the next chunk follows.
  */
 
 #define R_TILE 4
@@ -75,6 +82,14 @@ static inline CB_ALWAYS_INLINE float PFX(hsum256)(__m256 v)
 	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
 	s = _mm_add_ss(s, _mm_movehdup_ps(s));
 	return _mm_cvtss_f32(s);
+}
+
+/* The two prefetches for row r of an R-row group, at byte off of its rows. */
+static inline CB_ALWAYS_INLINE void PFX(prefetch_row)(const char *w, cb_size wrb, int r,
+						      int R, cb_size off)
+{
+	_mm_prefetch(w + r * wrb + off + Q_PREFETCH, _MM_HINT_T0);
+	_mm_prefetch(w + (R + r) * wrb + off, _MM_HINT_T1);
 }
 
 /* VF_N weights of row w from element i, as floats. */
@@ -246,9 +261,7 @@ static inline CB_ALWAYS_INLINE void PFX(q_tile)(float *out, cb_size ldo, const c
 
 			if (r >= R)
 				continue;
-#ifdef Q_PREFETCH
-			_mm_prefetch(w + r * wrb + b * bsz + Q_PREFETCH, _MM_HINT_T0);
-#endif
+			PFX(prefetch_row)(w, wrb, r, R, b * bsz);
 			wq = PFX(load_wq)(dt, w + r * wrb, b);
 			if ((dt & 0xff) == CB_DT_Q8_0)
 				aw = _mm256_sign_epi8(wq, wq);	/* |w| as u8 */
@@ -299,6 +312,20 @@ static inline CB_ALWAYS_INLINE void PFX(q_tile)(float *out, cb_size ldo, const c
 			tile(o, ldo, w, wrb, a, as, R, 6, klen, dt);		\
 	} while (0)
 
+/*
+ * Tokens in the next tile when left remain: the fewest tiles of at most
+ * mtmax, as even as they go (6 with mtmax 4 is 3 + 3, not 4 + 2; 9 is
+ * 3 + 3 + 3): the row group is read once per tile, and a short last tile
+ * costs nearly as much as a full one.  A token's result does not depend
+ * on its tile, only the speed does.
+ */
+static inline CB_ALWAYS_INLINE int PFX(tile_len)(int left, int mtmax)
+{
+	int tiles = (left + mtmax - 1) / mtmax;
+
+	return (left + tiles - 1) / tiles;
+}
+
 /* The gemm entry points: row groups outside, token tiles inside. */
 #define DEFINE_GEMM(name, tile, MTMAX, dt, klen)			\
 static void PFX(name)(float *out, cb_size ldo, const void *w,		\
@@ -310,7 +337,7 @@ static void PFX(name)(float *out, cb_size ldo, const void *w,		\
 									\
 	for (; r0 + R_TILE <= nrows; r0 += R_TILE)			\
 		for (m0 = 0; m0 < M; m0 += mt) {			\
-			mt = CB_MIN(MTMAX, M - m0);			\
+			mt = PFX(tile_len)(M - m0, MTMAX);		\
 			PFX_CALL_MT(tile, MTMAX, mt, R_TILE,		\
 				    out + m0 * ldo + r0, ldo,		\
 				    wc + r0 * wrb, wrb,			\
@@ -318,7 +345,7 @@ static void PFX(name)(float *out, cb_size ldo, const void *w,		\
 		}							\
 	for (; r0 < nrows; r0++)					\
 		for (m0 = 0; m0 < M; m0 += mt) {			\
-			mt = CB_MIN(MTMAX, M - m0);			\
+			mt = PFX(tile_len)(M - m0, MTMAX);		\
 			PFX_CALL_MT(tile, MTMAX, mt, 1,			\
 				    out + m0 * ldo + r0, ldo,		\
 				    wc + r0 * wrb, wrb,			\

@@ -324,6 +324,92 @@ static void run_gemm(int level, int dt)
 	CB_CHECK(split_bad == 0, "%d shapes depend on the chunking", split_bad);
 }
 
+/* Bits of out (m, r) equal to those of ref (m, r)? */
+static int same_bits(const float *a, const float *b)
+{
+	return !memcmp(a, b, sizeof(float));
+}
+
+/*
+ * Block gemms at the decode shapes (k = 2048, 4096, and an odd number of
+ * blocks), with nrows not a multiple of the 4-row group: against scalar,
+ * and every row's bits against those of the one full call whatever the
+ * call it comes from: one row and one token at a time, row ranges that
+ * start off the group boundary (offsets 1..3) with tokens in chunks of
+ * 1..5, and the first M tokens alone for every M in 1..9.
+ */
+static void run_gemm_splits(int level, int dt)
+{
+	static const int ks[] = { 2048, 4096, 1056 };
+	static const int nrs[] = { 21, 7 };
+	const struct cb_isa_ops *ops = variant(level);
+	int ik, in, bad = 0, split_bad = 0, n = 0;
+
+	if (!ops)
+		return;
+	for (ik = 0; ik < (int)CB_ARRAY_SIZE(ks); ik++) {
+		for (in = 0; in < (int)CB_ARRAY_SIZE(nrs); in++) {
+			const int M = 9;
+			struct problem p;
+			float *want, *got, *part;
+			int r, m, r0, cs, Ms;
+
+			raw_weights = (ik + in) % 2;
+			problem_make(&p, dt, M, nrs[in], ks[ik]);
+			raw_weights = 0;
+			want = out_alloc(&p);
+			got = out_alloc(&p);
+			part = out_alloc(&p);
+			cb_isa_scalar.gemm[dt](want, p.ldo, p.w, p.wrb, p.act, p.as, M,
+					      p.nrows, p.k);
+			ops->gemm[dt](got, p.ldo, p.w, p.wrb, p.act, p.as, M, p.nrows, p.k);
+			bad += check_out(&p, got, want, ops->name);
+			/* one row, one token per call */
+			for (r = 0; r < p.nrows; r++)
+				for (m = 0; m < M; m++) {
+					ops->gemm[dt](part + m * p.ldo + r, p.ldo,
+						      (char *)p.w + r * p.wrb, p.wrb,
+						      (char *)p.act + m * p.as, p.as, 1, 1, p.k);
+					split_bad += !same_bits(part + m * p.ldo + r,
+								got + m * p.ldo + r);
+				}
+			/* rows [0, r0) and [r0, nrows), tokens in chunks of cs */
+			for (r0 = 1; r0 <= 3; r0++)
+				for (cs = 1; cs <= 5; cs++) {
+					int m0;
+
+					for (m0 = 0; m0 < M; m0 += cs) {
+						int mc = CB_MIN(cs, M - m0);
+
+						ops->gemm[dt](part + m0 * p.ldo, p.ldo, p.w,
+							      p.wrb, (char *)p.act + m0 * p.as,
+							      p.as, mc, r0, p.k);
+						ops->gemm[dt](part + m0 * p.ldo + r0, p.ldo,
+							      (char *)p.w + r0 * p.wrb,
+							      p.wrb, (char *)p.act + m0 * p.as,
+							      p.as, mc, p.nrows - r0, p.k);
+					}
+					split_bad += !!memcmp(part, got,
+							      sizeof(float) * M * p.ldo);
+				}
+			/* the first Ms tokens alone */
+			for (Ms = 1; Ms <= M; Ms++) {
+				ops->gemm[dt](part, p.ldo, p.w, p.wrb, p.act, p.as, Ms,
+					      p.nrows, p.k);
+				split_bad += !!memcmp(part, got, sizeof(float) * Ms * p.ldo);
+			}
+			n++;
+			free(want);
+			free(got);
+			free(part);
+			problem_free(&p);
+		}
+	}
+	printf("# %s gemm %s at decode shapes: %d problems\n", ops->name, dt_name(dt), n);
+	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
+	CB_CHECK(split_bad == 0, "%d calls gave other bits than the full call", split_bad);
+}
+
 /* Blocks that probe the rounding: ties, near-ties, zeros, extremes. */
 static void make_quant_input(float *x, int n)
 {
@@ -521,6 +607,8 @@ static void test_##nm##_gemm_f16(void) { run_gemm(lvl, CB_DT_F16); }		\
 static void test_##nm##_gemm_bf16(void) { run_gemm(lvl, CB_DT_BF16); }		\
 static void test_##nm##_gemm_q8_0(void) { run_gemm(lvl, CB_DT_Q8_0); }		\
 static void test_##nm##_gemm_q4_0(void) { run_gemm(lvl, CB_DT_Q4_0); }		\
+static void test_##nm##_gemm_q8_0_splits(void) { run_gemm_splits(lvl, CB_DT_Q8_0); } \
+static void test_##nm##_gemm_q4_0_splits(void) { run_gemm_splits(lvl, CB_DT_Q4_0); } \
 static void test_##nm##_quantize_q8_0_bytes(void) { run_quantize(lvl); }	\
 static void test_##nm##_dot_axpy(void) { run_dot_axpy(lvl); }		\
 static void test_##nm##_exp_sum(void) { run_exp_sum(lvl); }
@@ -535,6 +623,8 @@ VARIANT_TESTS(CB_ISA_AVX512, avx512)
 		CB_RUN(test_##nm##_gemm_bf16);				\
 		CB_RUN(test_##nm##_gemm_q8_0);				\
 		CB_RUN(test_##nm##_gemm_q4_0);				\
+		CB_RUN(test_##nm##_gemm_q8_0_splits);			\
+		CB_RUN(test_##nm##_gemm_q4_0_splits);			\
 		CB_RUN(test_##nm##_quantize_q8_0_bytes);		\
 		CB_RUN(test_##nm##_dot_axpy);				\
 		CB_RUN(test_##nm##_exp_sum);				\
