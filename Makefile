@@ -33,6 +33,11 @@ kdir-of = /lib/modules/$(1)/build
 endif
 
 KO := $(foreach r,$(KRELS),$(BUILD)/kmod/$(r)/colibri.ko)
+# The reference accelerator (tests/accel/), a second module using colibri.ko's
+# accelerator API.
+ACCEL_KO := $(foreach r,$(KRELS),$(BUILD)/kmod/$(r)/accel/colibri_refaccel.ko)
+ACCEL_SRCS := $(wildcard tests/accel/Kbuild tests/accel/*.c) kmod/colibri_accel.h \
+	kmod/colibri_cpu.c $(wildcard kmod/engine/*.c kmod/engine/*.h)
 KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h)
 
 # --- userspace ---------------------------------------------------------------
@@ -78,7 +83,7 @@ all: modules userspace tests
 
 # --- module ------------------------------------------------------------------
 
-modules: $(KO)
+modules: $(KO) $(ACCEL_KO)
 
 # One symlink tree per kernel keeps objects apart; W=1 on every build.
 $(BUILD)/kmod/%/colibri.ko: $(KMOD_SRCS)
@@ -87,6 +92,18 @@ $(BUILD)/kmod/%/colibri.ko: $(KMOD_SRCS)
 	$(Q)find $(BUILD)/kmod/$* -xtype l -delete
 	@echo "  MODULE  $* "
 	$(Q)$(MAKE) -s -C $(call kdir-of,$*) M=$(BUILD)/kmod/$* W=1 $(if $(C),C=$(C)) modules
+
+# Its own symlink tree per kernel, next to colibri.ko's; modpost resolves
+# colibri_accel_register() & co through colibri.ko's Module.symvers.
+$(BUILD)/kmod/%/accel/colibri_refaccel.ko: $(ACCEL_SRCS) $(BUILD)/kmod/%/colibri.ko
+	@mkdir -p $(BUILD)/kmod/$*/accel/tests
+	$(Q)cp -sf $(CURDIR)/tests/accel/Kbuild $(BUILD)/kmod/$*/accel/Kbuild
+	$(Q)cp -rsf $(CURDIR)/kmod $(BUILD)/kmod/$*/accel/
+	$(Q)cp -rsf $(CURDIR)/tests/accel $(BUILD)/kmod/$*/accel/tests/
+	$(Q)find $(BUILD)/kmod/$*/accel -xtype l -delete
+	@echo "  MODULE  $* (refaccel)"
+	$(Q)$(MAKE) -s -C $(call kdir-of,$*) M=$(BUILD)/kmod/$*/accel W=1 $(if $(C),C=$(C)) \
+		KBUILD_EXTRA_SYMBOLS=$(BUILD)/kmod/$*/Module.symvers modules
 
 # --- userspace ---------------------------------------------------------------
 
@@ -163,7 +180,7 @@ CHECKPATCH := $(KSFT)/scripts/checkpatch.pl
 lint: $(KSFT_HDR)
 	-$(Q)$(CHECKPATCH) --no-tree --quiet --strict --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,NEW_TYPEDEFS,CAMELCASE \
-		-f $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h)
+		-f $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h tests/accel/*.c)
 	$(Q)rm -f $(KO) && $(MAKE) --no-print-directory modules C=2
 
 clean:

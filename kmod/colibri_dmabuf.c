@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * colibri_dmabuf.c - a loaded model's weights as a read-only dma-buf.
+ * colibri_dmabuf.c - a loaded model's weights as a read-only dma-buf (and,
+ * for accelerators bound through colibri_accel.c, an activation staging
+ * buffer as a read-write one).
  *
  * COLIBRI_IOC_EXPORT_DMABUF wraps the model's sealed, pinned buffer (struct
  * colibri_buf: the file's data region) in a dma-buf, so that an accelerator
@@ -56,7 +58,9 @@ MODULE_INFO(import_ns, "DMA_BUF");
 
 /* One exported dma-buf. */
 struct colibri_dmabuf {
-	struct colibri_model *model;	/* holds a model reference */
+	const struct colibri_buf *buf;	/* the memory; lives as long as ->owner */
+	struct kobject *owner;		/* a model or a binding: held */
+	bool writable;			/* activation staging, not weights */
 	bool has_pages;			/* every chunk has struct pages */
 	unsigned int nr_ents;		/* scatter list entries */
 };
@@ -64,6 +68,7 @@ struct colibri_dmabuf {
 /* One importer's attachment: its scatter list, mapped or not. */
 struct colibri_dmabuf_attach {
 	struct sg_table sgt;
+	enum dma_data_direction dir;	/* of the mapping */
 	bool mapped;
 };
 
@@ -127,7 +132,7 @@ static unsigned int colibri_buf_nr_ents(const struct colibri_buf *buf)
 static int colibri_dmabuf_attach(struct dma_buf *dmabuf, struct dma_buf_attachment *att)
 {
 	struct colibri_dmabuf *cd = dmabuf->priv;
-	const struct colibri_buf *buf = &cd->model->mem;
+	const struct colibri_buf *buf = cd->buf;
 	struct colibri_dmabuf_attach *a;
 	struct scatterlist *sg;
 	unsigned int i;
@@ -170,7 +175,8 @@ static void colibri_dmabuf_detach(struct dma_buf *dmabuf, struct dma_buf_attachm
 }
 
 /* Unmaps the first @n entries of a page-less scatter list. */
-static void colibri_unmap_resources(struct device *dev, struct sg_table *sgt, unsigned int n)
+static void colibri_unmap_resources(struct device *dev, struct sg_table *sgt, unsigned int n,
+				    enum dma_data_direction dir)
 {
 	struct scatterlist *sg;
 	unsigned int i;
@@ -178,7 +184,7 @@ static void colibri_unmap_resources(struct device *dev, struct sg_table *sgt, un
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		if (i >= n)
 			break;
-		dma_unmap_resource(dev, sg_dma_address(sg), sg_dma_len(sg), DMA_TO_DEVICE, 0);
+		dma_unmap_resource(dev, sg_dma_address(sg), sg_dma_len(sg), dir, 0);
 	}
 }
 
@@ -186,7 +192,7 @@ static struct sg_table *colibri_dmabuf_map(struct dma_buf_attachment *att,
 					   enum dma_data_direction dir)
 {
 	struct colibri_dmabuf *cd = att->dmabuf->priv;
-	const struct colibri_buf *buf = &cd->model->mem;
+	const struct colibri_buf *buf = cd->buf;
 	struct colibri_dmabuf_attach *a = att->priv;
 	struct sg_table *sgt = &a->sgt;
 	struct scatterlist *sg;
@@ -198,12 +204,13 @@ static struct sg_table *colibri_dmabuf_map(struct dma_buf_attachment *att,
 	if (a->mapped)
 		return ERR_PTR(-EBUSY);
 	/*
-	 * Whatever @dir says, the device only ever reads: DMA_TO_DEVICE, so an
-	 * IOMMU maps the weights read-only for it.  (DRM's PRIME import asks
-	 * for DMA_BIDIRECTIONAL by default.)
+	 * Whatever @dir says, a device only ever reads weights: DMA_TO_DEVICE,
+	 * so an IOMMU maps them read-only for it.  (DRM's PRIME import asks
+	 * for DMA_BIDIRECTIONAL by default.)  Staging buffers go both ways.
 	 */
+	a->dir = cd->writable ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
 	if (cd->has_pages) {
-		ret = dma_map_sgtable(att->dev, sgt, DMA_TO_DEVICE, 0);
+		ret = dma_map_sgtable(att->dev, sgt, a->dir, 0);
 		if (ret)
 			return ERR_PTR(ret);
 		a->mapped = true;
@@ -217,10 +224,10 @@ static struct sg_table *colibri_dmabuf_map(struct dma_buf_attachment *att,
 
 			len = min_t(u64, buf->chunks[i].len - off, COLIBRI_SG_MAX);
 			addr = dma_map_resource(att->dev, buf->chunks[i].phys + off, len,
-						DMA_TO_DEVICE, 0);
+						a->dir, 0);
 			if (dma_mapping_error(att->dev, addr)) {
 				sgt->nents = n;
-				colibri_unmap_resources(att->dev, sgt, n);
+				colibri_unmap_resources(att->dev, sgt, n, a->dir);
 				sgt->nents = 0;
 				return ERR_PTR(-ENOMEM);
 			}
@@ -244,18 +251,18 @@ static void colibri_dmabuf_unmap(struct dma_buf_attachment *att, struct sg_table
 	if (WARN_ON_ONCE(sgt != &a->sgt || !a->mapped))
 		return;
 	if (cd->has_pages)
-		dma_unmap_sgtable(att->dev, sgt, DMA_TO_DEVICE, 0);
+		dma_unmap_sgtable(att->dev, sgt, a->dir, 0);
 	else
-		colibri_unmap_resources(att->dev, sgt, sgt->nents);
+		colibri_unmap_resources(att->dev, sgt, sgt->nents, a->dir);
 	a->mapped = false;
 }
 
-/* The last reference to the dma-buf is gone: let go of the model. */
+/* The last reference to the dma-buf is gone: let go of its owner. */
 static void colibri_dmabuf_release(struct dma_buf *dmabuf)
 {
 	struct colibri_dmabuf *cd = dmabuf->priv;
 
-	colibri_model_put(cd->model);
+	kobject_put(cd->owner);
 	kfree(cd);
 }
 
@@ -269,16 +276,18 @@ static void colibri_dmabuf_release(struct dma_buf *dmabuf)
 static int colibri_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 {
 	struct colibri_dmabuf *cd = dmabuf->priv;
-	const struct colibri_buf *buf = &cd->model->mem;
+	const struct colibri_buf *buf = cd->buf;
 	u64 skip = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	unsigned long addr = vma->vm_start;
 	unsigned int i;
 	int ret;
 
-	if (vma->vm_flags & VM_WRITE)
-		return -EPERM;
-	/* Not even a private copy-on-write: and so no mprotect(PROT_WRITE). */
-	colibri_vma_clear_maywrite(vma);
+	if (!cd->writable) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EPERM;
+		/* Not even a private copy-on-write: so no mprotect(PROT_WRITE). */
+		colibri_vma_clear_maywrite(vma);
+	}
 
 	for (i = 0; i < buf->nr_chunks && addr < vma->vm_end; i++) {
 		const struct colibri_chunk *c = &buf->chunks[i];
@@ -299,18 +308,18 @@ static int colibri_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vm
 	return addr == vma->vm_end ? 0 : -EINVAL;
 }
 
-/* The kernel mapping exists for the model's whole life: hand it out. */
+/* The kernel mapping exists for the buffer's whole life: hand it out. */
 static int colibri_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 {
 	struct colibri_dmabuf *cd = dmabuf->priv;
 
-	iosys_map_set_vaddr(map, cd->model->mem.vaddr);
+	iosys_map_set_vaddr(map, cd->buf->vaddr);
 	return 0;
 }
 
 static void colibri_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 {
-	/* The mapping belongs to the model; nothing to undo. */
+	/* The mapping belongs to the buffer; nothing to undo. */
 }
 
 /*
@@ -322,13 +331,17 @@ static void colibri_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 static int colibri_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 					   enum dma_data_direction dir)
 {
-	return dir == DMA_FROM_DEVICE ? 0 : -EPERM;
+	struct colibri_dmabuf *cd = dmabuf->priv;
+
+	return cd->writable || dir == DMA_FROM_DEVICE ? 0 : -EPERM;
 }
 
 static int colibri_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 					 enum dma_data_direction dir)
 {
-	return dir == DMA_FROM_DEVICE ? 0 : -EPERM;
+	struct colibri_dmabuf *cd = dmabuf->priv;
+
+	return cd->writable || dir == DMA_FROM_DEVICE ? 0 : -EPERM;
 }
 
 static const struct dma_buf_ops colibri_dmabuf_ops = {
@@ -344,36 +357,47 @@ static const struct dma_buf_ops colibri_dmabuf_ops = {
 	.end_cpu_access = colibri_dmabuf_end_cpu_access,
 };
 
-/* A new dma-buf of @m, holding its own model reference. */
-static struct dma_buf *colibri_dmabuf_export(struct colibri_model *m)
+/**
+ * colibri_dmabuf_export() - a new dma-buf over a pinned buffer.
+ * @buf: the memory; it must live as long as @owner does.
+ * @owner: the kobject owning @buf (a model, a binding); the dma-buf holds
+ *	a reference on it until its release.
+ * @name: shown in debugfs' dma_buf/bufinfo.
+ * @writable: read-write (activation staging) instead of read-only (weights).
+ *
+ * Return: the dma-buf, or an ERR_PTR().
+ */
+struct dma_buf *colibri_dmabuf_export(const struct colibri_buf *buf, struct kobject *owner,
+				      const char *name, bool writable)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(exp);
 	struct colibri_dmabuf *cd;
 	struct dma_buf *dmabuf;
-	char *name;
+	char *dname;
 
 	cd = kzalloc(sizeof(*cd), GFP_KERNEL);
 	if (!cd)
 		return ERR_PTR(-ENOMEM);
-	cd->has_pages = colibri_buf_has_pages(&m->mem);
-	cd->nr_ents = colibri_buf_nr_ents(&m->mem);
-	kobject_get(&m->kobj);
-	cd->model = m;
+	cd->buf = buf;
+	cd->writable = writable;
+	cd->has_pages = colibri_buf_has_pages(buf);
+	cd->nr_ents = colibri_buf_nr_ents(buf);
+	cd->owner = kobject_get(owner);
 
 	exp.ops = &colibri_dmabuf_ops;
-	exp.size = m->mem.size;
-	exp.flags = O_RDONLY;
+	exp.size = buf->size;
+	exp.flags = writable ? O_RDWR : O_RDONLY;
 	exp.priv = cd;
 	dmabuf = dma_buf_export(&exp);
 	if (IS_ERR(dmabuf)) {
-		colibri_model_put(m);
+		kobject_put(owner);
 		kfree(cd);
 		return dmabuf;
 	}
-	/* Named after the model in debugfs' dma_buf/bufinfo; the core frees it. */
-	name = kstrdup(m->name, GFP_KERNEL);
+	/* The core frees the name with the dma-buf. */
+	dname = kstrdup(name, GFP_KERNEL);
 	spin_lock(&dmabuf->name_lock);
-	dmabuf->name = name;
+	dmabuf->name = dname;
 	spin_unlock(&dmabuf->name_lock);
 	return dmabuf;
 }
@@ -407,7 +431,7 @@ int colibri_ioc_export_dmabuf(void __user *uarg)
 	m = colibri_model_find(arg.name);
 	if (!m)
 		return -ENOENT;
-	dmabuf = colibri_dmabuf_export(m);
+	dmabuf = colibri_dmabuf_export(&m->mem, &m->kobj, m->name, false);
 	colibri_model_put(m);
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);

@@ -101,6 +101,11 @@ struct colibri_model {
 	atomic_t shared_sessions;	/* sessions on ->shared (sysfs) */
 	atomic64_t shared_bytes;	/* ->shared's pinned bytes (sysfs) */
 	atomic_t batch_max;		/* most requests in one forward pass */
+	/* expert offload (colibri_accel.c); protected by colibri_accel_lock */
+	struct kobject *accel_kobj;	/* sysfs .../NAME/accel/ */
+	struct list_head bindings;	/* struct colibri_binding */
+	atomic64_t experts_cpu;		/* expert jobs run on the CPU */
+	atomic64_t experts_offloaded;	/* ... and completed by accelerators */
 };
 
 /* colibri_model.c */
@@ -253,6 +258,25 @@ struct io_uring_cmd;
 int colibri_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 
 /* colibri_dmabuf.c */
+struct dma_buf;
 int colibri_ioc_export_dmabuf(void __user *uarg);
+struct dma_buf *colibri_dmabuf_export(const struct colibri_buf *buf, struct kobject *owner,
+				      const char *name, bool writable);
+
+/*
+ * colibri_accel.c: accelerators (colibri_accel.h).  colibri_accel_lock is
+ * the outer lock of the registry: taken before colibri_models_lock by
+ * whoever publishes or unpublishes a model, so a model is bound to every
+ * registered accelerator exactly while it is published.
+ */
+extern unsigned int colibri_accel_timeout_ms;
+extern struct mutex colibri_accel_lock;
+struct colibri_model **colibri_models_snapshot(unsigned int *n);
+void colibri_accel_model_added(struct colibri_model *m);
+void colibri_accel_model_gone(struct colibri_model *m);
+void colibri_accel_pass_begin(struct colibri_model *m);
+void colibri_accel_pass_end(void);
+int colibri_accel_experts_submit(struct cb_exec *ex, struct cb_expert_task *t, int n);
+int colibri_accel_experts_wait(struct cb_exec *ex, struct cb_expert_task *t, int n);
 
 #endif /* COLIBRI_INTERNAL_H */

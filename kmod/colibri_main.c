@@ -43,6 +43,11 @@ module_param_named(batch_slots, colibri_batch_slots, uint, 0444);
 MODULE_PARM_DESC(batch_slots,
 		 "Sessions that share a model's engine, and are batched together (0..64, at most max_batch_tokens; 0: every session has its own engine; default 8)");
 
+unsigned int colibri_accel_timeout_ms = 1000;
+module_param_named(accel_timeout_ms, colibri_accel_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(accel_timeout_ms,
+		 "How long a forward pass waits for an accelerator's expert job before it runs it on the CPU (1..600000, default 1000)");
+
 unsigned int colibri_fpu_slice_us = 200;
 module_param_named(fpu_slice_us, colibri_fpu_slice_us, uint, 0444);
 MODULE_PARM_DESC(fpu_slice_us,

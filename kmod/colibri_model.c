@@ -63,6 +63,9 @@ COLIBRI_MODEL_ATTR(layers, "%u", m->cfg.n_layers);
 COLIBRI_MODEL_ATTR(experts, "%u", m->cfg.n_experts);
 COLIBRI_MODEL_ATTR(top_k, "%u", m->cfg.top_k);
 COLIBRI_MODEL_ATTR(max_context, "%u", m->cfg.max_context);
+COLIBRI_MODEL_ATTR(experts_cpu, "%lld", (long long)atomic64_read(&m->experts_cpu));
+COLIBRI_MODEL_ATTR(experts_offloaded, "%lld",
+		   (long long)atomic64_read(&m->experts_offloaded));
 static struct kobj_attribute colibri_attr_arch = __ATTR_RO(arch);
 
 static struct attribute *colibri_model_attrs[] = {
@@ -81,6 +84,8 @@ static struct attribute *colibri_model_attrs[] = {
 	&colibri_attr_experts.attr,
 	&colibri_attr_top_k.attr,
 	&colibri_attr_max_context.attr,
+	&colibri_attr_experts_cpu.attr,
+	&colibri_attr_experts_offloaded.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(colibri_model);
@@ -339,6 +344,7 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 	}
 	kobject_init(&m->kobj, &colibri_model_ktype);
 	INIT_LIST_HEAD(&m->node);
+	INIT_LIST_HEAD(&m->bindings);
 	init_waitqueue_head(&m->sessions_wq);
 	mutex_init(&m->batch_lock);
 	strscpy(m->name, name, sizeof(m->name));
@@ -352,6 +358,7 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 	if (ret)
 		goto err;
 
+	mutex_lock(&colibri_accel_lock);
 	mutex_lock(&colibri_models_lock);
 	if (colibri_model_lookup(m->name)) {
 		snprintf(why, CB_FORMAT_WHY_LEN, "a model named '%s' is loaded", m->name);
@@ -368,6 +375,9 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 		}
 	}
 	mutex_unlock(&colibri_models_lock);
+	if (!ret)
+		colibri_accel_model_added(m);
+	mutex_unlock(&colibri_accel_lock);
 	if (ret)
 		goto err;
 
@@ -388,12 +398,24 @@ err:
 	return ret;
 }
 
-/* Caller holds colibri_models_lock; drops the registry's reference later. */
+/* Caller holds colibri_accel_lock and colibri_models_lock. */
 static void colibri_model_unpublish(struct colibri_model *m)
 {
 	list_del_init(&m->node);
 	m->published = false;
 	WRITE_ONCE(colibri_nr_models, colibri_nr_models - 1);
+}
+
+/*
+ * After colibri_model_unpublish(), still under colibri_accel_lock (so a
+ * model of the same name cannot appear in sysfs before this one left it)
+ * but not colibri_models_lock: accelerators let go of the model (waiting
+ * for the jobs they hold; their sysfs directories live under the model's),
+ * then it leaves sysfs.  The caller drops the registry's reference later.
+ */
+static void colibri_model_retire(struct colibri_model *m)
+{
+	colibri_accel_model_gone(m);
 	kobject_del(&m->kobj);
 }
 
@@ -409,19 +431,19 @@ int colibri_model_unload(const char *name, bool wait)
 	struct colibri_model *m;
 	int ret = 0;
 
+	mutex_lock(&colibri_accel_lock);
 	mutex_lock(&colibri_models_lock);
 	m = colibri_model_lookup(name);
-	if (!m) {
+	if (!m || (atomic_read(&m->nr_sessions) && !wait)) {
 		mutex_unlock(&colibri_models_lock);
-		return -ENOENT;
-	}
-	if (atomic_read(&m->nr_sessions) && !wait) {
-		mutex_unlock(&colibri_models_lock);
-		return -EBUSY;
+		mutex_unlock(&colibri_accel_lock);
+		return m ? -EBUSY : -ENOENT;
 	}
 	/* Unpublished: no new session can find it. */
 	colibri_model_unpublish(m);
 	mutex_unlock(&colibri_models_lock);
+	colibri_model_retire(m);
+	mutex_unlock(&colibri_accel_lock);
 
 	if (wait && wait_event_interruptible(m->sessions_wq, !atomic_read(&m->nr_sessions)))
 		ret = -EINTR;	/* it stays unpublished and goes with its last session */
@@ -446,16 +468,49 @@ int colibri_models_init(void)
 /* Module exit: no file is open, so no session exists; unload everything. */
 void colibri_models_exit(void)
 {
-	struct colibri_model *m, *tmp;
+	struct colibri_model *m;
 
-	mutex_lock(&colibri_models_lock);
-	list_for_each_entry_safe(m, tmp, &colibri_models, node) {
-		colibri_model_unpublish(m);
-		colibri_model_put(m);
-	}
-	mutex_unlock(&colibri_models_lock);
+	mutex_lock(&colibri_accel_lock);
+	do {
+		mutex_lock(&colibri_models_lock);
+		m = list_first_entry_or_null(&colibri_models, struct colibri_model, node);
+		if (m)
+			colibri_model_unpublish(m);
+		mutex_unlock(&colibri_models_lock);
+		if (m) {
+			colibri_model_retire(m);
+			colibri_model_put(m);
+		}
+	} while (m);
+	mutex_unlock(&colibri_accel_lock);
 	kobject_put(colibri_models_kobj);
 	kobject_put(colibri_kobj);
+}
+
+/**
+ * colibri_models_snapshot() - every published model, with a reference each.
+ * @n: out, how many.
+ *
+ * Return: a kmalloc'ed array (kfree it, put each model), or NULL when
+ * there is none or no memory.
+ */
+struct colibri_model **colibri_models_snapshot(unsigned int *n)
+{
+	struct colibri_model **ms, *m;
+	unsigned int i = 0;
+
+	*n = 0;
+	mutex_lock(&colibri_models_lock);
+	ms = kcalloc(max(colibri_nr_models, 1U), sizeof(*ms), GFP_KERNEL);
+	if (ms) {
+		list_for_each_entry(m, &colibri_models, node) {
+			kobject_get(&m->kobj);
+			ms[i++] = m;
+		}
+		*n = i;
+	}
+	mutex_unlock(&colibri_models_lock);
+	return ms;
 }
 
 /**

@@ -175,6 +175,7 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 
 	if (n) {
 		colibri_running = b;
+		colibri_accel_pass_begin(m);
 		/* All engine code runs in FPU sections; see colibri_exec.c. */
 		kernel_fpu_begin();
 		ret = cb_engine_forward(b->eng, ex, &batch);
@@ -195,10 +196,12 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 			}
 			r->ran += b->take[i];
 			if (r->ran == r->batch.n_tokens)
-				r->ret = r->sample ? cb_engine_sample(b->eng, r->batch.logits,
-								      &r->sp, r->counter) : 0;
+				r->ret = !r->sample ? 0 :
+					 cb_engine_sample_ex(b->eng, ex, r->batch.logits,
+							     &r->sp, r->counter);
 		}
 		kernel_fpu_end();
+		colibri_accel_pass_end();
 		colibri_running = NULL;
 		if (!ret) {
 			atomic64_add(batch.n_tokens, &m->tokens);
@@ -363,10 +366,15 @@ void colibri_sched_cancel(struct colibri_req *req)
 
 int colibri_sched_start(void)
 {
+	struct cb_exec *ex;
 	int ret = colibri_exec_start(colibri_yield);
 
 	if (ret)
 		return ret;
+	/* Routed experts may go to accelerators (colibri_accel.c). */
+	ex = colibri_exec_get();
+	ex->experts_submit = colibri_accel_experts_submit;
+	ex->experts_wait = colibri_accel_experts_wait;
 	colibri_sched_task = kthread_run(colibri_sched_thread, NULL, "colibri-sched");
 	if (IS_ERR(colibri_sched_task)) {
 		ret = PTR_ERR(colibri_sched_task);
