@@ -14,6 +14,7 @@
 
 #include "cb_engine_priv.h"
 #include "cb_test.h"
+#include "cb_testmodel.h"
 #include "host.h"
 
 /* ---- malloc counting (glibc: the real allocator is __libc_*) ---------- */
@@ -62,127 +63,17 @@ void *aligned_alloc(size_t a, size_t n)
 #define VOCAB 97
 #define NL 3
 
-struct model {
-	struct cb_model_config cfg;
-	struct cb_model_weights w;
-	struct cb_layer_weights layers[NL];
-	struct cb_expert_weights experts[NL][NEXP];
-};
-
-static unsigned long long rng_state = 88172645463325252ull;
-
-static float frand(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (float)((rng_state >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
-}
-
-static cb_u32 bits(float f)
-{
-	cb_u32 u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static struct cb_tensor mat(int rows, int cols, float scale, int dtype)
-{
-	struct cb_tensor t = { .dtype = dtype, .rows = rows, .cols = cols };
-	cb_u64 rb = cb_dtype_row_bytes(dtype, cols);
-	char *p = __libc_malloc(rb * rows);
-	float row[1024];
-	int r, i;
-
-	for (r = 0; r < rows; r++) {
-		for (i = 0; i < cols; i++)
-			row[i] = frand() * scale;
-		cb_quantize_row(dtype, p + r * rb, row, cols);
-	}
-	t.data = p;
-	return t;
-}
-
-static struct cb_tensor vec(int n, float base, float scale)
-{
-	struct cb_tensor t = { .dtype = CB_DT_F32, .rows = 1, .cols = n };
-	float *p = __libc_malloc(n * sizeof(float));
-	int i;
-
-	for (i = 0; i < n; i++)
-		p[i] = base + frand() * scale;
-	t.data = p;
-	return t;
-}
-
 /* Qwen2-MoE-like (biases, shared expert with gate), plus Qwen3 q/k norm. */
-static void build(struct model *m, int dtype)
-{
-	struct cb_model_config *c = &m->cfg;
-	int l, x;
-
-	memset(m, 0, sizeof(*m));
-	c->arch = CB_ARCH_QWEN2_MOE;
-	c->vocab_size = VOCAB;
-	c->hidden = HID;
-	c->n_layers = NL;
-	c->n_heads = NH;
-	c->n_kv_heads = NKV;
-	c->head_dim = HD;
-	c->expert_ffn = FFN;
-	c->n_experts = NEXP;
-	c->top_k = TOPK;
-	c->norm_topk_prob = 0;
-	c->shared_ffn = SFFN;
-	c->shared_gate = 1;
-	c->dense_ffn = DFFN;
-	c->decoder_sparse_step = 1;
-	c->mlp_only_layers[0] = 1u << 1;	/* layer 1 is dense */
-	c->rope_layout = CB_ROPE_NEOX;
-	c->rope_theta_bits = bits(10000.0f);
-	c->rms_eps_bits = bits(1e-6f);
-	c->qkv_bias = 1;
-	c->qk_norm = CB_QK_NORM_HEAD;
-	c->max_context = 64;
-
-	m->w.embed = mat(VOCAB, HID, 1.0f, dtype);
-	m->w.final_norm = vec(HID, 1.0f, 0.1f);
-	m->w.lm_head = mat(VOCAB, HID, 0.3f, dtype);
-	m->w.layers = m->layers;
-	for (l = 0; l < NL; l++) {
-		struct cb_layer_weights *L = &m->layers[l];
-
-		L->attn_norm = vec(HID, 1.0f, 0.1f);
-		L->ffn_norm = vec(HID, 1.0f, 0.1f);
-		L->wq = mat(NH * HD, HID, 0.2f, dtype);
-		L->wk = mat(NKV * HD, HID, 0.2f, dtype);
-		L->wv = mat(NKV * HD, HID, 0.2f, dtype);
-		L->wo = mat(HID, NH * HD, 0.2f, dtype);
-		L->bq = vec(NH * HD, 0.0f, 0.1f);
-		L->bk = vec(NKV * HD, 0.0f, 0.1f);
-		L->bv = vec(NKV * HD, 0.0f, 0.1f);
-		L->q_norm = vec(HD, 1.0f, 0.1f);
-		L->k_norm = vec(HD, 1.0f, 0.1f);
-		if (!cb_layer_is_moe(c, l)) {
-			L->mlp_gate = mat(DFFN, HID, 0.2f, dtype);
-			L->mlp_up = mat(DFFN, HID, 0.2f, dtype);
-			L->mlp_down = mat(HID, DFFN, 0.2f, dtype);
-			continue;
-		}
-		L->router = mat(NEXP, HID, 0.3f, CB_DT_F32);
-		for (x = 0; x < NEXP; x++) {
-			m->experts[l][x].gate = mat(FFN, HID, 0.2f, dtype);
-			m->experts[l][x].up = mat(FFN, HID, 0.2f, dtype);
-			m->experts[l][x].down = mat(HID, FFN, 0.2f, dtype);
-		}
-		L->experts = m->experts[l];
-		L->shared_gate_proj = mat(SFFN, HID, 0.2f, dtype);
-		L->shared_up_proj = mat(SFFN, HID, 0.2f, dtype);
-		L->shared_down_proj = mat(HID, SFFN, 0.2f, dtype);
-		L->shared_expert_gate = mat(1, HID, 0.2f, dtype);
-	}
-}
+static const struct cb_tm_spec spec_f32 = {
+	.name = "f32", .arch = CB_ARCH_QWEN2_MOE, .vocab = VOCAB, .hidden = HID,
+	.n_layers = NL, .n_heads = NH, .n_kv_heads = NKV, .head_dim = HD,
+	.ffn = FFN, .n_exp = NEXP, .top_k = TOPK, .norm_topk = 0,
+	.shared_ffn = SFFN, .shared_gate = 1, .dense_ffn = DFFN,
+	.dense_layer = 1 + 1,	/* layer 1 is dense */
+	.qk_norm = CB_QK_NORM_HEAD, .qkv_bias = 1, .dt = CB_DT_F32,
+	.scale = 0.2f, .router_scale = 0.3f,
+};
+static struct cb_tm_spec spec_q8;	/* the same in q8_0: main() */
 
 struct inst {
 	struct cb_engine *e;
@@ -195,7 +86,7 @@ struct inst {
 #define NSEQ 3
 #define MAXCTX 32
 
-static int make_inst(struct inst *in, struct model *m)
+static int make_inst(struct inst *in, struct cb_tm_model *m)
 {
 	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, 2 };
 
@@ -234,19 +125,14 @@ static const cb_u32 prompts[NSEQ][NTOK] = {
 static int run_batched(struct inst *in, struct cb_exec *ex, float *out)
 {
 	static const int plan[][NSEQ] = { { 5, 3, 0 }, { 1, 2, NTOK }, { 1, 1, 0 }, { 0, 1, 0 } };
-	int done[NSEQ] = { 0 }, st, s, i, r;
+	int done[NSEQ] = { 0 }, st, i, r;
 
 	for (st = 0; st < (int)CB_ARRAY_SIZE(plan); st++) {
-		cb_u32 tok[MAXB], seq[MAXB], pos[MAXB], n = 0;
+		cb_u32 tok[MAXB], seq[MAXB], pos[MAXB], n;
 		float lg[MAXB * VOCAB];
 		struct cb_batch b = { .tokens = tok, .seq = seq, .pos = pos, .logits = lg };
 
-		for (s = 0; s < NSEQ; s++)
-			for (i = 0; i < plan[st][s]; i++, n++) {
-				tok[n] = prompts[s][done[s] + i];
-				seq[n] = s;
-				pos[n] = done[s] + i;
-			}
+		n = cb_tm_plan_step(plan[st], NSEQ, prompts[0], NTOK, done, tok, seq, pos);
 		b.n_tokens = n;
 		r = cb_engine_forward(in->e, ex, &b);
 		if (r)
@@ -254,8 +140,6 @@ static int run_batched(struct inst *in, struct cb_exec *ex, float *out)
 		for (i = 0; i < (int)n; i++)
 			memcpy(out + ((size_t)seq[i] * NTOK + pos[i]) * VOCAB, lg + i * VOCAB,
 			       VOCAB * sizeof(float));
-		for (s = 0; s < NSEQ; s++)
-			done[s] += plan[st][s];
 	}
 	return 0;
 }
@@ -282,7 +166,7 @@ static int run_single(struct inst *in, struct cb_exec *ex, float *out)
 	return 0;
 }
 
-static struct model model_f32, model_q8;
+static struct cb_tm_model model_f32, model_q8;
 
 static void test_no_allocation_after_init(void)
 {
@@ -307,7 +191,7 @@ static void test_no_allocation_after_init(void)
 	free(in.arena);
 }
 
-static void batched_equals_single(struct model *m, const char *what)
+static void batched_equals_single(struct cb_tm_model *m, const char *what)
 {
 	struct cb_exec *ex = cb_host_exec_create(2);
 	static float a[NSEQ * NTOK * VOCAB], b[NSEQ * NTOK * VOCAB];
@@ -409,7 +293,7 @@ static void test_topk_matches_sort(void)
 
 	for (trial = 0; trial < 2000; trial++) {
 		for (i = 0; i < 64; i++)	/* coarse values: plenty of ties */
-			l[i] = (float)(int)(frand() * 8);
+			l[i] = (float)(int)(cb_tm_frand() * 8);
 		cb_topk(l, 64, 8, id, v);
 		for (j = 0; j < 8; j++) {
 			int rank = 0;
@@ -426,7 +310,7 @@ static void test_topk_matches_sort(void)
 		static float tab[256][64];
 
 		for (i = 0; i < 256 * 64; i++)
-			tab[i / 64][i % 64] = frand();
+			tab[i / 64][i % 64] = cb_tm_frand();
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (trial = 0; trial < 100000; trial++)
 			cb_topk(tab[trial & 255], 64, 8, id, v);
@@ -443,7 +327,7 @@ static void test_route_renormalised_weights_sum_to_one(void)
 	int i;
 
 	for (i = 0; i < 16; i++)
-		l[i] = frand() * 3;
+		l[i] = cb_tm_frand() * 3;
 	cb_route(l, 16, 4, 1, id, w);
 	for (i = 0; i < 4; i++)
 		s += w[i];
@@ -514,7 +398,7 @@ static struct cb_tensor permute_heads(const struct cb_tensor *t, int heads)
 
 static void test_interleaved_rope_equals_neox_with_permuted_weights(void)
 {
-	static struct model perm;
+	static struct cb_tm_model perm;
 	struct cb_exec *ex = cb_host_exec_create(1);
 	static float a[NSEQ * NTOK * VOCAB], b[NSEQ * NTOK * VOCAB];
 	struct inst in1, in2;
@@ -612,7 +496,7 @@ static void test_yield_aborts(void)
 
 static void test_bad_model_refused(void)
 {
-	struct model *m = &model_f32;
+	struct cb_tm_model *m = &model_f32;
 	struct cb_tensor save = m->layers[0].wq;
 
 	m->layers[0].wq.rows++;
@@ -626,8 +510,12 @@ static void test_bad_model_refused(void)
 
 int main(void)
 {
-	build(&model_f32, CB_DT_F32);
-	build(&model_q8, CB_DT_Q8_0);
+	spec_q8 = spec_f32;
+	spec_q8.name = "q8_0";
+	spec_q8.dt = CB_DT_Q8_0;
+	cb_tm_seed(88172645463325252ull);
+	cb_tm_build(&model_f32, &spec_f32);
+	cb_tm_build(&model_q8, &spec_q8);
 	CB_RUN(test_no_allocation_after_init);
 	CB_RUN(test_batched_equals_one_at_a_time_f32);
 	CB_RUN(test_batched_equals_one_at_a_time_q8_0);

@@ -18,187 +18,48 @@
 #include "cb_engine.h"
 #include "cb_ops.h"
 #include "cb_test.h"
+#include "cb_testmodel.h"
 #include "host.h"
 
 /* ---- small random models ---------------------------------------------- */
 
-#define MAXL 3
-#define MAXE 16
 #define VOCAB 61
 #define MAXB 16
 #define NSEQ 2
 #define MAXCTX 32
 
-struct spec {
-	const char *name;
-	cb_u32 arch, hidden, ffn, n_exp, top_k, norm_topk, shared_ffn, shared_gate;
-	cb_u32 qk_norm, qkv_bias, dense_layer;	/* dense_layer: 1 + index, 0 none */
-	cb_u32 dt, dt_gate, dt_up, dt_down;	/* attention etc., expert parts */
-};
+/* what every model here shares: 3 layers, 4 heads (2 kv) of 16, dense FFN 64 */
+#define SHAPE								\
+	.vocab = VOCAB, .n_layers = 3, .n_heads = 4, .n_kv_heads = 2,	\
+	.head_dim = 16, .dense_ffn = 64, .scale = 0.25f, .router_scale = 0.5f
 
-struct model {
-	const struct spec *sp;
-	struct cb_model_config cfg;
-	struct cb_model_weights w;
-	struct cb_layer_weights layers[MAXL];
-	struct cb_expert_weights experts[MAXL][MAXE];
-};
-
-static unsigned long long rng = 0x9e3779b97f4a7c15ull;
-
-static float frand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
-}
-
-static cb_u32 bits(float f)
-{
-	cb_u32 u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static struct cb_tensor mat(int rows, int cols, float scale, int dtype)
-{
-	struct cb_tensor t = { .dtype = dtype, .rows = rows, .cols = cols };
-	cb_u64 rb = cb_dtype_row_bytes(dtype, cols);
-	char *p = malloc(rb * rows);
-	float row[1024];
-	int r, i;
-
-	for (r = 0; r < rows; r++) {
-		for (i = 0; i < cols; i++)
-			row[i] = frand() * scale;
-		cb_quantize_row(dtype, p + r * rb, row, cols);
-	}
-	t.data = p;
-	return t;
-}
-
-static struct cb_tensor vec(int n, float base, float scale)
-{
-	struct cb_tensor t = { .dtype = CB_DT_F32, .rows = 1, .cols = n };
-	float *p = malloc(n * sizeof(float));
-	int i;
-
-	for (i = 0; i < n; i++)
-		p[i] = base + frand() * scale;
-	t.data = p;
-	return t;
-}
-
-#define NH 4
-#define NKV 2
-#define HD 16
-#define DFFN 64
-
-static void build(struct model *m, const struct spec *sp)
-{
-	struct cb_model_config *c = &m->cfg;
-	int l, x, H = sp->hidden, F = sp->ffn;
-	float s = 0.25f;
-
-	memset(m, 0, sizeof(*m));
-	m->sp = sp;
-	c->arch = sp->arch;
-	c->vocab_size = VOCAB;
-	c->hidden = H;
-	c->n_layers = MAXL;
-	c->n_heads = NH;
-	c->n_kv_heads = NKV;
-	c->head_dim = HD;
-	c->expert_ffn = F;
-	c->n_experts = sp->n_exp;
-	c->top_k = sp->top_k;
-	c->norm_topk_prob = sp->norm_topk;
-	c->shared_ffn = sp->shared_ffn;
-	c->shared_gate = sp->shared_gate;
-	c->dense_ffn = DFFN;
-	c->decoder_sparse_step = 1;
-	if (sp->dense_layer)
-		c->mlp_only_layers[0] = 1ull << (sp->dense_layer - 1);
-	c->rope_layout = CB_ROPE_NEOX;
-	c->rope_theta_bits = bits(10000.0f);
-	c->rms_eps_bits = bits(1e-6f);
-	c->qkv_bias = sp->qkv_bias;
-	c->qk_norm = sp->qk_norm;
-	c->max_context = 64;
-
-	m->w.embed = mat(VOCAB, H, 1.0f, sp->dt);
-	m->w.final_norm = vec(H, 1.0f, 0.1f);
-	m->w.lm_head = mat(VOCAB, H, 0.3f, sp->dt);
-	m->w.layers = m->layers;
-	for (l = 0; l < MAXL; l++) {
-		struct cb_layer_weights *L = &m->layers[l];
-
-		L->attn_norm = vec(H, 1.0f, 0.1f);
-		L->ffn_norm = vec(H, 1.0f, 0.1f);
-		L->wq = mat(NH * HD, H, s, sp->dt);
-		L->wk = mat(NKV * HD, H, s, sp->dt);
-		L->wv = mat(NKV * HD, H, s, sp->dt);
-		L->wo = mat(H, NH * HD, s, sp->dt);
-		if (sp->qkv_bias) {
-			L->bq = vec(NH * HD, 0.0f, 0.1f);
-			L->bk = vec(NKV * HD, 0.0f, 0.1f);
-			L->bv = vec(NKV * HD, 0.0f, 0.1f);
-		}
-		if (sp->qk_norm == CB_QK_NORM_HEAD) {
-			L->q_norm = vec(HD, 1.0f, 0.1f);
-			L->k_norm = vec(HD, 1.0f, 0.1f);
-		} else if (sp->qk_norm == CB_QK_NORM_FULL) {
-			L->q_norm = vec(NH * HD, 1.0f, 0.1f);
-			L->k_norm = vec(NKV * HD, 1.0f, 0.1f);
-		}
-		if (!cb_layer_is_moe(c, l)) {
-			L->mlp_gate = mat(DFFN, H, s, sp->dt);
-			L->mlp_up = mat(DFFN, H, s, sp->dt);
-			L->mlp_down = mat(H, DFFN, s, sp->dt);
-			continue;
-		}
-		L->router = mat(sp->n_exp, H, 0.5f, CB_DT_F32);
-		for (x = 0; x < (int)sp->n_exp; x++) {
-			m->experts[l][x].gate = mat(F, H, s, sp->dt_gate);
-			m->experts[l][x].up = mat(F, H, s, sp->dt_up);
-			m->experts[l][x].down = mat(H, F, s, sp->dt_down);
-		}
-		L->experts = m->experts[l];
-		if (sp->shared_ffn) {
-			L->shared_gate_proj = mat(sp->shared_ffn, H, s, sp->dt);
-			L->shared_up_proj = mat(sp->shared_ffn, H, s, sp->dt);
-			L->shared_down_proj = mat(H, sp->shared_ffn, s, sp->dt);
-			if (sp->shared_gate)
-				L->shared_expert_gate = mat(1, H, s, sp->dt);
-		}
-	}
-}
-
-static const struct spec specs[] = {
+static const struct cb_tm_spec specs[] = {
 	/*
 	 * Qwen2-MoE: biases, shared expert with sigmoid gate, a dense layer;
 	 * F = 48 is no whole number of blocks: the f32-only path
 	 */
-	{ "qwen2moe-f32", CB_ARCH_QWEN2_MOE, 64, 48, 8, 3, 0, 64, 1, CB_QK_NORM_NONE, 1, 2,
-	  CB_DT_F32, CB_DT_F32, CB_DT_F32, CB_DT_F32 },
+	{ SHAPE, .name = "qwen2moe-f32", .arch = CB_ARCH_QWEN2_MOE, .hidden = 64, .ffn = 48,
+	  .n_exp = 8, .top_k = 3, .shared_ffn = 64, .shared_gate = 1, .qkv_bias = 1,
+	  .dense_layer = 2, .dt = CB_DT_F32 },
 	/* Mixtral: renormalised top-2 */
-	{ "mixtral-q8_0", CB_ARCH_MIXTRAL, 64, 64, 8, 2, 1, 0, 0, CB_QK_NORM_NONE, 0, 0,
-	  CB_DT_Q8_0, CB_DT_Q8_0, CB_DT_Q8_0, CB_DT_Q8_0 },
+	{ SHAPE, .name = "mixtral-q8_0", .arch = CB_ARCH_MIXTRAL, .hidden = 64, .ffn = 64,
+	  .n_exp = 8, .top_k = 2, .norm_topk = 1, .dt = CB_DT_Q8_0 },
 	/* OLMoE: whole-projection q/k norm, 16 experts, top-4 */
-	{ "olmoe-q4_0", CB_ARCH_OLMOE, 64, 32, 16, 4, 0, 0, 0, CB_QK_NORM_FULL, 0, 0,
-	  CB_DT_Q4_0, CB_DT_Q4_0, CB_DT_Q4_0, CB_DT_Q4_0 },
+	{ SHAPE, .name = "olmoe-q4_0", .arch = CB_ARCH_OLMOE, .hidden = 64, .ffn = 32,
+	  .n_exp = 16, .top_k = 4, .qk_norm = CB_QK_NORM_FULL, .dt = CB_DT_Q4_0 },
 	/* Qwen3-MoE with mixed expert dtypes: both activation forms at once */
-	{ "qwen3moe-mixed", CB_ARCH_QWEN3_MOE, 64, 64, 8, 2, 1, 0, 0, CB_QK_NORM_HEAD, 0, 0,
-	  CB_DT_BF16, CB_DT_Q8_0, CB_DT_F16, CB_DT_Q4_0 },
+	{ SHAPE, .name = "qwen3moe-mixed", .arch = CB_ARCH_QWEN3_MOE, .hidden = 64, .ffn = 64,
+	  .n_exp = 8, .top_k = 2, .norm_topk = 1, .qk_norm = CB_QK_NORM_HEAD,
+	  .dt = CB_DT_BF16, .own_expert_dt = 1, .dt_gate = CB_DT_Q8_0, .dt_up = CB_DT_F16,
+	  .dt_down = CB_DT_Q4_0 },
 	/* Qwen2-MoE with a q8_0 shared expert */
-	{ "qwen2moe-q8_0", CB_ARCH_QWEN2_MOE, 64, 32, 8, 2, 0, 32, 1, CB_QK_NORM_NONE, 1, 0,
-	  CB_DT_Q8_0, CB_DT_Q8_0, CB_DT_Q8_0, CB_DT_Q8_0 },
+	{ SHAPE, .name = "qwen2moe-q8_0", .arch = CB_ARCH_QWEN2_MOE, .hidden = 64, .ffn = 32,
+	  .n_exp = 8, .top_k = 2, .shared_ffn = 32, .shared_gate = 1, .qkv_bias = 1,
+	  .dt = CB_DT_Q8_0 },
 };
 
 #define NSPEC ((int)CB_ARRAY_SIZE(specs))
-static struct model models[NSPEC];
+static struct cb_tm_model models[NSPEC];
 
 /* ---- the test host's expert executor ---------------------------------- */
 
@@ -218,7 +79,7 @@ static int yields_left;		/* the cancel test's yield() countdown */
 static struct {
 	enum mode mode;
 	int level;		/* ISA level cb_expert_ffn runs at */
-	const struct model *m;
+	const struct cb_tm_model *m;
 	cb_u32 batch_tokens;	/* n_tokens of the forward being run */
 	int submits, waits, taken, done, given_back, bad, wait_pending;
 	int waits_after_cancel;	/* waits called once yield() said stop */
@@ -356,7 +217,7 @@ struct inst {
 	void *arena;
 };
 
-static int make_inst(struct inst *in, const struct model *m, int level)
+static int make_inst(struct inst *in, const struct cb_tm_model *m, int level)
 {
 	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, level };
 	cb_u64 size = cb_engine_arena_size(&m->cfg, &p);
@@ -385,32 +246,26 @@ static const cb_u32 prompts[NSEQ][8] = {
 static int run(struct inst *in, struct cb_exec *ex, float *out)
 {
 	static const int plan[][NSEQ] = { { 7, 6 }, { 1, 1 }, { 1, 0 } };
-	int done[NSEQ] = { 0 }, st, s, i, r, row = 0;
+	int done[NSEQ] = { 0 }, st, r, row = 0;
 
 	for (st = 0; st < (int)CB_ARRAY_SIZE(plan); st++) {
-		cb_u32 tok[MAXB], seq[MAXB], pos[MAXB], n = 0;
+		cb_u32 tok[MAXB], seq[MAXB], pos[MAXB], n;
 		struct cb_batch b = { .tokens = tok, .seq = seq, .pos = pos,
 				      .logits = out + (size_t)row * VOCAB };
 
-		for (s = 0; s < NSEQ; s++)
-			for (i = 0; i < plan[st][s]; i++, n++) {
-				tok[n] = prompts[s][done[s] + i];
-				seq[n] = s;
-				pos[n] = done[s] + i;
-			}
+		n = cb_tm_plan_step(plan[st], NSEQ, prompts[0], CB_ARRAY_SIZE(prompts[0]), done,
+				    tok, seq, pos);
 		b.n_tokens = n;
 		h.batch_tokens = n;
 		r = cb_engine_forward(in->e, ex, &b);
 		if (r)
 			return r;
 		row += n;
-		for (s = 0; s < NSEQ; s++)
-			done[s] += plan[st][s];
 	}
 	return 0;
 }
 
-static int moe_layers(const struct model *m)
+static int moe_layers(const struct cb_tm_model *m)
 {
 	int l, n = 0;
 
@@ -419,7 +274,7 @@ static int moe_layers(const struct model *m)
 	return n;
 }
 
-static void host_reset(const struct model *m, enum mode md, int level)
+static void host_reset(const struct cb_tm_model *m, enum mode md, int level)
 {
 	void *scratch = h.scratch;
 
@@ -446,7 +301,7 @@ static void offload_identical(enum mode md, int level)
 	if (!ex)
 		return;
 	for (i = 0; i < NSPEC; i++) {
-		const struct model *m = &models[i];
+		const struct cb_tm_model *m = &models[i];
 		struct inst a, b;
 
 		CB_CHECK(make_inst(&a, m, level) == 0 && make_inst(&b, m, level) == 0,
@@ -497,6 +352,15 @@ static int best_level(void)
 	return cb_isa_select(CB_ISA_AVX512)->level;
 }
 
+/* One forward of @b with the host freshly reset to @md. */
+static int forward_as(struct inst *in, struct cb_exec *ex, struct cb_batch *b,
+		      const struct cb_tm_model *m, enum mode md)
+{
+	host_reset(m, md, best_level());
+	h.batch_tokens = b->n_tokens;
+	return cb_engine_forward(in->e, ex, b);
+}
+
 /* (a) */
 static void test_every_other_expert_offloaded_is_bit_identical(void)
 {
@@ -543,7 +407,7 @@ static void test_every_isa_level_bit_identical(void)
 static void test_submit_and_wait_errors_abort(void)
 {
 	struct cb_exec *ex = cb_host_exec_create(2);
-	const struct model *m = &models[1];
+	const struct cb_tm_model *m = &models[1];
 	cb_u32 tok[4] = { 3, 4, 5, 6 }, seq[4] = { 0, 0, 0, 0 }, pos[4] = { 0, 1, 2, 3 };
 	float lg[4 * VOCAB];
 	struct cb_batch b = { .n_tokens = 4, .tokens = tok, .seq = seq, .pos = pos,
@@ -554,23 +418,17 @@ static void test_submit_and_wait_errors_abort(void)
 	CB_CHECK(make_inst(&in, m, best_level()) == 0, "init");
 	ex->experts_submit = host_submit;
 	ex->experts_wait = host_wait;
-	host_reset(m, FAIL_SUBMIT, best_level());
-	h.batch_tokens = 4;
-	r = cb_engine_forward(in.e, ex, &b);
+	r = forward_as(&in, ex, &b, m, FAIL_SUBMIT);
 	CB_CHECK(r == -5, "submit error: forward returned %d", r);
 	CB_CHECK(h.submits == 1 && h.waits == 0, "%d submits, %d waits", h.submits, h.waits);
 	CB_CHECK(cb_engine_seq_len(in.e, 0) == 0, "aborted forward committed");
 
-	host_reset(m, FAIL_WAIT, best_level());
-	h.batch_tokens = 4;
-	r = cb_engine_forward(in.e, ex, &b);
+	r = forward_as(&in, ex, &b, m, FAIL_WAIT);
 	CB_CHECK(r == -7, "wait error: forward returned %d", r);
 	CB_CHECK(h.submits == 1 && h.waits == 1, "%d submits, %d waits", h.submits, h.waits);
 	CB_CHECK(cb_engine_seq_len(in.e, 0) == 0, "aborted forward committed");
 
-	host_reset(m, TAKE_ODD, best_level());
-	h.batch_tokens = 4;
-	r = cb_engine_forward(in.e, ex, &b);
+	r = forward_as(&in, ex, &b, m, TAKE_ODD);
 	CB_CHECK(r == 0 && cb_engine_seq_len(in.e, 0) == 4, "forward after errors: %d", r);
 	CB_CHECK(!h.bad, "protocol: %s", h.why);
 
@@ -597,7 +455,7 @@ static int yield_count(struct cb_exec *ex)
 static void test_abort_while_taken_still_waits(void)
 {
 	struct cb_exec *ex = cb_host_exec_create(1);
-	const struct model *m = &models[1];
+	const struct cb_tm_model *m = &models[1];
 	cb_u32 tok[4] = { 3, 4, 5, 6 }, seq[4] = { 0, 0, 0, 0 }, pos[4] = { 0, 1, 2, 3 };
 	float lg[4 * VOCAB];
 	struct cb_batch b = { .n_tokens = 4, .tokens = tok, .seq = seq, .pos = pos,
@@ -610,10 +468,8 @@ static void test_abort_while_taken_still_waits(void)
 	ex->experts_wait = host_wait;
 	ex->yield = yield_count;
 	for (n = 1; n < 40; n++) {
-		host_reset(m, TAKE_ODD, best_level());
-		h.batch_tokens = 4;
 		yields_left = n;
-		r = cb_engine_forward(in.e, ex, &b);
+		r = forward_as(&in, ex, &b, m, TAKE_ODD);
 		CB_CHECK(r == -4, "cancel at yield %d: forward returned %d", n, r);
 		CB_CHECK(h.wait_pending == 0, "cancel at yield %d: returned with %d tasks held",
 			 n, h.wait_pending);
@@ -631,7 +487,7 @@ static void test_abort_while_taken_still_waits(void)
 /* (f) */
 static void test_expert_ffn_rejects_bad_shapes(void)
 {
-	const struct model *m = &models[1];	/* q8_0, H 64, F 64 */
+	const struct cb_tm_model *m = &models[1];	/* q8_0, H 64, F 64 */
 	struct cb_expert_weights w = m->experts[0][0], bad;
 	static float x[4 * 64], y[4 * 64];
 	cb_u64 size = cb_expert_scratch_size(64, 64, 4);
@@ -697,7 +553,7 @@ static void test_expert_ffn_rows_independent(void)
 	int i, lvl, r, t;
 
 	for (i = 0; i < NSPEC; i++) {
-		const struct model *m = &models[i];
+		const struct cb_tm_model *m = &models[i];
 		cb_u32 H = m->cfg.hidden;
 		const struct cb_expert_weights *w = &m->experts[0][1];
 		static float x[MAXB * 64], y1[MAXB * 64], y2[MAXB * 64];
@@ -708,7 +564,7 @@ static void test_expert_ffn_rows_independent(void)
 		if (posix_memalign(&s, 64, cb_expert_scratch_size(H, m->cfg.expert_ffn, MAXB)))
 			return;
 		for (t = 0; t < (int)(MAXB * H); t++)
-			x[t] = frand();
+			x[t] = cb_tm_frand();
 		for (lvl = 0; lvl < CB_ISA__COUNT; lvl++) {
 			if (!cb_isa_get(lvl))
 				continue;
@@ -728,8 +584,9 @@ int main(void)
 {
 	int i;
 
+	cb_tm_seed(0x9e3779b97f4a7c15ull);
 	for (i = 0; i < NSPEC; i++) {
-		build(&models[i], &specs[i]);
+		cb_tm_build(&models[i], &specs[i]);
 		if (cb_engine_check_model(&models[i].cfg, &models[i].w)) {
 			printf("Bail out! model %s does not validate\n", specs[i].name);
 			return 1;

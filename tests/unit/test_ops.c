@@ -264,6 +264,19 @@ static const struct cb_isa_ops *variant(int level)
 }
 
 /*
+ * The scalar gemm into @want and @ops' into @got, each over the whole of
+ * @p; returns check_out()'s count of outputs out of tolerance.
+ */
+static int gemm_vs_scalar(const struct cb_isa_ops *ops, const struct problem *p,
+			  float *want, float *got)
+{
+	cb_isa_scalar.gemm[p->dt](want, p->ldo, p->w, p->wrb, p->act, p->as, p->M,
+				 p->nrows, p->k);
+	ops->gemm[p->dt](got, p->ldo, p->w, p->wrb, p->act, p->as, p->M, p->nrows, p->k);
+	return check_out(p, got, want, ops->name);
+}
+
+/*
  * One variant's gemm against the scalar one over many shapes; also checks
  * that splitting rows and tokens into arbitrary chunks (as the forward
  * pass does) gives bit-identical results.
@@ -295,11 +308,7 @@ static void run_gemm(int level, int dt)
 				want = out_alloc(&p);
 				got = out_alloc(&p);
 				split = out_alloc(&p);
-				cb_isa_scalar.gemm[dt](want, p.ldo, p.w, p.wrb, p.act,
-						      p.as, M, p.nrows, p.k);
-				ops->gemm[dt](got, p.ldo, p.w, p.wrb, p.act, p.as, M,
-					      p.nrows, p.k);
-				bad += check_out(&p, got, want, ops->name);
+				bad += gemm_vs_scalar(ops, &p, want, got);
 				/* chunks of 3 rows x 2 tokens */
 				for (r0 = 0; r0 < p.nrows; r0 += 3)
 					for (m0 = 0; m0 < M; m0 += 2)
@@ -360,10 +369,7 @@ static void run_gemm_splits(int level, int dt)
 			want = out_alloc(&p);
 			got = out_alloc(&p);
 			part = out_alloc(&p);
-			cb_isa_scalar.gemm[dt](want, p.ldo, p.w, p.wrb, p.act, p.as, M,
-					      p.nrows, p.k);
-			ops->gemm[dt](got, p.ldo, p.w, p.wrb, p.act, p.as, M, p.nrows, p.k);
-			bad += check_out(&p, got, want, ops->name);
+			bad += gemm_vs_scalar(ops, &p, want, got);
 			/* one row, one token per call */
 			for (r = 0; r < p.nrows; r++)
 				for (m = 0; m < M; m++) {
