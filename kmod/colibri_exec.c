@@ -5,10 +5,18 @@
  *
  * Only the scheduler thread calls parallel_for(), one job at a time.  The
  * scheduler works on the job too.  A job is open while its chunks are being
- * handed out; a worker joins it under ->lock only while it is open and
- * leaves when no chunk is left, and the caller closes the job and waits for
- * every joined worker to leave before it returns.  So no worker can ever
- * run a chunk index of one job with the function of another.
+ * handed out; a worker joins it under ->lock only while it is open and has
+ * a chunk left, and leaves when no chunk is left, and the caller closes the
+ * job and waits for every joined worker to leave before it returns.  So no
+ * worker can ever run a chunk index of one job with the function of another.
+ *
+ * Every sleep and wake-up here costs the caller of SUBMIT latency (under
+ * QEMU TCG a wake-up of an idle vCPU can cost a host scheduler tick; see
+ * docs/performance.md), so the pool avoids the ones that buy nothing: a
+ * one-chunk job runs inline without touching the pool, the worker bound to
+ * the CPU the scheduler is on is not woken (it could only take turns with
+ * the scheduler on that CPU), and a worker that finds every chunk handed
+ * out does not join (the caller would have to wait for it to leave).
  *
  * Every chunk runs between kernel_fpu_begin() and kernel_fpu_end().  A
  * thread keeps its FPU section across chunks for at most fpu_slice_us, then
@@ -17,8 +25,9 @@
  *
  * The scheduler thread runs all engine code inside an FPU section (the
  * engine's serial steps between parallel jobs are compiled with SSE too);
- * it leaves the section only here, to sleep while workers finish a job, and
- * in the yield hook between steps.
+ * it leaves the section only here, to sleep while workers finish a job or to
+ * let another task run after a one-chunk job, and in the yield hook between
+ * steps.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -47,10 +56,12 @@ struct colibri_pool {
 	atomic_t next;		/* next chunk to hand out */
 	atomic_t done;		/* chunks finished */
 	atomic_t active;	/* workers inside the job */
-	wait_queue_head_t work_wq;
 	wait_queue_head_t done_wq;
 	int nr_workers;
-	struct task_struct *workers[];
+	struct colibri_worker_slot {
+		struct task_struct *task;
+		unsigned int cpu;	/* the CPU it is bound to */
+	} workers[];
 };
 
 static struct colibri_pool *colibri_pool;
@@ -93,11 +104,17 @@ static int colibri_worker(void *data)
 		void *arg;
 		int nchunks;
 
-		wait_event_interruptible(p->work_wq, READ_ONCE(p->gen) != seen ||
-					 kthread_should_stop());
+		/* Woken by wake_up_process(): gen is bumped before the wake-up. */
+		for (;;) {
+			set_current_state(TASK_INTERRUPTIBLE);
+			if (READ_ONCE(p->gen) != seen || kthread_should_stop())
+				break;
+			schedule();
+		}
+		__set_current_state(TASK_RUNNING);
 		spin_lock(&p->lock);
 		seen = p->gen;
-		if (!p->open) {
+		if (!p->open || atomic_read(&p->next) >= p->nchunks) {
 			spin_unlock(&p->lock);
 			continue;
 		}
@@ -119,9 +136,21 @@ static void colibri_parallel_for(struct cb_exec *ex, void (*fn)(void *arg, int c
 				 void *arg, int nchunks)
 {
 	struct colibri_pool *p = container_of(ex, struct colibri_pool, ex);
+	unsigned int here;
+	int i;
 
 	if (nchunks <= 0)
 		return;
+	if (nchunks == 1) {
+		/* Nothing to share: no wake-ups, no wait; stay preemptible per chunk. */
+		fn(arg, 0);
+		if (need_resched()) {
+			kernel_fpu_end();
+			cond_resched();
+			kernel_fpu_begin();
+		}
+		return;
+	}
 	spin_lock(&p->lock);
 	p->fn = fn;
 	p->arg = arg;
@@ -131,8 +160,11 @@ static void colibri_parallel_for(struct cb_exec *ex, void (*fn)(void *arg, int c
 	p->open = true;
 	p->gen++;
 	spin_unlock(&p->lock);
-	if (nchunks > 1)
-		wake_up_all(&p->work_wq);
+	/* In an FPU section: preemption is off, this CPU stays ours. */
+	here = smp_processor_id();
+	for (i = 0; i < p->nr_workers; i++)
+		if (p->workers[i].cpu != here)
+			wake_up_process(p->workers[i].task);
 
 	colibri_run_chunks(p, fn, arg, nchunks, true);
 
@@ -170,7 +202,6 @@ int colibri_exec_start(int (*yield)(struct cb_exec *ex))
 	if (!p)
 		return -ENOMEM;
 	spin_lock_init(&p->lock);
-	init_waitqueue_head(&p->work_wq);
 	init_waitqueue_head(&p->done_wq);
 	p->ex.parallel_for = colibri_parallel_for;
 	p->ex.yield = yield;
@@ -186,7 +217,8 @@ int colibri_exec_start(int (*yield)(struct cb_exec *ex))
 			colibri_exec_stop_pool(p, n);
 			return PTR_ERR(t);
 		}
-		p->workers[n++] = t;
+		p->workers[n].task = t;
+		p->workers[n++].cpu = cpu;
 		wake_up_process(t);
 	}
 	p->nr_workers = n;
@@ -199,7 +231,7 @@ int colibri_exec_start(int (*yield)(struct cb_exec *ex))
 void colibri_exec_stop_pool(struct colibri_pool *p, int n)
 {
 	while (n--)
-		kthread_stop(p->workers[n]);
+		kthread_stop(p->workers[n].task);
 	kfree(p);
 }
 
