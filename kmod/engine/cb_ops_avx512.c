@@ -68,10 +68,8 @@ avx512_q2_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 #include "cb_ops_x86_tmpl.h"
 
 /*
- * 32 weights of blocks b and b + 1 (or zeros when !two) in one zmm:
- * signed bytes for q8_0, in element order; nibbles for q4_0, elements
- * 0..15 of b, of b + 1, then 16..31 of b, of b + 1 (avx512_q2_step orders
- * the activations the same way).
+ * 32 weights of blocks b and b + 1 (or zeros when !two) in one zmm, in the
+ * activation's element order: signed bytes for q8_0, nibbles for q4_0.
  */
 static inline CB_ALWAYS_INLINE __m512i avx512_load_wq2(int dt, const char *w, int b, int two)
 {
@@ -81,14 +79,13 @@ static inline CB_ALWAYS_INLINE __m512i avx512_load_wq2(int dt, const char *w, in
 		__m128i q1 = two ? _mm_loadu_si128((const __m128i *)wb[1].qs) :
 				   _mm_set1_epi8(0);
 		__m256i q = _mm256_set_m128i(q1, q0);
-		__m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q),
-					       _mm256_srli_epi16(q, 4), 1);
+		__m256i m4 = _mm256_set1_epi8(0x0f);
+		__m256i lo = _mm256_and_si256(q, m4);
+		__m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+		/* [lo0 lo1 hi0 hi1] -> [lo0 hi0 lo1 hi1] (128-bit lanes) */
+		__m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 
-		/*
-		 * [lo0 lo1 hi0 hi1] in 128-bit lanes, left so: the activations
-		 * are put in that order instead (once per token, not per row).
-		 */
-		return _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
+		return _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0));
 	}
 	{
 		const struct cb_block_q8_0 *wb = (const struct cb_block_q8_0 *)w + b;
@@ -104,7 +101,7 @@ static inline CB_ALWAYS_INLINE __m512i avx512_load_wq2(int dt, const char *w, in
  * Blocks b and b + 1 (only b when !two) of R rows x MT tokens: the VNNI
  * block tile.  Scales: lanes 2r and 2r + 1 of an 8-float vector hold d_w
  * of row r at blocks b and b + 1, times the token's d_x of the same block;
- * one permute spreads a row's pair over the lanes of the two blocks (lane[r]).
+ * one permute spreads a row's pair over the two halves of a zmm.
  */
 static inline CB_ALWAYS_INLINE void avx512_q2_step(__m512 acc[R_TILE][Q_VNNI_MT],
 					    const __m512i *lane, const char *w,
@@ -158,8 +155,6 @@ static inline CB_ALWAYS_INLINE void avx512_q2_step(__m512 acc[R_TILE][Q_VNNI_MT]
 		px = xb[0].d | (two ? (cb_u32)xb[1].d << 16 : 0);
 		dx = _mm_cvtph_ps(_mm_cvtsi32_si128((int)px));	/* [dx b, dx b+1, 0, 0] */
 		xq[m] = _mm512_inserti64x4(_mm512_castsi256_si512(x0), x1, 1);
-		if (q4)	/* to the nibbles' order, see avx512_load_wq2() */
-			xq[m] = _mm512_shuffle_i64x2(xq[m], xq[m], _MM_SHUFFLE(3, 1, 2, 0));
 		/* [dx b, dx b+1] repeated, to match dw's pairs */
 		dx8 = _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(dx)));
 		s[m] = _mm256_mul_ps(dw, dx8);
@@ -208,17 +203,9 @@ avx512_q2_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 
 #pragma GCC unroll 4
 	for (r = 0; r < R_TILE; r++) {
-		/*
-		 * Which scale each int32 lane takes: block b's is lane 2r of
-		 * s, b + 1's lane 2r + 1.  q8_0: lanes 0..7 hold block b,
-		 * 8..15 b + 1; q4_0: 0..3 and 8..11 b, 4..7 and 12..15 b + 1.
-		 */
-		if ((dt & 0xff) == CB_DT_Q4_0)
-			lane[r] = _mm512_mask_blend_epi32(0xf0f0, _mm512_set1_epi32(2 * r),
-							  _mm512_set1_epi32(2 * r + 1));
-		else
-			lane[r] = _mm512_inserti64x4(_mm512_set1_epi32(2 * r),
-						     _mm256_set1_epi32(2 * r + 1), 1);
+		/* lanes 0..7 take scale lane 2r (block b), 8..15 lane 2r + 1 */
+		lane[r] = _mm512_inserti64x4(_mm512_set1_epi32(2 * r),
+					     _mm256_set1_epi32(2 * r + 1), 1);
 #pragma GCC unroll 4
 		for (m = 0; m < Q_VNNI_MT; m++)
 			acc[r][m] = _mm512_setzero_ps();
