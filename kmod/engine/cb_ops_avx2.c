@@ -134,6 +134,8 @@ static const cb_u64 avx2_tk_pack[256] = {
 	0x0000070605040302ull, 0x0007060504030200ull, 0x0007060504030201ull, 0x0706050403020100ull,
 };
 
+#define TK_SIGN (-0x7fffffff - 1)	/* 0x80000000 as an int: below every key */
+
 static const int avx2_tk_iota[16] = {
 	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
 };
@@ -154,9 +156,9 @@ static inline CB_ALWAYS_INLINE __m256i avx2_tk_load(const float *p, int left, __
 	*xf = _mm256_max_ps(x, _mm256_set1_ps(-__builtin_inff()));
 	b = _mm256_castps_si256(*xf);
 	s = _mm256_srai_epi32(b, 31);
-	key = _mm256_sub_epi32(_mm256_xor_si256(_mm256_and_si256(b,
-					_mm256_set1_epi32(0x7fffffff)), s), s);
-	return _mm256_blendv_epi8(_mm256_set1_epi32((int)0x80000000), key, lm);
+	key = _mm256_and_si256(b, _mm256_set1_epi32(0x7fffffff));
+	key = _mm256_sub_epi32(_mm256_xor_si256(key, s), s);
+	return _mm256_blendv_epi8(_mm256_set1_epi32(TK_SIGN), key, lm);
 }
 
 #define TK2_SW1(v) _mm256_shuffle_epi32(v, 0xb1)		/* lane i ^ 1 */
@@ -215,19 +217,21 @@ static inline CB_ALWAYS_INLINE int avx2_topk_64(const float *logits, int n, int 
 		unsigned int lm = left >= 8 ? 0xff : left > 0 ? (1u << left) - 1 : 0;
 
 		/* x >= t: not t > x */
-		cm[q] = ~(unsigned int)_mm256_movemask_ps(_mm256_castsi256_ps(
-				_mm256_cmpgt_epi32(t, x[q]))) & lm;
+		__m256i gt = _mm256_cmpgt_epi32(t, x[q]);
+
+		cm[q] = ~(unsigned int)_mm256_movemask_ps(_mm256_castsi256_ps(gt)) & lm;
 		c += __builtin_popcount(cm[q]);
 	}
 	if (c > 16)
 		return 0;
 #pragma GCC unroll 8
 	for (q = 0; q < 8; q++) {
-		__m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
-					(const __m128i *)&avx2_tk_pack[cm[q]]));
+		const __m128i *pk = (const __m128i *)&avx2_tk_pack[cm[q]];
+		__m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64(pk));
 
 		/* 8 lanes at off; the lanes past this piece's are rewritten or unused */
-		_mm256_storeu_si256((__m256i *)(kbuf + off), _mm256_permutevar8x32_epi32(x[q], perm));
+		_mm256_storeu_si256((__m256i *)(kbuf + off),
+				    _mm256_permutevar8x32_epi32(x[q], perm));
 		_mm256_storeu_si256((__m256i *)(ibuf + off),
 				    _mm256_add_epi32(perm, _mm256_set1_epi32(8 * q)));
 		off += __builtin_popcount(cm[q]);
@@ -235,9 +239,9 @@ static inline CB_ALWAYS_INLINE int avx2_topk_64(const float *logits, int n, int 
 	/* lanes past c: below any real key (>= -0x7f800000), so never counted */
 	va = _mm256_cmpgt_epi32(_mm256_set1_epi32(c), iota);
 	vb = _mm256_cmpgt_epi32(_mm256_set1_epi32(c - 8), iota);
-	ka = _mm256_blendv_epi8(_mm256_set1_epi32((int)0x80000000),
+	ka = _mm256_blendv_epi8(_mm256_set1_epi32(TK_SIGN),
 				_mm256_loadu_si256((const __m256i *)kbuf), va);
-	kb = _mm256_blendv_epi8(_mm256_set1_epi32((int)0x80000000),
+	kb = _mm256_blendv_epi8(_mm256_set1_epi32(TK_SIGN),
 				_mm256_loadu_si256((const __m256i *)(kbuf + 8)), vb);
 	/* rank by K_i < K_j over the c real j; the asm keeps kr[j] a load operand */
 	_mm256_storeu_si256((__m256i *)kr, ka);
@@ -265,10 +269,10 @@ static inline CB_ALWAYS_INLINE int avx2_topk_64(const float *logits, int n, int 
 	/* the lane of rank j: its bit in the two compare masks */
 	for (j = 0; j < k; j++) {
 		__m256i r = _mm256_set1_epi32(j);
-		unsigned int hit = (unsigned int)_mm256_movemask_ps(_mm256_castsi256_ps(
-					_mm256_cmpeq_epi32(ra, r))) |
-				   (unsigned int)_mm256_movemask_ps(_mm256_castsi256_ps(
-					_mm256_cmpeq_epi32(rb, r))) << 8;
+		__m256 ea = _mm256_castsi256_ps(_mm256_cmpeq_epi32(ra, r));
+		__m256 eb = _mm256_castsi256_ps(_mm256_cmpeq_epi32(rb, r));
+		unsigned int hit = (unsigned int)_mm256_movemask_ps(ea) |
+				   (unsigned int)_mm256_movemask_ps(eb) << 8;
 		int id = ibuf[__builtin_ctz(hit)];
 		float v = logits[id];
 

@@ -253,6 +253,7 @@ avx512_q2_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
  * Empty lanes get a key below every real key, so they never count.
  */
 #define TK_MAX_N 256	/* CB_MAX_EXPERTS */
+#define TK_SIGN (-0x7fffffff - 1)	/* 0x80000000 as an int: below every key */
 
 static const int avx512_tk_iota[16] = {
 	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
@@ -265,7 +266,7 @@ static const int avx512_tk_iota[16] = {
  */
 static inline CB_ALWAYS_INLINE __m512i avx512_tk_load(const float *p, int left, __m512 *xf)
 {
-	const __m512i sign = _mm512_set1_epi32((int)0x80000000);
+	const __m512i sign = _mm512_set1_epi32(TK_SIGN);
 	__mmask16 lm = left >= 16 ? 0xffff : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
 	__m512i b;
 
@@ -306,9 +307,11 @@ static inline CB_ALWAYS_INLINE __m512i avx512_tk_top8_min(__m512i v)
 /* Candidate indices of vector q, sign bit set, packed to the low lanes. */
 static inline CB_ALWAYS_INLINE __m512i avx512_tk_cidx(__mmask16 cm, int q)
 {
-	return _mm512_maskz_compress_epi32(cm, _mm512_or_si512(
-		_mm512_add_epi32(_mm512_loadu_si512(avx512_tk_iota), _mm512_set1_epi32(16 * q)),
-		_mm512_set1_epi32((int)0x80000000)));
+	__m512i idx = _mm512_add_epi32(_mm512_loadu_si512(avx512_tk_iota),
+				       _mm512_set1_epi32(16 * q));
+
+	return _mm512_maskz_compress_epi32(cm, _mm512_or_si512(idx,
+							       _mm512_set1_epi32(TK_SIGN)));
 }
 
 /*
@@ -330,9 +333,9 @@ static inline CB_ALWAYS_INLINE void avx512_tk_rank(__m512i idx, __m512i key, int
 	int kb[16], pos[16];
 	int j;
 
-	idx = _mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000), idx);
+	idx = _mm512_andnot_si512(_mm512_set1_epi32(TK_SIGN), idx);
 	/* empty lanes: below any real key (>= -0x7f800000), so never counted */
-	key = _mm512_mask_mov_epi32(_mm512_set1_epi32((int)0x80000000), filled, key);
+	key = _mm512_mask_mov_epi32(_mm512_set1_epi32(TK_SIGN), filled, key);
 	/*
 	 * rank by K_i < K_j over the c real j, two chains; the asm keeps kb[j]
 	 * a load operand.  c is 9 to 12 in nine rows of ten.
@@ -444,8 +447,8 @@ static inline CB_ALWAYS_INLINE int avx512_topk_64(const float *logits, int n, in
  * make again; keeping 16 vectors would not fit a kernel stack frame), with
  * a chain of joins.
  */
-static __attribute__((__noinline__)) int avx512_topk_wide(const float *logits, int n, int k, cb_u32 *ids,
-				     float *vals)
+static CB_NOINLINE int
+avx512_topk_wide(const float *logits, int n, int k, cb_u32 *ids, float *vals)
 {
 	int nv = (n + 15) / 16, q, c = 0;
 	__m512i m, t, idx, key;

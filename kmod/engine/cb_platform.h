@@ -41,6 +41,7 @@ typedef __UINTPTR_TYPE__ cb_uptr;
  * builds do not).
  */
 #define CB_ALWAYS_INLINE __attribute__((__always_inline__))
+#define CB_NOINLINE __attribute__((__noinline__))
 #define CB_ALIGNED(n) __attribute__((__aligned__(n)))
 #define CB_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
