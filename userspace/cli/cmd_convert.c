@@ -30,6 +30,7 @@
 #include "hfmodel.h"
 #include "safetensors.h"
 #include "tokenizer.h"
+#include "util.h"
 
 static void usage(FILE *f)
 {
@@ -92,29 +93,6 @@ static void progress(struct progress *p, uint64_t add)
 
 /* ---- tokenizer --------------------------------------------------------- */
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *fp = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!fp)
-		return NULL;
-	if (!fseek(fp, 0, SEEK_END) && (n = ftell(fp)) >= 0 &&
-	    (unsigned long)n <= COLIBRI_FILE_MAX_TOKENIZER && !fseek(fp, 0, SEEK_SET)) {
-		buf = malloc((size_t)n + 1);
-		if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else if (buf) {
-			buf[n] = 0;
-			*len = (size_t)n;
-		}
-	}
-	fclose(fp);
-	return buf;
-}
-
 /* A JSON integer id (or the first of a list of them), else -1. */
 static int32_t json_id(const cJSON *v)
 {
@@ -141,7 +119,7 @@ static int read_tokenizer(const char *dir, const struct cb_model_config *cfg,
 	int add_bos = -1;
 
 	snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
-	*tok_json = slurp(path, &len);
+	*tok_json = cb_read_file(path, COLIBRI_FILE_MAX_TOKENIZER, &len);
 	if (!*tok_json) {
 		snprintf(err, errlen, "%s: %s (use --no-tokenizer to convert without one)", path,
 			 errno ? strerror(errno) : "cannot read");
@@ -156,7 +134,7 @@ static int read_tokenizer(const char *dir, const struct cb_model_config *cfg,
 	meta->tokenizer_len = len;
 
 	snprintf(path, sizeof(path), "%s/tokenizer_config.json", dir);
-	txt = slurp(path, &len);
+	txt = cb_read_file(path, COLIBRI_FILE_MAX_TOKENIZER, &len);
 	if (txt) {
 		if (cb_tok_apply_config(tok, txt, len)) {
 			snprintf(err, errlen, "%s: not valid JSON", path);
@@ -181,7 +159,7 @@ static int read_tokenizer(const char *dir, const struct cb_model_config *cfg,
 	cb_tok_free(tok);
 
 	snprintf(path, sizeof(path), "%s/generation_config.json", dir);
-	txt = slurp(path, &len);
+	txt = cb_read_file(path, COLIBRI_FILE_MAX_TOKENIZER, &len);
 	if (txt) {
 		root = cJSON_ParseWithLength(txt, len);
 		if (!cJSON_IsObject(root)) {

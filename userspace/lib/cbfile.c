@@ -21,18 +21,8 @@
 #include <unistd.h>
 
 #include "cbfile.h"
+#include "util.h"
 #include "tokenizer.h"
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- CRC32C ------------------------------------------------------------ */
 
@@ -95,27 +85,27 @@ struct cbfile *cbfile_open(const char *path, unsigned int flags, char *err, size
 	int fd, r;
 
 	if (!f) {
-		seterr(err, errlen, "%s: out of memory", path);
+		cb_set_err(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	f->path = strdup(path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb)) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		cb_set_err(err, errlen, "%s: %s", path, strerror(errno));
 		goto fail_fd;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		seterr(err, errlen, "%s: not a regular file", path);
+		cb_set_err(err, errlen, "%s: not a regular file", path);
 		goto fail_fd;
 	}
 	if ((uint64_t)sb.st_size < COLIBRI_FILE_HEADER_SIZE) {
-		seterr(err, errlen, "%s: header: file shorter than the %u-byte header", path,
+		cb_set_err(err, errlen, "%s: header: file shorter than the %u-byte header", path,
 		       COLIBRI_FILE_HEADER_SIZE);
 		goto fail_fd;
 	}
 	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
-		seterr(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		cb_set_err(err, errlen, "%s: mmap: %s", path, strerror(errno));
 		goto fail_fd;
 	}
 	close(fd);
@@ -125,27 +115,27 @@ struct cbfile *cbfile_open(const char *path, unsigned int flags, char *err, size
 	r = cb_format_check_directory(f->map, f->map_size, f->map_size, &f->info, why,
 				      sizeof(why));
 	if (r) {
-		seterr(err, errlen, "%s: %s", path, why);
+		cb_set_err(err, errlen, "%s: %s", path, why);
 		goto fail;
 	}
 	f->dir = (const struct colibri_file_tensor *)(f->map + f->info.dir_offset);
 	if (f->info.tok_kind != COLIBRI_TOK_NONE &&
 	    cbfile_crc32c(0, f->map + f->info.tok_offset, f->info.tok_size) !=
 	    f->info.tok_crc32c) {
-		seterr(err, errlen, "%s: tokenizer section checksum mismatch (corrupt file)",
+		cb_set_err(err, errlen, "%s: tokenizer section checksum mismatch (corrupt file)",
 		       path);
 		goto fail;
 	}
 	bsz = cb_format_bind_size(&f->info);
 	f->bind_mem = aligned_alloc(64, bsz);
 	if (!f->bind_mem) {
-		seterr(err, errlen, "%s: out of memory", path);
+		cb_set_err(err, errlen, "%s: out of memory", path);
 		goto fail;
 	}
 	r = cb_format_bind(&f->info, f->map, f->map + f->info.data_offset, f->info.data_size,
 			   f->bind_mem, bsz, &f->cfg, &f->w, why, sizeof(why));
 	if (r) {
-		seterr(err, errlen, "%s: %s", path, why);
+		cb_set_err(err, errlen, "%s: %s", path, why);
 		goto fail;
 	}
 	if ((flags & CBFILE_VERIFY_CRC) && cbfile_verify(f, err, errlen))
@@ -179,7 +169,7 @@ int cbfile_verify(const struct cbfile *f, char *err, size_t errlen)
 		const struct colibri_file_tensor *t = &f->dir[i];
 
 		if (cbfile_crc32c(0, data + t->offset, t->size) != t->crc32c) {
-			seterr(err, errlen,
+			cb_set_err(err, errlen,
 			       "%s: tensor %u (layer %d expert %d %s): checksum mismatch (corrupt file)",
 			       f->path, i, (int)t->layer, (int)t->expert,
 			       cb_format_role_name(t->role));
@@ -274,23 +264,23 @@ static int check_meta(const struct cb_model_config *c, const struct cbfile_meta 
 	size_t len = m->name ? strlen(m->name) : 0;
 
 	if (len >= COLIBRI_FILE_NAME_LEN) {
-		seterr(err, errlen, "model name longer than %d bytes", COLIBRI_FILE_NAME_LEN - 1);
+		cb_set_err(err, errlen, "model name longer than %d bytes", COLIBRI_FILE_NAME_LEN - 1);
 		return -1;
 	}
 	for (s = m->name; s && *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-			seterr(err, errlen, "model name has a control character");
+			cb_set_err(err, errlen, "model name has a control character");
 			return -1;
 		}
 	if (m->tokenizer_len > COLIBRI_FILE_MAX_TOKENIZER ||
 	    (m->tokenizer_json && !m->tokenizer_len)) {
-		seterr(err, errlen, "tokenizer of %zu bytes (1..%u allowed)", m->tokenizer_len,
+		cb_set_err(err, errlen, "tokenizer of %zu bytes (1..%u allowed)", m->tokenizer_len,
 		       COLIBRI_FILE_MAX_TOKENIZER);
 		return -1;
 	}
 #define ID_OK(id) ((id) == -1 || ((id) >= 0 && (uint32_t)(id) < c->vocab_size))
 	if (!ID_OK(m->bos_id) || !ID_OK(m->eos_id) || !ID_OK(m->pad_id)) {
-		seterr(err, errlen, "bos/eos/pad id (%d %d %d) outside the vocabulary of %u",
+		cb_set_err(err, errlen, "bos/eos/pad id (%d %d %d) outside the vocabulary of %u",
 		       m->bos_id, m->eos_id, m->pad_id, c->vocab_size);
 		return -1;
 	}
@@ -298,14 +288,14 @@ static int check_meta(const struct cb_model_config *c, const struct cbfile_meta 
 	if ((m->tok_flags & ~COLIBRI_TOK_F_ALL) ||
 	    ((m->tok_flags & COLIBRI_TOK_F_ADD_BOS) && m->bos_id < 0) ||
 	    ((m->tok_flags & COLIBRI_TOK_F_ADD_EOS) && m->eos_id < 0)) {
-		seterr(err, errlen, "bad tokenizer flags 0x%x for bos %d eos %d", m->tok_flags,
+		cb_set_err(err, errlen, "bad tokenizer flags 0x%x for bos %d eos %d", m->tok_flags,
 		       m->bos_id, m->eos_id);
 		return -1;
 	}
 	if (m->data_align && (m->data_align & (m->data_align - 1) ||
 			      m->data_align < COLIBRI_FILE_TENSOR_ALIGN_MIN ||
 			      m->data_align > COLIBRI_FILE_TENSOR_ALIGN_MAX)) {
-		seterr(err, errlen, "data_align %u is not a power of two in 64..2M",
+		cb_set_err(err, errlen, "data_align %u is not a power of two in 64..2M",
 		       m->data_align);
 		return -1;
 	}
@@ -322,7 +312,7 @@ struct cbfile_writer *cbfile_writer_begin(const char *out_path,
 	uint32_t i;
 
 	if (cb_format_check_config(cfg, why, sizeof(why))) {
-		seterr(err, errlen, "%s", why);
+		cb_set_err(err, errlen, "%s", why);
 		return NULL;
 	}
 	if (check_meta(cfg, meta, err, errlen))
@@ -358,7 +348,7 @@ struct cbfile_writer *cbfile_writer_begin(const char *out_path,
 	}
 	w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
-		seterr(err, errlen, "%s: %s", w->tmp_path, strerror(errno));
+		cb_set_err(err, errlen, "%s: %s", w->tmp_path, strerror(errno));
 		free(w->tmp_path);
 		w->tmp_path = NULL;	/* not ours: do not unlink */
 		cbfile_writer_abort(w);
@@ -366,7 +356,7 @@ struct cbfile_writer *cbfile_writer_begin(const char *out_path,
 	}
 	return w;
 oom:
-	seterr(err, errlen, "%s: out of memory", out_path);
+	cb_set_err(err, errlen, "%s: out of memory", out_path);
 	cbfile_writer_abort(w);
 	return NULL;
 }
@@ -651,7 +641,7 @@ int cbfile_writer_finish(struct cbfile_writer *w, char *err, size_t errlen)
 	return 0;
 fail:
 	free(head);
-	seterr(err, errlen, "%s", w->err);
+	cb_set_err(err, errlen, "%s", w->err);
 	cbfile_writer_abort(w);
 	return -1;
 }

@@ -52,23 +52,6 @@ static cb_u32 f32_bits(float f)
 	return u;
 }
 
-static int own(struct gloader *ld, void *p)
-{
-	struct hf_model *m = &ld->m->hf;
-
-	if (m->nowned == m->capowned) {
-		int cap = m->capowned ? 2 * m->capowned : 64;
-		void **n = realloc(m->owned, cap * sizeof(*n));
-
-		if (!n)
-			return -1;
-		m->owned = n;
-		m->capowned = cap;
-	}
-	m->owned[m->nowned++] = p;
-	return 0;
-}
-
 /* ---- metadata ---------------------------------------------------------- */
 
 /* ARCH.suffix as an unsigned integer that fits u32; def when absent. */
@@ -333,7 +316,7 @@ static int get(struct gloader *ld, struct cb_tensor *out, size_t ostride, const 
 			return -1;
 		}
 		v = malloc((size_t)cols * sizeof(float));
-		if (!v || own(ld, v)) {
+		if (!v || hf_model_own(&ld->m->hf, v)) {
 			free(v);
 			seterr(ld, "out of memory");
 			return -1;
@@ -552,15 +535,9 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 
 void gguf_model_free(struct gguf_model *m)
 {
-	int i;
-
 	if (!m)
 		return;
-	for (i = 0; i < m->hf.nowned; i++)
-		free(m->hf.owned[i]);
-	free(m->hf.owned);
-	free(m->hf.layers);
-	free(m->hf.experts);
+	hf_model_release(&m->hf);
 	gguf_close(m->gf);
 	free(m);
 }

@@ -24,6 +24,7 @@
 #include "cb_ops.h"
 #include "hfmodel.h"
 #include "safetensors.h"
+#include "util.h"
 
 struct loader {
 	struct hf_model *m;
@@ -234,10 +235,8 @@ enum kind {
 	K_MATRIX,	/* matrix in the target dtype */
 };
 
-static int own(struct loader *ld, void *p)
+int hf_model_own(struct hf_model *m, void *p)
 {
-	struct hf_model *m = ld->m;
-
 	if (m->nowned == m->capowned) {
 		int cap = m->capowned ? 2 * m->capowned : 256;
 		void **n = realloc(m->owned, cap * sizeof(*n));
@@ -291,7 +290,7 @@ static int load(struct loader *ld, struct cb_tensor *out, const char *name,
 	rb = cb_dtype_row_bytes(dt, cols);
 	total = CB_ALIGN(rb * rows, 64);
 	dst = aligned_alloc(64, total ? total : 64);
-	if (!dst || own(ld, dst)) {
+	if (!dst || hf_model_own(ld->m, dst)) {
 		free(dst);
 		seterr(ld, "tensor '%s': out of memory", name);
 		return -1;
@@ -388,28 +387,6 @@ static int load_layer(struct loader *ld, cb_u32 l)
 	return 0;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *fp = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!fp)
-		return NULL;
-	if (!fseek(fp, 0, SEEK_END) && (n = ftell(fp)) >= 0 && n < (16L << 20) &&
-	    !fseek(fp, 0, SEEK_SET)) {
-		buf = malloc((size_t)n + 1);
-		if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else if (buf) {
-			buf[n] = 0;
-		}
-	}
-	fclose(fp);
-	return buf;
-}
-
 struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t errlen)
 {
 	struct loader ld = { .dtype = dtype, .err = err, .errlen = errlen };
@@ -430,7 +407,7 @@ struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t err
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/config.json", dir);
-	txt = slurp(path);
+	txt = cb_read_file(path, (16u << 20) - 1, NULL);
 	if (!txt) {
 		seterr(&ld, "%s: cannot read", path);
 		goto fail;
@@ -502,7 +479,7 @@ int hf_config_load(const char *dir, struct cb_model_config *cfg, char *arch_name
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/config.json", dir);
-	txt = slurp(path);
+	txt = cb_read_file(path, (16u << 20) - 1, NULL);
 	if (!txt) {
 		seterr(&ld, "%s: cannot read", path);
 		goto out;
@@ -575,17 +552,22 @@ int hf_tensor_name(const struct cb_model_config *c, uint32_t role, uint32_t laye
 	return n < 0 || n >= (int)len ? -1 : 0;
 }
 
-void hf_model_free(struct hf_model *m)
+void hf_model_release(struct hf_model *m)
 {
 	int i;
 
-	if (!m)
-		return;
 	for (i = 0; i < m->nowned; i++)
 		free(m->owned[i]);
 	free(m->owned);
 	free(m->layers);
 	free(m->experts);
+}
+
+void hf_model_free(struct hf_model *m)
+{
+	if (!m)
+		return;
+	hf_model_release(m);
 	st_set_close(m->st);
 	free(m);
 }

@@ -42,6 +42,16 @@ struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t err
 void hf_model_free(struct hf_model *m);
 
 /*
+ * For loaders that build a struct hf_model (this one, gguf_model.c):
+ * hf_model_own() makes @p (malloc'ed tensor data) the model's, freed with
+ * it; 0, or -1 without memory (then @p is still the caller's).
+ * hf_model_release() frees what the model owns, its layer and expert
+ * tables, but neither the struct nor the files it maps.
+ */
+int hf_model_own(struct hf_model *m, void *p);
+void hf_model_release(struct hf_model *m);
+
+/*
  * hf_config_load() - only dir/config.json, into an engine config.
  * @arch_name: receives the HF class name (may be NULL).
  * On failure returns -1 and writes one line naming the problem to err.

@@ -17,20 +17,10 @@
 
 #include "cb_ops.h"
 #include "safetensors.h"
+#include "util.h"
 
 /* Header JSON larger than this is refused (real ones are a few MB). */
 #define ST_MAX_HEADER (100u << 20)
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 static int dtype_of(const char *s, enum st_dtype *dt, unsigned *esize)
 {
@@ -84,25 +74,25 @@ static int parse_tensor(struct st_file *f, const cJSON *item, uint64_t data_size
 
 	if (!cJSON_IsObject(item) || !cJSON_IsString(dt) || !cJSON_IsArray(shape) ||
 	    !cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2) {
-		seterr(err, errlen, "%s: tensor '%s': malformed header entry", f->path,
+		cb_set_err(err, errlen, "%s: tensor '%s': malformed header entry", f->path,
 		       item->string);
 		return -1;
 	}
 	if (dtype_of(dt->valuestring, &t->dtype, &es)) {
-		seterr(err, errlen, "%s: tensor '%s': unknown dtype '%s'", f->path,
+		cb_set_err(err, errlen, "%s: tensor '%s': unknown dtype '%s'", f->path,
 		       item->string, dt->valuestring);
 		return -1;
 	}
 	snprintf(t->dtype_name, sizeof(t->dtype_name), "%s", dt->valuestring);
 	if (cJSON_GetArraySize(shape) > ST_MAX_DIMS) {
-		seterr(err, errlen, "%s: tensor '%s': more than %d dimensions", f->path,
+		cb_set_err(err, errlen, "%s: tensor '%s': more than %d dimensions", f->path,
 		       item->string, ST_MAX_DIMS);
 		return -1;
 	}
 	cJSON_ArrayForEach(d, shape) {
 		if (json_u64(d, &t->shape[i]) ||
 		    __builtin_mul_overflow(n, t->shape[i], &n)) {
-			seterr(err, errlen, "%s: tensor '%s': bad shape", f->path,
+			cb_set_err(err, errlen, "%s: tensor '%s': bad shape", f->path,
 			       item->string);
 			return -1;
 		}
@@ -113,7 +103,7 @@ static int parse_tensor(struct st_file *f, const cJSON *item, uint64_t data_size
 	if (json_u64(cJSON_GetArrayItem(offs, 0), &b) ||
 	    json_u64(cJSON_GetArrayItem(offs, 1), &e) || b > e || e > data_size ||
 	    __builtin_mul_overflow(n, (uint64_t)es, &bytes) || bytes != e - b) {
-		seterr(err, errlen,
+		cb_set_err(err, errlen,
 		       "%s: tensor '%s': data_offsets do not match its shape or lie outside the file",
 		       f->path, item->string);
 		return -1;
@@ -121,7 +111,7 @@ static int parse_tensor(struct st_file *f, const cJSON *item, uint64_t data_size
 	t->nbytes = bytes;
 	t->name = strdup(item->string);
 	if (!t->name) {
-		seterr(err, errlen, "%s: out of memory", f->path);
+		cb_set_err(err, errlen, "%s: out of memory", f->path);
 		return -1;
 	}
 	t->data = (const char *)f->map + 8 + (f->map_size - 8 - data_size) + b;
@@ -137,44 +127,44 @@ struct st_file *st_open(const char *path, char *err, size_t errlen)
 	int fd = -1, n;
 
 	if (!f) {
-		seterr(err, errlen, "%s: out of memory", path);
+		cb_set_err(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	f->path = strdup(path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb)) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		cb_set_err(err, errlen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (sb.st_size < 8) {
-		seterr(err, errlen, "%s: too short for a safetensors file", path);
+		cb_set_err(err, errlen, "%s: too short for a safetensors file", path);
 		goto fail;
 	}
 	f->map_size = (size_t)sb.st_size;
 	f->map = mmap(NULL, f->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (f->map == MAP_FAILED) {
 		f->map = NULL;
-		seterr(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		cb_set_err(err, errlen, "%s: mmap: %s", path, strerror(errno));
 		goto fail;
 	}
 	close(fd);
 	fd = -1;
 	memcpy(&hlen, f->map, 8);	/* little-endian hosts only (x86) */
 	if (hlen > ST_MAX_HEADER || hlen > f->map_size - 8) {
-		seterr(err, errlen, "%s: header length %llu exceeds the file", path,
+		cb_set_err(err, errlen, "%s: header length %llu exceeds the file", path,
 		       (unsigned long long)hlen);
 		goto fail;
 	}
 	data_size = f->map_size - 8 - hlen;
 	root = cJSON_ParseWithLength((const char *)f->map + 8, (size_t)hlen);
 	if (!cJSON_IsObject(root)) {
-		seterr(err, errlen, "%s: header is not a JSON object", path);
+		cb_set_err(err, errlen, "%s: header is not a JSON object", path);
 		goto fail;
 	}
 	n = cJSON_GetArraySize(root);
 	f->tensors = calloc(n ? n : 1, sizeof(*f->tensors));
 	if (!f->tensors) {
-		seterr(err, errlen, "%s: out of memory", path);
+		cb_set_err(err, errlen, "%s: out of memory", path);
 		goto fail;
 	}
 	cJSON_ArrayForEach(item, root) {
@@ -219,32 +209,6 @@ const struct st_tensor *st_find(const struct st_file *f, const char *name)
 	return NULL;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *fp = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!fp)
-		return NULL;
-	if (fseek(fp, 0, SEEK_END) || (n = ftell(fp)) < 0 || n > (64L << 20) ||
-	    fseek(fp, 0, SEEK_SET))
-		goto out;
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-		goto out;
-	}
-	if (buf) {
-		buf[n] = 0;
-		*len = (size_t)n;
-	}
-out:
-	fclose(fp);
-	return buf;
-}
-
 static int set_add(struct st_set *s, const char *path, char *err, size_t errlen)
 {
 	struct st_file **nf, *f;
@@ -255,7 +219,7 @@ static int set_add(struct st_set *s, const char *path, char *err, size_t errlen)
 	nf = realloc(s->files, (s->nfiles + 1) * sizeof(*nf));
 	if (!nf) {
 		st_close(f);
-		seterr(err, errlen, "%s: out of memory", path);
+		cb_set_err(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
 	s->files = nf;
@@ -272,15 +236,15 @@ struct st_set *st_set_open_dir(const char *dir, char *err, size_t errlen)
 	size_t len;
 
 	if (!s) {
-		seterr(err, errlen, "%s: out of memory", dir);
+		cb_set_err(err, errlen, "%s: out of memory", dir);
 		return NULL;
 	}
 	snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
-	txt = slurp(path, &len);
+	txt = cb_read_file(path, 64u << 20, &len);
 	if (!txt) {
 		snprintf(path, sizeof(path), "%s/model.safetensors", dir);
 		if (access(path, R_OK)) {
-			seterr(err, errlen,
+			cb_set_err(err, errlen,
 			       "%s: no model.safetensors or model.safetensors.index.json", dir);
 			goto fail;
 		}
@@ -292,7 +256,7 @@ struct st_set *st_set_open_dir(const char *dir, char *err, size_t errlen)
 	free(txt);
 	map = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
 	if (!cJSON_IsObject(map)) {
-		seterr(err, errlen, "%s: no weight_map object", path);
+		cb_set_err(err, errlen, "%s: no weight_map object", path);
 		goto fail;
 	}
 	/* open each distinct shard once, in order of first mention */
@@ -301,7 +265,7 @@ struct st_set *st_set_open_dir(const char *dir, char *err, size_t errlen)
 
 		if (!cJSON_IsString(it) || strchr(it->valuestring, '/') ||
 		    !strcmp(it->valuestring, "..")) {
-			seterr(err, errlen, "%s: bad shard name for '%s'", path, it->string);
+			cb_set_err(err, errlen, "%s: bad shard name for '%s'", path, it->string);
 			goto fail;
 		}
 		for (jt = map->child; jt != it; jt = jt->next)

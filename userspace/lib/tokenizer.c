@@ -25,6 +25,7 @@
 #include <utf8proc.h>
 
 #include "tokenizer.h"
+#include "util.h"
 
 /* ------------------------------------------------------------------ */
 /* small growable buffers                                              */
@@ -396,17 +397,6 @@ struct cb_tokenizer {
 	bool cfg_add_bos, cfg_add_eos;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static int smap_init(struct smap *m, size_t n)
 {
 	size_t cap = 16, i;
@@ -664,11 +654,11 @@ static pcre2_code *compile_pattern(const cJSON *pat, char *err, size_t errlen)
 		src = strdup(s);
 		opts |= PCRE2_LITERAL;
 	} else {
-		set_err(err, errlen, "tokenizer.json: pattern is neither Regex nor String");
+		cb_set_err(err, errlen, "tokenizer.json: pattern is neither Regex nor String");
 		return NULL;
 	}
 	if (!src) {
-		set_err(err, errlen, "out of memory");
+		cb_set_err(err, errlen, "out of memory");
 		return NULL;
 	}
 	re = pcre2_compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED, opts, &ec, &eo, NULL);
@@ -676,7 +666,7 @@ static pcre2_code *compile_pattern(const cJSON *pat, char *err, size_t errlen)
 		PCRE2_UCHAR msg[128];
 
 		pcre2_get_error_message(ec, msg, sizeof(msg));
-		set_err(err, errlen, "tokenizer.json: regex '%s' does not compile at %zu: %s",
+		cb_set_err(err, errlen, "tokenizer.json: regex '%s' does not compile at %zu: %s",
 			s, (size_t)eo, (char *)msg);
 	} else {
 		pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);	/* optional speed-up */
@@ -694,7 +684,7 @@ static int load_normalizer(struct cb_tokenizer *tok, const cJSON *n, char *err, 
 		return 0;
 	type = jstr(n, "type");
 	if (!type) {
-		set_err(err, errlen, "tokenizer.json: normalizer without a type");
+		cb_set_err(err, errlen, "tokenizer.json: normalizer without a type");
 		return -EINVAL;
 	}
 	if (!strcmp(type, "Sequence")) {
@@ -731,7 +721,7 @@ static int load_normalizer(struct cb_tokenizer *tok, const cJSON *n, char *err, 
 
 		st.kind = N_REPLACE;
 		if (!s || !c) {
-			set_err(err, errlen,
+			cb_set_err(err, errlen,
 				"tokenizer.json: only String patterns are supported in Replace normalizers");
 			return -EINVAL;
 		}
@@ -740,7 +730,7 @@ static int load_normalizer(struct cb_tokenizer *tok, const cJSON *n, char *err, 
 		if (!st.a || !st.b || !st.alen)
 			goto bad;
 	} else {
-		set_err(err, errlen, "tokenizer.json: unsupported normalizer type '%s'", type);
+		cb_set_err(err, errlen, "tokenizer.json: unsupported normalizer type '%s'", type);
 		return -EINVAL;
 	}
 	p = realloc(tok->norm, (tok->n_norm + 1) * sizeof(*p));
@@ -752,7 +742,7 @@ static int load_normalizer(struct cb_tokenizer *tok, const cJSON *n, char *err, 
 bad:
 	free(st.a);
 	free(st.b);
-	set_err(err, errlen, "tokenizer.json: bad %s normalizer", type);
+	cb_set_err(err, errlen, "tokenizer.json: bad %s normalizer", type);
 	return -EINVAL;
 }
 
@@ -799,7 +789,7 @@ static int load_pretok(struct cb_tokenizer *tok, const cJSON *n, char *err, size
 		return 0;
 	type = jstr(n, "type");
 	if (!type) {
-		set_err(err, errlen, "tokenizer.json: pre_tokenizer without a type");
+		cb_set_err(err, errlen, "tokenizer.json: pre_tokenizer without a type");
 		return -EINVAL;
 	}
 	if (!strcmp(type, "Sequence")) {
@@ -826,7 +816,7 @@ static int load_pretok(struct cb_tokenizer *tok, const cJSON *n, char *err, size
 		else if (!strcmp(beh, "Contiguous"))
 			st.beh = B_CONTIGUOUS;
 		else {
-			set_err(err, errlen, "tokenizer.json: unknown Split behavior '%s'", beh);
+			cb_set_err(err, errlen, "tokenizer.json: unknown Split behavior '%s'", beh);
 			return -EINVAL;
 		}
 		st.re = compile_pattern(cJSON_GetObjectItemCaseSensitive(n, "pattern"), err, errlen);
@@ -862,14 +852,14 @@ static int load_pretok(struct cb_tokenizer *tok, const cJSON *n, char *err, size
 
 		st.kind = P_METASPACE;
 		if (!r || !*r || strlen(r) >= sizeof(st.rep) || parse_scheme(n, &st.scheme)) {
-			set_err(err, errlen, "tokenizer.json: bad Metaspace pre-tokenizer");
+			cb_set_err(err, errlen, "tokenizer.json: bad Metaspace pre-tokenizer");
 			return -EINVAL;
 		}
 		strcpy(st.rep, r);
 		st.replen = strlen(r);
 		st.split = jbool(n, "split", true);
 	} else {
-		set_err(err, errlen, "tokenizer.json: unsupported pre_tokenizer type '%s'", type);
+		cb_set_err(err, errlen, "tokenizer.json: unsupported pre_tokenizer type '%s'", type);
 		return -EINVAL;
 	}
 	if (add_pre(tok, &st))
@@ -877,7 +867,7 @@ static int load_pretok(struct cb_tokenizer *tok, const cJSON *n, char *err, size
 	return 0;
 oom:
 	pcre2_code_free(st.re);
-	set_err(err, errlen, "out of memory");
+	cb_set_err(err, errlen, "out of memory");
 	return -ENOMEM;
 }
 
@@ -926,7 +916,7 @@ static int load_decoder(struct cb_tokenizer *tok, struct dec_chain *dc, const cJ
 		st.a = jstr(cJSON_GetObjectItemCaseSensitive(n, "pattern"), "String");
 		st.b = jstr(n, "content");
 		if (!st.a || !st.b || !*st.a) {
-			set_err(err, errlen, "tokenizer.json: only String patterns are supported in Replace decoders");
+			cb_set_err(err, errlen, "tokenizer.json: only String patterns are supported in Replace decoders");
 			return -EINVAL;
 		}
 	} else if (!strcmp(type, "ByteFallback")) {
@@ -966,13 +956,13 @@ static int load_decoder(struct cb_tokenizer *tok, struct dec_chain *dc, const cJ
 			tok->strip_start = 1;
 		}
 	} else {
-		set_err(err, errlen, "tokenizer.json: unsupported decoder type '%s'", type);
+		cb_set_err(err, errlen, "tokenizer.json: unsupported decoder type '%s'", type);
 		return -EINVAL;
 	}
 	dc->s[dc->n++] = st;
 	return 0;
 bad:
-	set_err(err, errlen, "tokenizer.json: bad decoder%s%s", type ? " " : "", type ? type : "");
+	cb_set_err(err, errlen, "tokenizer.json: bad decoder%s%s", type ? " " : "", type ? type : "");
 	return -EINVAL;
 }
 
@@ -1172,10 +1162,10 @@ static int load_postproc(struct cb_tokenizer *tok, const cJSON *n, char *err, si
 		tok->n_tmpl = 3;
 		return 0;
 	}
-	set_err(err, errlen, "tokenizer.json: unsupported post_processor type '%s'", type);
+	cb_set_err(err, errlen, "tokenizer.json: unsupported post_processor type '%s'", type);
 	return -EINVAL;
 bad:
-	set_err(err, errlen, "tokenizer.json: bad post_processor%s%s", type ? " " : "",
+	cb_set_err(err, errlen, "tokenizer.json: bad post_processor%s%s", type ? " " : "",
 		type ? type : "");
 	return -EINVAL;
 }
@@ -1249,17 +1239,17 @@ static int load_model(struct cb_tokenizer *tok, const cJSON *model, const cJSON 
 	struct sbuf tmp = { 0 };
 
 	if (!type || strcmp(type, "BPE")) {
-		set_err(err, errlen, "tokenizer.json: model type '%s' is not supported (only BPE)",
+		cb_set_err(err, errlen, "tokenizer.json: model type '%s' is not supported (only BPE)",
 			type ? type : "?");
 		return -EINVAL;
 	}
 	if (!cJSON_IsObject(vocab) || !cJSON_IsArray(merges)) {
-		set_err(err, errlen, "tokenizer.json: BPE model without vocab or merges");
+		cb_set_err(err, errlen, "tokenizer.json: BPE model without vocab or merges");
 		return -EINVAL;
 	}
 	if (((s = jstr(model, "continuing_subword_prefix")) && *s) ||
 	    ((s = jstr(model, "end_of_word_suffix")) && *s)) {
-		set_err(err, errlen, "tokenizer.json: BPE subword prefix/suffix is not supported");
+		cb_set_err(err, errlen, "tokenizer.json: BPE subword prefix/suffix is not supported");
 		return -EINVAL;
 	}
 	tok->byte_fallback = jbool(model, "byte_fallback", false);
@@ -1268,7 +1258,7 @@ static int load_model(struct cb_tokenizer *tok, const cJSON *model, const cJSON 
 
 	cJSON_ArrayForEach(it, vocab) {
 		if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble > 0x7fffffff) {
-			set_err(err, errlen, "tokenizer.json: bad id for vocab entry '%s'", it->string);
+			cb_set_err(err, errlen, "tokenizer.json: bad id for vocab entry '%s'", it->string);
 			return -EINVAL;
 		}
 		if (it->valueint > maxid)
@@ -1280,7 +1270,7 @@ static int load_model(struct cb_tokenizer *tok, const cJSON *model, const cJSON 
 
 		if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 0x7fffffff ||
 		    !jstr(it, "content")) {
-			set_err(err, errlen, "tokenizer.json: bad added_tokens entry");
+			cb_set_err(err, errlen, "tokenizer.json: bad added_tokens entry");
 			return -EINVAL;
 		}
 		if (id->valueint > maxid)
@@ -1314,7 +1304,7 @@ static int load_model(struct cb_tokenizer *tok, const cJSON *model, const cJSON 
 	if ((s = jstr(model, "unk_token"))) {
 		tok->unk_id = smap_get(&tok->vocab, tok->arena.p, s, strlen(s));
 		if (tok->unk_id < 0) {
-			set_err(err, errlen, "tokenizer.json: unk_token '%s' is not in the vocab", s);
+			cb_set_err(err, errlen, "tokenizer.json: unk_token '%s' is not in the vocab", s);
 			return -EINVAL;
 		}
 	}
@@ -1371,7 +1361,7 @@ static int load_model(struct cb_tokenizer *tok, const cJSON *model, const cJSON 
 		}
 		ic = smap_get(&tok->vocab, tok->arena.p, tmp.p, tmp.n);
 		if (ia < 0 || ib < 0 || ic < 0) {
-			set_err(err, errlen, "tokenizer.json: merge %u ('%.*s' '%.*s') uses a token "
+			cb_set_err(err, errlen, "tokenizer.json: merge %u ('%.*s' '%.*s') uses a token "
 				"outside the vocab", rank, (int)al, a, (int)bl, b);
 			free(tmp.p);
 			return -EINVAL;
@@ -1381,12 +1371,12 @@ static int load_model(struct cb_tokenizer *tok, const cJSON *model, const cJSON 
 	free(tmp.p);
 	return 0;
 badmerge:
-	set_err(err, errlen, "tokenizer.json: merge %u is neither \"a b\" nor [\"a\", \"b\"]", rank);
+	cb_set_err(err, errlen, "tokenizer.json: merge %u is neither \"a b\" nor [\"a\", \"b\"]", rank);
 	free(tmp.p);
 	return -EINVAL;
 oom:
 	free(tmp.p);
-	set_err(err, errlen, "out of memory");
+	cb_set_err(err, errlen, "out of memory");
 	return -ENOMEM;
 }
 
@@ -1434,7 +1424,7 @@ static int load_added(struct cb_tokenizer *tok, const cJSON *added, const struct
 	}
 	return 0;
 oom:
-	set_err(err, errlen, "out of memory");
+	cb_set_err(err, errlen, "out of memory");
 	return -ENOMEM;
 }
 
@@ -1451,18 +1441,18 @@ struct cb_tokenizer *cb_tok_load(const char *json, size_t len, char *err, size_t
 		err[0] = 0;
 	root = cJSON_ParseWithLength(json, len);
 	if (!root) {
-		set_err(err, errlen, "tokenizer.json: not valid JSON");
+		cb_set_err(err, errlen, "tokenizer.json: not valid JSON");
 		return NULL;
 	}
 	tok = calloc(1, sizeof(*tok));
 	if (!tok) {
-		set_err(err, errlen, "out of memory");
+		cb_set_err(err, errlen, "out of memory");
 		goto fail;
 	}
 	model = cJSON_GetObjectItemCaseSensitive(root, "model");
 	added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
 	if (!model) {
-		set_err(err, errlen, "tokenizer.json: no model");
+		cb_set_err(err, errlen, "tokenizer.json: no model");
 		goto fail;
 	}
 	/* pre-tokenizer first: it decides whether pieces are byte-level */
@@ -1494,19 +1484,19 @@ struct cb_tokenizer *cb_tok_load_file(const char *path, char *err, size_t errlen
 	struct cb_tokenizer *tok;
 
 	if (!f) {
-		set_err(err, errlen, "%s: %s", path, strerror(errno));
+		cb_set_err(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (sbuf_add(&b, chunk, n)) {
 			fclose(f);
 			free(b.p);
-			set_err(err, errlen, "%s: out of memory", path);
+			cb_set_err(err, errlen, "%s: out of memory", path);
 			return NULL;
 		}
 	}
 	if (ferror(f)) {
-		set_err(err, errlen, "%s: read error", path);
+		cb_set_err(err, errlen, "%s: read error", path);
 		fclose(f);
 		free(b.p);
 		return NULL;
@@ -1519,7 +1509,7 @@ struct cb_tokenizer *cb_tok_load_file(const char *path, char *err, size_t errlen
 		char *msg = strdup(strncmp(err, "tokenizer.json: ", 16) ? err : err + 16);
 
 		if (msg)
-			set_err(err, errlen, "%s: %s", path, msg);
+			cb_set_err(err, errlen, "%s: %s", path, msg);
 		free(msg);
 	}
 	return tok;
