@@ -20,25 +20,19 @@
 
 /*
  * Copy an extensible argument struct in.  The caller's struct starts with
- * __u32 size; @ver0 is the first published size of this struct.  Mirrors
+ * __u32 size; @ver0 is the first published size of this struct.  This is
  * copy_struct_from_user(): smaller (down to @ver0) is zero-extended, larger
- * must have an all-zero tail.  Every failure of the size rule is -EINVAL
- * (copy_struct_from_user() says -E2BIG for a non-zero tail; the ABI
- * promises -EINVAL for any bad size).
+ * must have an all-zero tail, else -E2BIG, as openat2() and clone3() say.
+ * A size below @ver0 or above a page is -EINVAL.
  */
 int colibri_copy_arg(void *karg, size_t ksize, size_t ver0,
 		     void __user *uarg, u32 *usize)
 {
-	int ret;
-
 	if (get_user(*usize, (u32 __user *)uarg))
 		return -EFAULT;
 	if (*usize < ver0 || *usize > PAGE_SIZE)
 		return -EINVAL;
-	ret = copy_struct_from_user(karg, ksize, uarg, *usize);
-	if (ret == -E2BIG)
-		return -EINVAL;
-	return ret;
+	return copy_struct_from_user(karg, ksize, uarg, *usize);
 }
 
 static int colibri_ioc_get_info(void __user *uarg)

@@ -4,8 +4,10 @@
  *
  * Conventions, shared by every command:
  *
- * - Each command is an ioctl encoded with _IOWR('C', nr, struct ...); the
- *   same numbers serve as io_uring URING_CMD cmd_op values.  The kernel
+ * - Each command is an ioctl encoded with _IOWR(COLIBRI_IOC_MAGIC, nr,
+ *   struct ...); the same numbers serve as io_uring URING_CMD cmd_op values.
+ *   The magic, 0xC1, is free in the kernel's ioctl-number.rst registry
+ *   (ABI version 1 used 'C', which soundcard.h, capi.h and cosa.h share).  The kernel
  *   decodes the command from its type and number and ignores the size bits
  *   of the encoding: the size of the argument is the struct's own @size
  *   field, so a program built against an older or newer header keeps working.
@@ -13,7 +15,9 @@
  *   sizeof(its struct)) and __u32 @flags.  The kernel accepts a smaller
  *   struct down to the first published version of it (the *_SIZE_VER0
  *   constants) and a larger one whose extra bytes are all zero, the way
- *   copy_struct_from_user() does; anything else is -EINVAL.
+ *   copy_struct_from_user() does.  A larger struct with a non-zero byte
+ *   past the kernel's size is -E2BIG (as openat2() and clone3() answer); a
+ *   size below the first version or above a page is -EINVAL.
  * - Unknown bits in @flags and non-zero @reserved fields are -EINVAL, so
  *   that they can be given a meaning later.
  * - Pointers travel as __u64.  A bad pointer is -EFAULT.
@@ -27,10 +31,10 @@
 #include <linux/ioctl.h>
 
 /* Bumped on incompatible changes only; additions extend structs instead. */
-#define COLIBRI_ABI_VERSION	1
+#define COLIBRI_ABI_VERSION	2
 
 #define COLIBRI_DEVICE_PATH	"/dev/colibri"
-#define COLIBRI_IOC_MAGIC	'C'
+#define COLIBRI_IOC_MAGIC	0xC1
 
 /* Engine ISA levels (struct colibri_info.isa_level). */
 #define COLIBRI_ISA_SCALAR	0	/* portable C, the reference */
