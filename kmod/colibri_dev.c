@@ -161,6 +161,39 @@ static int colibri_ioc_list(void __user *uarg)
 	return 0;
 }
 
+static int colibri_ioc_get_tokenizer(void __user *uarg)
+{
+	struct colibri_tokenizer arg;
+	struct colibri_model *m;
+	u32 usize;
+	int ret;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_TOKENIZER_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
+		return -EINVAL;
+	m = colibri_model_find(arg.name);
+	if (!m)
+		return -ENOENT;
+	/* The section is immutable while we hold the model. */
+	ret = 0;
+	if (m->tok_size && arg.buf_len >= m->tok_size &&
+	    copy_to_user(u64_to_user_ptr(arg.buf), m->tok, m->tok_size))
+		ret = -EFAULT;
+	arg.tok_size = m->tok_size;
+	arg.tok_kind = m->tok_kind;
+	arg.tok_flags = m->tok_flags;
+	arg.bos_id = m->bos_id;
+	arg.eos_id = m->eos_id;
+	arg.pad_id = m->pad_id;
+	colibri_model_put(m);
+	if (!ret && copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
+		ret = -EFAULT;
+	return ret;
+}
+
 static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
 {
 	struct colibri_attach arg;
@@ -409,6 +442,8 @@ static long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 		return colibri_ioc_unload(uarg);
 	case _IOC_NR(COLIBRI_IOC_LIST):
 		return colibri_ioc_list(uarg);
+	case _IOC_NR(COLIBRI_IOC_GET_TOKENIZER):
+		return colibri_ioc_get_tokenizer(uarg);
 	case _IOC_NR(COLIBRI_IOC_EXPORT_DMABUF):
 		return colibri_ioc_export_dmabuf(uarg);
 	case _IOC_NR(COLIBRI_IOC_ATTACH):

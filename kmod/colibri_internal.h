@@ -91,6 +91,11 @@ struct colibri_model {
 	struct cb_model_config cfg;
 	struct cb_model_weights w;
 	u64 file_size;
+	/* the file's tokenizer section (kvmalloc), verified; NULL if none */
+	void *tok;
+	u64 tok_size;
+	u32 tok_kind, tok_flags;
+	s32 bos_id, eos_id, pad_id;
 	atomic_t nr_sessions;
 	wait_queue_head_t sessions_wq;	/* woken when nr_sessions drops */
 	atomic64_t tokens;		/* tokens run through the model */

@@ -97,6 +97,7 @@ static void colibri_model_release(struct kobject *kobj)
 
 	colibri_buf_free(&m->mem);
 	kvfree(m->bind);
+	kvfree(m->tok);
 	mutex_destroy(&m->batch_lock);
 	kfree(m);
 }
@@ -230,6 +231,47 @@ static int colibri_verify_tensors(const struct cb_format_info *info, const void 
 	return 0;
 }
 
+/*
+ * The tokenizer section, read into (unpinned) kernel memory and checked
+ * against the header's CRC32C, so that GET_TOKENIZER can hand it to a
+ * process that knows the model by name only.
+ */
+static int colibri_read_tokenizer(struct file *f, const struct cb_format_info *info,
+				  struct colibri_model *m, char *why)
+{
+	u64 done = 0;
+	u32 crc = 0;
+	int ret;
+
+	m->tok_kind = info->tok_kind;
+	m->tok_flags = info->tok_flags;
+	m->bos_id = info->bos_id;
+	m->eos_id = info->eos_id;
+	m->pad_id = info->pad_id;
+	if (info->tok_kind == COLIBRI_TOK_NONE)
+		return 0;
+	/* cb_format_check_header() bounded the size (COLIBRI_FILE_MAX_TOKENIZER) */
+	m->tok = kvmalloc(info->tok_size, GFP_KERNEL_ACCOUNT);
+	if (!m->tok)
+		return -ENOMEM;
+	m->tok_size = info->tok_size;
+	ret = colibri_read_full(f, m->tok, info->tok_size, info->tok_offset);
+	if (ret)
+		return ret;
+	while (done < info->tok_size) {
+		u64 n = min_t(u64, info->tok_size - done, SZ_4M);
+
+		crc = cb_crc32c(crc, (const u8 *)m->tok + done, n);
+		done += n;
+		cond_resched();
+	}
+	if (crc != info->tok_crc32c) {
+		snprintf(why, CB_FORMAT_WHY_LEN, "tokenizer section: checksum mismatch");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Validates @f and builds an unpublished model; logs why on failure. */
 static int colibri_model_build(struct file *f, struct colibri_model *m, char *why)
 {
@@ -272,7 +314,10 @@ static int colibri_model_build(struct file *f, struct colibri_model *m, char *wh
 	if (ret)
 		goto out;
 
-	/* 2. The data region, straight into pinned memory. */
+	/* 2. The tokenizer, checksummed; then the data, into pinned memory. */
+	ret = colibri_read_tokenizer(f, info, m, why);
+	if (ret)
+		goto out;
 	ret = colibri_buf_alloc(&m->mem, info->data_size);
 	if (ret) {
 		snprintf(why, CB_FORMAT_WHY_LEN,

@@ -366,11 +366,57 @@ struct colibri_export {
 
 #define COLIBRI_EXPORT_SIZE_VER0	88
 
+/**
+ * struct colibri_tokenizer - COLIBRI_IOC_GET_TOKENIZER: a loaded model's
+ *	tokenizer, so that a process can use a model pinned by name alone.
+ * @size: in: sizeof(struct colibri_tokenizer).
+ * @flags: in: must be 0.
+ * @name: in: the model's name.
+ * @buf: in: user pointer to @buf_len bytes for the tokenizer section (may
+ *	be 0 when @buf_len is 0, to ask for the size only).
+ * @buf_len: in: capacity of @buf in bytes.
+ * @tok_size: out: bytes of the tokenizer section, exactly as the model file
+ *	holds it (for COLIBRI_TOK_HF_JSON a Hugging Face tokenizer.json);
+ *	0 when the model has none.  The section was copied to @buf only when
+ *	@buf_len >= @tok_size: a caller with a smaller buffer gets the size
+ *	and calls again, as with COLIBRI_IOC_LIST.
+ * @tok_kind: out: COLIBRI_TOK_* of colibri_format.h.
+ * @tok_flags: out: COLIBRI_TOK_F_* of colibri_format.h.
+ * @bos_id: out: beginning-of-sequence token, or -1.
+ * @eos_id: out: end-of-sequence token, or -1.
+ * @pad_id: out: padding token, or -1.
+ * @reserved0: must be zero.
+ * @reserved: must be zero.
+ *
+ * Anyone who may open the device may call it.  The section was verified
+ * against the file's checksum at LOAD and is kept, unpinned, with the
+ * model.  Errors: -EINVAL for a bad struct or name; -ENOENT if no model has
+ * that name; -EFAULT for a bad pointer.
+ */
+struct colibri_tokenizer {
+	__u32 size;
+	__u32 flags;
+	char name[COLIBRI_NAME_LEN];
+	__u64 buf;
+	__u64 buf_len;
+	__u64 tok_size;
+	__u32 tok_kind;
+	__u32 tok_flags;
+	__s32 bos_id;
+	__s32 eos_id;
+	__s32 pad_id;
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+
+#define COLIBRI_TOKENIZER_SIZE_VER0	120
+
 #define COLIBRI_IOC_LOAD	_IOWR(COLIBRI_IOC_MAGIC, 0x01, struct colibri_load)
 #define COLIBRI_IOC_UNLOAD	_IOWR(COLIBRI_IOC_MAGIC, 0x02, struct colibri_unload)
 #define COLIBRI_IOC_ATTACH	_IOWR(COLIBRI_IOC_MAGIC, 0x03, struct colibri_attach)
 #define COLIBRI_IOC_SUBMIT	_IOWR(COLIBRI_IOC_MAGIC, 0x04, struct colibri_submit)
 #define COLIBRI_IOC_LIST	_IOWR(COLIBRI_IOC_MAGIC, 0x05, struct colibri_list)
+#define COLIBRI_IOC_GET_TOKENIZER	_IOWR(COLIBRI_IOC_MAGIC, 0x06, struct colibri_tokenizer)
 #define COLIBRI_IOC_EXPORT_DMABUF	_IOWR(COLIBRI_IOC_MAGIC, 0x10, struct colibri_export)
 
 /* Sizes are ABI: a change here is a new struct version, never an edit. */
@@ -397,5 +443,7 @@ __COLIBRI_ABI_ASSERT(sizeof(struct colibri_model_entry) == COLIBRI_MODEL_ENTRY_S
 		     "struct colibri_model_entry");
 __COLIBRI_ABI_ASSERT(sizeof(struct colibri_export) == COLIBRI_EXPORT_SIZE_VER0,
 		     "struct colibri_export");
+__COLIBRI_ABI_ASSERT(sizeof(struct colibri_tokenizer) == COLIBRI_TOKENIZER_SIZE_VER0,
+		     "struct colibri_tokenizer");
 
 #endif /* _UAPI_LINUX_COLIBRI_H */

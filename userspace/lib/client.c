@@ -134,6 +134,51 @@ int colibri_dev_attach(int fd, const char *name, unsigned int max_context,
 	return 0;
 }
 
+int colibri_dev_get_tokenizer(int fd, const char *name, void **buf, size_t *len,
+			      struct colibri_tokenizer *out)
+{
+	struct colibri_tokenizer arg;
+	void *p = NULL;
+	int ret, tries;
+
+	*buf = NULL;
+	*len = 0;
+	memset(&arg, 0, sizeof(arg));
+	ret = colibri_set_name(arg.name, name);
+	if (ret)
+		return ret;
+	/* Ask for the size, then fetch (a reload in between may change it). */
+	for (tries = 0; tries < 4; tries++) {
+		arg.size = sizeof(arg);
+		if (ioctl(fd, COLIBRI_IOC_GET_TOKENIZER, &arg)) {
+			ret = -errno;
+			free(p);
+			return ret;
+		}
+		if (arg.tok_size <= arg.buf_len)
+			break;
+		free(p);
+		p = malloc(arg.tok_size);
+		if (!p)
+			return -ENOMEM;
+		arg.buf = (uintptr_t)p;
+		arg.buf_len = arg.tok_size;
+	}
+	if (tries == 4) {
+		free(p);
+		return -EAGAIN;
+	}
+	if (!arg.tok_size) {
+		free(p);
+		p = NULL;
+	}
+	*buf = p;
+	*len = arg.tok_size;
+	if (out)
+		*out = arg;
+	return 0;
+}
+
 int colibri_dev_submit(int fd, struct colibri_submit *s)
 {
 	s->size = sizeof(*s);

@@ -8,6 +8,8 @@
 #ifndef LIBCOLIBRI_H
 #define LIBCOLIBRI_H
 
+#include <stddef.h>
+
 #include "colibri.h"
 
 /* Opens /dev/colibri (or $COLIBRI_DEVICE) read-write, close-on-exec. */
@@ -37,6 +39,14 @@ int colibri_dev_list(int fd, struct colibri_model_entry *ents, unsigned int cap)
 /* COLIBRI_IOC_ATTACH; @out (may be NULL) receives the kernel's answer. */
 int colibri_dev_attach(int fd, const char *name, unsigned int max_context,
 		       unsigned int max_batch, struct colibri_attach *out);
+/*
+ * COLIBRI_IOC_GET_TOKENIZER: the tokenizer section of loaded model @name in
+ * a malloc'ed *@buf (free it) of *@len bytes (NULL and 0 when the model has
+ * none); @out (may be NULL) receives the kernel's answer (kind, flags,
+ * BOS/EOS/PAD ids).
+ */
+int colibri_dev_get_tokenizer(int fd, const char *name, void **buf, size_t *len,
+			      struct colibri_tokenizer *out);
 /* COLIBRI_IOC_SUBMIT; @s is filled by the caller except size. */
 int colibri_dev_submit(int fd, struct colibri_submit *s);
 
