@@ -59,7 +59,7 @@ USER_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 USER_LIBS := -lcjson -lpcre2-8 -lutf8proc -luring -lpthread -lm
 
 ENGINE_SRCS := $(wildcard kmod/engine/*.c)
-LIB_SRCS := $(wildcard userspace/lib/*.c)
+LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 CLI_SRCS := $(wildcard userspace/cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 VM_SRCS := $(wildcard tests/vm/*.c)
@@ -186,4 +186,4 @@ lint: $(KSFT_HDR)
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/engine/*.d $(BUILD)/lib/*.d $(BUILD)/cli/*.d $(BUILD)/tests/*/*.d)
+-include $(wildcard $(BUILD)/engine/*.d $(BUILD)/lib/*.d $(BUILD)/lib/*/*.d $(BUILD)/cli/*.d $(BUILD)/tests/*/*.d)
