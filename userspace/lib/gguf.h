@@ -156,7 +156,7 @@ const char *gguf_vtype_name(uint32_t vtype);
 /* Bytes of n elements of a ggml type, 0 if unknown or not a whole block. */
 uint64_t gguf_type_bytes(uint32_t type, uint64_t n);
 
-/* ---- gguf_model.c: GGUF -> engine model and tokenizer ----------------- */
+/* ---- gguf_model.c: GGUF -> engine model ---------------------------------- */
 
 struct cb_tokenizer;
 
@@ -184,6 +184,8 @@ struct gguf_model {
  */
 struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen);
 void gguf_model_free(struct gguf_model *m);
+
+/* ---- gguf_tokenizer.c: GGUF metadata -> tokenizer ------------------------ */
 
 /**
  * gguf_tokenizer_json() - a Hugging Face tokenizer.json equivalent of the
