@@ -4,14 +4,16 @@
  * llama.cpp's converter writes it) as the Hugging Face tokenizer.json and
  * tokenizer_config.json it came from, and loaded as a cb_tokenizer.
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "gguf.h"
 #include "tokenizer.h"
+#include "util.h"
 
 /* llama.cpp token types (tokenizer.ggml.token_type). */
 enum {
@@ -50,76 +52,47 @@ static const struct {
 	  0, 0 },
 };
 
-struct sb {
-	char *p;
-	size_t n, cap;
+/*
+ * The JSON is built as a cJSON tree and printed once.  Errors (only out of
+ * memory) are sticky in struct jb, so the builders read as a plain list and
+ * the caller checks once at the end.  GGUF strings are not NUL-terminated:
+ * @tmp makes a terminated copy for cJSON.
+ */
+struct jb {
+	struct cb_sbuf tmp;
 	int oom;
 };
 
-static void sb_add(struct sb *b, const char *s, size_t n)
+/* Put @v under @key of object @o (or append it to array @o when @key is NULL). */
+static cJSON *jb_put(struct jb *b, cJSON *o, const char *key, cJSON *v)
 {
-	if (b->oom)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *q;
-
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		q = realloc(b->p, cap);
-		if (!q) {
-			b->oom = 1;
-			return;
-		}
-		b->p = q;
-		b->cap = cap;
+	if (!v || !o || !(key ? cJSON_AddItemToObject(o, key, v) : cJSON_AddItemToArray(o, v))) {
+		cJSON_Delete(v);
+		b->oom = 1;
+		return NULL;
 	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = 0;
+	return v;
 }
 
-static void sb_puts(struct sb *b, const char *s)
+static cJSON *jb_strn(struct jb *b, const char *s, size_t n)
 {
-	sb_add(b, s, strlen(s));
-}
-
-static void sb_printf(struct sb *b, const char *fmt, ...)
-{
-	char tmp[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		sb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* A JSON string literal of raw bytes (UTF-8 is passed through). */
-static void sb_jstr(struct sb *b, const char *s, size_t n)
-{
-	size_t i, run = 0;
-
-	sb_add(b, "\"", 1);
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		sb_add(b, s + run, i - run);
-		run = i + 1;
-		if (c == '"' || c == '\\') {
-			char e[2] = { '\\', (char)c };
-
-			sb_add(b, e, 2);
-		} else {
-			sb_printf(b, "\\u%04x", c);
-		}
+	b->tmp.n = 0;
+	if (cb_sbuf_add(&b->tmp, s, n)) {
+		b->oom = 1;
+		return NULL;
 	}
-	sb_add(b, s + run, n - run);
-	sb_add(b, "\"", 1);
+	return cJSON_CreateString(b->tmp.p);
+}
+
+static cJSON *jb_tok(struct jb *b, const struct gguf_str *s)
+{
+	return jb_strn(b, s->p, s->n);
+}
+
+/* @o[@key] = the JSON value written as text in @json (a constant). */
+static void jb_raw(struct jb *b, cJSON *o, const char *key, const char *json)
+{
+	jb_put(b, o, key, cJSON_Parse(json));
 }
 
 /* String -> first id, open addressing over the token array. */
@@ -128,16 +101,6 @@ struct tokmap {
 	int64_t *slot;
 	size_t mask;
 };
-
-static uint64_t hash_bytes(const char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
-	return h;
-}
 
 static int tokmap_init(struct tokmap *m, const struct gguf_str *tok, uint64_t n)
 {
@@ -157,7 +120,7 @@ static int tokmap_init(struct tokmap *m, const struct gguf_str *tok, uint64_t n)
 
 static int64_t tokmap_get(const struct tokmap *m, const char *p, size_t n)
 {
-	size_t h = hash_bytes(p, n) & m->mask;
+	size_t h = cb_hash_bytes(p, n) & m->mask;
 
 	for (; m->slot[h] >= 0; h = (h + 1) & m->mask) {
 		const struct gguf_str *t = &m->tok[m->slot[h]];
@@ -172,7 +135,7 @@ static int64_t tokmap_get(const struct tokmap *m, const char *p, size_t n)
 static int tokmap_put(struct tokmap *m, int64_t id)
 {
 	const struct gguf_str *t = &m->tok[id];
-	size_t h = hash_bytes(t->p, t->n) & m->mask;
+	size_t h = cb_hash_bytes(t->p, t->n) & m->mask;
 
 	for (; m->slot[h] >= 0; h = (h + 1) & m->mask) {
 		const struct gguf_str *u = &m->tok[m->slot[h]];
@@ -208,8 +171,8 @@ static int cmp_merge(const void *a, const void *b)
  * ranked by the score of the piece it makes (highest first), then by the ids
  * of its left and right parts.  Splits fall on code point boundaries.
  */
-static int sp_merges(struct sb *b, const struct gguf_str *tok, uint64_t n, const float *score,
-		     const struct tokmap *map)
+static int sp_merges(struct jb *b, cJSON *out, const struct gguf_str *tok, uint64_t n,
+		     const float *score, const struct tokmap *map)
 {
 	struct merge *mg = NULL, *q;
 	size_t nm = 0, cap = 0, i;
@@ -243,12 +206,11 @@ static int sp_merges(struct sb *b, const struct gguf_str *tok, uint64_t n, const
 		}
 	}
 	qsort(mg, nm, sizeof(*mg), cmp_merge);
-	for (i = 0; i < nm; i++) {
-		sb_puts(b, i ? ",[" : "[");
-		sb_jstr(b, tok[mg[i].l].p, tok[mg[i].l].n);
-		sb_add(b, ",", 1);
-		sb_jstr(b, tok[mg[i].r].p, tok[mg[i].r].n);
-		sb_add(b, "]", 1);
+	for (i = 0; i < nm && !b->oom; i++) {
+		cJSON *pair = jb_put(b, out, NULL, cJSON_CreateArray());
+
+		jb_put(b, pair, NULL, jb_tok(b, &tok[mg[i].l]));
+		jb_put(b, pair, NULL, jb_tok(b, &tok[mg[i].r]));
 	}
 	free(mg);
 	return 0;
@@ -373,49 +335,190 @@ static int is_pad_filler(const struct gguf_str *s, uint64_t id)
 	return n > 0 && s->n == (uint64_t)n && !memcmp(s->p, buf, (size_t)n);
 }
 
-static void special_tmpl(struct sb *b, const struct tokmeta *t)
+static cJSON *special_tmpl(struct jb *b, const struct tokmeta *t)
 {
-	int first = 1;
 	int64_t id[2] = { t->add_bos > 0 ? t->bos : -1, t->add_eos > 0 ? t->eos : -1 };
+	cJSON *pp = cJSON_CreateObject(), *single, *sp, *tk, *o;
 	int k;
 
-	sb_puts(b, "{\"type\":\"TemplateProcessing\",\"single\":[");
-	if (id[0] >= 0) {
-		sb_puts(b, "{\"SpecialToken\":{\"id\":");
-		sb_jstr(b, t->tok[id[0]].p, t->tok[id[0]].n);
-		sb_puts(b, ",\"type_id\":0}},");
+	jb_put(b, pp, "type", cJSON_CreateString("TemplateProcessing"));
+	single = jb_put(b, pp, "single", cJSON_CreateArray());
+	for (k = 0; k < 2; k++) {
+		if (k == 1)
+			jb_raw(b, single, NULL, "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}");
+		if (id[k] < 0)
+			continue;
+		o = jb_put(b, jb_put(b, single, NULL, cJSON_CreateObject()), "SpecialToken",
+			   cJSON_CreateObject());
+		jb_put(b, o, "id", jb_tok(b, &t->tok[id[k]]));
+		jb_put(b, o, "type_id", cJSON_CreateNumber(0));
 	}
-	sb_puts(b, "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}");
-	if (id[1] >= 0) {
-		sb_puts(b, ",{\"SpecialToken\":{\"id\":");
-		sb_jstr(b, t->tok[id[1]].p, t->tok[id[1]].n);
-		sb_puts(b, ",\"type_id\":0}}");
-	}
-	sb_puts(b, "],\"pair\":[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},"
-		"{\"Sequence\":{\"id\":\"B\",\"type_id\":1}}],\"special_tokens\":{");
+	jb_raw(b, pp, "pair", "[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},"
+	       "{\"Sequence\":{\"id\":\"B\",\"type_id\":1}}]");
+	sp = jb_put(b, pp, "special_tokens", cJSON_CreateObject());
 	for (k = 0; k < 2; k++) {
 		if (id[k] < 0 || (k == 1 && id[1] == id[0]))
 			continue;
-		if (!first)
-			sb_add(b, ",", 1);
-		first = 0;
-		sb_jstr(b, t->tok[id[k]].p, t->tok[id[k]].n);
-		sb_puts(b, ":{\"id\":");
-		sb_jstr(b, t->tok[id[k]].p, t->tok[id[k]].n);
-		sb_printf(b, ",\"ids\":[%lld],\"tokens\":[", (long long)id[k]);
-		sb_jstr(b, t->tok[id[k]].p, t->tok[id[k]].n);
-		sb_puts(b, "]}");
+		tk = jb_tok(b, &t->tok[id[k]]);
+		o = jb_put(b, sp, tk ? tk->valuestring : NULL, cJSON_CreateObject());
+		cJSON_Delete(tk);
+		jb_put(b, o, "id", jb_tok(b, &t->tok[id[k]]));
+		jb_put(b, jb_put(b, o, "ids", cJSON_CreateArray()), NULL,
+		       cJSON_CreateNumber((double)id[k]));
+		jb_put(b, jb_put(b, o, "tokens", cJSON_CreateArray()), NULL,
+		       jb_tok(b, &t->tok[id[k]]));
 	}
-	sb_puts(b, "}}");
+	return pp;
+}
+
+/* The fixed parts of the two tokenizer kinds, as the HF files write them. */
+static const char bytelevel_json[] =
+	"{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"trim_offsets\":false,"
+	"\"use_regex\":false}";
+static const char sp_normalizer_json[] =
+	"{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"Prepend\",\"prepend\":\"\u2581\"},"
+	"{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\u2581\"}]}";
+static const char sp_normalizer_nospace_json[] =
+	"{\"type\":\"Sequence\",\"normalizers\":["
+	"{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\u2581\"}]}";
+static const char sp_decoder_json[] =
+	"{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":"
+	"\"\u2581\"},\"content\":\" \"},{\"type\":\"ByteFallback\"},{\"type\":\"Fuse\"},"
+	"{\"type\":\"Strip\",\"content\":\" \",\"start\":1,\"stop\":0}]}";
+static const char sp_decoder_nospace_json[] =
+	"{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":"
+	"\"\u2581\"},\"content\":\" \"},{\"type\":\"ByteFallback\"},{\"type\":\"Fuse\"}]}";
+
+/* added_tokens: control, user-defined and unknown tokens, not the [PAD] fillers. */
+static void added_tokens(struct jb *b, cJSON *root, const struct tokmeta *t)
+{
+	cJSON *arr = jb_put(b, root, "added_tokens", cJSON_CreateArray()), *o;
+	uint64_t i;
+
+	for (i = 0; i < t->n && !b->oom; i++) {
+		if (t->type[i] != TT_CONTROL && t->type[i] != TT_USER_DEFINED &&
+		    t->type[i] != TT_UNKNOWN)
+			continue;
+		if (is_pad_filler(&t->tok[i], i))
+			continue;
+		o = jb_put(b, arr, NULL, cJSON_CreateObject());
+		jb_put(b, o, "id", cJSON_CreateNumber((double)i));
+		jb_put(b, o, "content", jb_tok(b, &t->tok[i]));
+		jb_put(b, o, "single_word", cJSON_CreateFalse());
+		jb_put(b, o, "lstrip", cJSON_CreateFalse());
+		jb_put(b, o, "rstrip", cJSON_CreateFalse());
+		jb_put(b, o, "normalized", cJSON_CreateFalse());
+		jb_put(b, o, "special", cJSON_CreateBool(t->type[i] != TT_USER_DEFINED));
+	}
+}
+
+/* gpt2: byte-level BPE with the regex of tokenizer.ggml.pre. */
+static void gpt2_parts(struct jb *b, cJSON *root, cJSON *model, const struct tokmeta *t,
+		       size_t pi)
+{
+	cJSON *seq, *arr, *split;
+
+	jb_put(b, root, "normalizer", pretoks[pi].nfc ? cJSON_Parse("{\"type\":\"NFC\"}") :
+	       cJSON_CreateNull());
+	seq = jb_put(b, root, "pre_tokenizer", cJSON_CreateObject());
+	jb_put(b, seq, "type", cJSON_CreateString("Sequence"));
+	arr = jb_put(b, seq, "pretokenizers", cJSON_CreateArray());
+	split = jb_put(b, arr, NULL, cJSON_CreateObject());
+	jb_put(b, split, "type", cJSON_CreateString("Split"));
+	jb_put(b, jb_put(b, split, "pattern", cJSON_CreateObject()), "Regex",
+	       cJSON_CreateString(pretoks[pi].regex));
+	jb_put(b, split, "behavior", cJSON_CreateString("Isolated"));
+	jb_put(b, split, "invert", cJSON_CreateFalse());
+	jb_raw(b, arr, NULL, bytelevel_json);
+	if (t->add_bos > 0 || t->add_eos > 0)
+		jb_put(b, root, "post_processor", special_tmpl(b, t));
+	else
+		jb_raw(b, root, "post_processor", bytelevel_json);
+	jb_raw(b, root, "decoder", bytelevel_json);
+	jb_put(b, model, "unk_token", cJSON_CreateNull());
+	jb_put(b, model, "continuing_subword_prefix", cJSON_CreateString(""));
+	jb_put(b, model, "end_of_word_suffix", cJSON_CreateString(""));
+	jb_put(b, model, "fuse_unk", cJSON_CreateFalse());
+	jb_put(b, model, "byte_fallback", cJSON_CreateFalse());
+	jb_put(b, model, "ignore_merges", cJSON_CreateBool(pretoks[pi].ignore_merges));
+}
+
+/* llama (SentencePiece): BPE with byte fallback, ▁ for spaces. */
+static void sp_parts(struct jb *b, cJSON *root, cJSON *model, struct tokmeta *t)
+{
+	if (t->add_bos < 0)
+		t->add_bos = 1;	/* llama.cpp's default for SentencePiece */
+	jb_raw(b, root, "normalizer", t->add_space ? sp_normalizer_json :
+	       sp_normalizer_nospace_json);
+	jb_put(b, root, "pre_tokenizer", cJSON_CreateNull());
+	jb_put(b, root, "post_processor", special_tmpl(b, t));
+	jb_raw(b, root, "decoder", t->add_space ? sp_decoder_json : sp_decoder_nospace_json);
+	jb_put(b, model, "unk_token", t->unk >= 0 ? jb_tok(b, &t->tok[t->unk]) :
+	       cJSON_CreateNull());
+	jb_put(b, model, "continuing_subword_prefix", cJSON_CreateNull());
+	jb_put(b, model, "end_of_word_suffix", cJSON_CreateNull());
+	jb_put(b, model, "fuse_unk", cJSON_CreateTrue());
+	jb_put(b, model, "byte_fallback", cJSON_CreateTrue());
+	jb_put(b, model, "ignore_merges", cJSON_CreateFalse());
+}
+
+/* The vocabulary: every token, first id wins for duplicate strings. */
+static void vocab(struct jb *b, cJSON *model, const struct tokmeta *t, struct tokmap *map)
+{
+	cJSON *v = jb_put(b, model, "vocab", cJSON_CreateObject());
+	uint64_t i;
+
+	for (i = 0; i < t->n && !b->oom; i++) {
+		if (!tokmap_put(map, (int64_t)i))
+			continue;
+		b->tmp.n = 0;
+		if (cb_sbuf_add(&b->tmp, t->tok[i].p, t->tok[i].n)) {
+			b->oom = 1;
+			break;
+		}
+		jb_put(b, v, b->tmp.p, cJSON_CreateNumber((double)i));
+	}
+}
+
+/* Index of tokenizer.ggml.pre in pretoks[], or -1 with the reason in err. */
+static int find_pre(const struct gguf_file *f, struct tokmeta *t, char *err, size_t errlen)
+{
+	size_t pi;
+
+	if (!t->pre.n) {
+		t->pre.p = "default";
+		t->pre.n = 7;
+	}
+	for (pi = 0; pi < sizeof(pretoks) / sizeof(pretoks[0]); pi++)
+		if (strlen(pretoks[pi].pre) == t->pre.n &&
+		    !memcmp(pretoks[pi].pre, t->pre.p, t->pre.n))
+			return (int)pi;
+	snprintf(err, errlen, "%s: pre-tokenizer '%.*s' (tokenizer.ggml.pre) is not "
+		 "supported (qwen2, llama-bpe, gpt-2, olmo, default are)", f->path,
+		 (int)(t->pre.n > 32 ? 32 : t->pre.n), t->pre.p);
+	return -1;
+}
+
+/* Print @root (and free it) as the caller's result; NULL when out of memory. */
+static char *print_json(struct jb *b, cJSON *root, size_t *len)
+{
+	char *s = b->oom ? NULL : cJSON_PrintUnformatted(root);
+
+	cJSON_Delete(root);
+	free(b->tmp.p);
+	if (s)
+		*len = strlen(s);
+	return s;
 }
 
 char *gguf_tokenizer_json(const struct gguf_file *f, size_t *len, char *err, size_t errlen)
 {
 	struct tokmeta t;
 	struct tokmap map = { 0 };
-	struct sb b = { 0 };
-	int gpt2, first = 1;
-	size_t pi = 0;
+	struct jb b = { 0 };
+	cJSON *root = NULL, *model, *merges;
+	int gpt2, pi = 0;
+	char *out;
 	uint64_t i;
 
 	if (tokmeta_read(f, &t, err, errlen))
@@ -427,130 +530,59 @@ char *gguf_tokenizer_json(const struct gguf_file *f, size_t *len, char *err, siz
 		goto fail;
 	}
 	if (gpt2) {
-		if (!t.pre.n) {
-			t.pre.p = "default";
-			t.pre.n = 7;
-		}
-		for (pi = 0; pi < sizeof(pretoks) / sizeof(pretoks[0]); pi++)
-			if (strlen(pretoks[pi].pre) == t.pre.n &&
-			    !memcmp(pretoks[pi].pre, t.pre.p, t.pre.n))
-				break;
-		if (pi == sizeof(pretoks) / sizeof(pretoks[0])) {
-			snprintf(err, errlen, "%s: pre-tokenizer '%.*s' (tokenizer.ggml.pre) is not "
-				 "supported (qwen2, llama-bpe, gpt-2, olmo, default are)", f->path,
-				 (int)(t.pre.n > 32 ? 32 : t.pre.n), t.pre.p);
+		pi = find_pre(f, &t, err, errlen);
+		if (pi < 0)
 			goto fail;
-		}
 		if (!t.merges) {
 			snprintf(err, errlen, "%s: gpt2 tokenizer without tokenizer.ggml.merges",
 				 f->path);
 			goto fail;
 		}
 	}
-	if (tokmap_init(&map, t.tok, t.n)) {
-		snprintf(err, errlen, "%s: out of memory", f->path);
-		goto fail;
-	}
+	if (tokmap_init(&map, t.tok, t.n))
+		goto oom;
 
-	sb_puts(&b, "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":[");
-	for (i = 0; i < t.n; i++) {
-		if (t.type[i] != TT_CONTROL && t.type[i] != TT_USER_DEFINED &&
-		    t.type[i] != TT_UNKNOWN)
-			continue;
-		if (is_pad_filler(&t.tok[i], i))
-			continue;
-		sb_printf(&b, "%s{\"id\":%llu,\"content\":", first ? "" : ",", (unsigned long long)i);
-		first = 0;
-		sb_jstr(&b, t.tok[i].p, t.tok[i].n);
-		sb_printf(&b, ",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"
-			  "\"normalized\":false,\"special\":%s}",
-			  t.type[i] == TT_USER_DEFINED ? "false" : "true");
-	}
-	sb_puts(&b, "],");
-	if (gpt2) {
-		sb_puts(&b, pretoks[pi].nfc ? "\"normalizer\":{\"type\":\"NFC\"}," :
-			"\"normalizer\":null,");
-		sb_puts(&b, "\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":["
-			"{\"type\":\"Split\",\"pattern\":{\"Regex\":");
-		sb_jstr(&b, pretoks[pi].regex, strlen(pretoks[pi].regex));
-		sb_puts(&b, "},\"behavior\":\"Isolated\",\"invert\":false},{\"type\":"
-			"\"ByteLevel\",\"add_prefix_space\":false,\"trim_offsets\":false,"
-			"\"use_regex\":false}]},\"post_processor\":");
-		if (t.add_bos > 0 || t.add_eos > 0)
-			special_tmpl(&b, &t);
-		else
-			sb_puts(&b, "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,"
-				"\"trim_offsets\":false,\"use_regex\":false}");
-		sb_puts(&b, ",\"decoder\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false,"
-			"\"trim_offsets\":false,\"use_regex\":false},\"model\":{\"type\":\"BPE\","
-			"\"dropout\":null,\"unk_token\":null,\"continuing_subword_prefix\":\"\","
-			"\"end_of_word_suffix\":\"\",\"fuse_unk\":false,\"byte_fallback\":false,");
-		sb_printf(&b, "\"ignore_merges\":%s,", pretoks[pi].ignore_merges ? "true" : "false");
-	} else {
-		if (t.add_bos < 0)
-			t.add_bos = 1;	/* llama.cpp's default for SentencePiece */
-		sb_puts(&b, "\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[");
-		if (t.add_space)
-			sb_puts(&b, "{\"type\":\"Prepend\",\"prepend\":\"\u2581\"},");
-		sb_puts(&b, "{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":"
-			"\"\u2581\"}]},\"pre_tokenizer\":null,\"post_processor\":");
-		special_tmpl(&b, &t);
-		sb_puts(&b, ",\"decoder\":{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\","
-			"\"pattern\":{\"String\":\"\u2581\"},\"content\":\" \"},{\"type\":"
-			"\"ByteFallback\"},{\"type\":\"Fuse\"}");
-		if (t.add_space)
-			sb_puts(&b, ",{\"type\":\"Strip\",\"content\":\" \",\"start\":1,\"stop\":0}");
-		sb_puts(&b, "]},\"model\":{\"type\":\"BPE\",\"dropout\":null,\"unk_token\":");
-		if (t.unk >= 0)
-			sb_jstr(&b, t.tok[t.unk].p, t.tok[t.unk].n);
-		else
-			sb_puts(&b, "null");
-		sb_puts(&b, ",\"continuing_subword_prefix\":null,\"end_of_word_suffix\":null,"
-			"\"fuse_unk\":true,\"byte_fallback\":true,\"ignore_merges\":false,");
-	}
-	/* the vocabulary: every token, first id wins for duplicate strings */
-	sb_puts(&b, "\"vocab\":{");
-	first = 1;
-	for (i = 0; i < t.n; i++) {
-		if (!tokmap_put(&map, (int64_t)i))
-			continue;
-		if (!first)
-			sb_add(&b, ",", 1);
-		first = 0;
-		sb_jstr(&b, t.tok[i].p, t.tok[i].n);
-		sb_printf(&b, ":%llu", (unsigned long long)i);
-	}
-	sb_puts(&b, "},\"merges\":[");
+	root = cJSON_CreateObject();
+	jb_put(&b, root, "version", cJSON_CreateString("1.0"));
+	jb_put(&b, root, "truncation", cJSON_CreateNull());
+	jb_put(&b, root, "padding", cJSON_CreateNull());
+	added_tokens(&b, root, &t);
+	/* the model object goes last; its type first, as HF writes it */
+	model = cJSON_CreateObject();
+	jb_put(&b, model, "type", cJSON_CreateString("BPE"));
+	jb_put(&b, model, "dropout", cJSON_CreateNull());
+	if (gpt2)
+		gpt2_parts(&b, root, model, &t, (size_t)pi);
+	else
+		sp_parts(&b, root, model, &t);
+	jb_put(&b, root, "model", model);
+	vocab(&b, model, &t, &map);
+	merges = jb_put(&b, model, "merges", cJSON_CreateArray());
 	if (gpt2) {
 		struct gguf_str *mg = gguf_str_array(t.merges);
 
-		if (!mg) {
-			snprintf(err, errlen, "%s: out of memory", f->path);
-			goto fail;
-		}
-		for (i = 0; i < t.merges->arr_n; i++) {
-			if (i)
-				sb_add(&b, ",", 1);
-			sb_jstr(&b, mg[i].p, mg[i].n);
-		}
+		if (!mg)
+			goto oom;
+		for (i = 0; i < t.merges->arr_n && !b.oom; i++)
+			jb_put(&b, merges, NULL, jb_tok(&b, &mg[i]));
 		free(mg);
-	} else if (sp_merges(&b, t.tok, t.n, t.score, &map)) {
-		snprintf(err, errlen, "%s: out of memory", f->path);
-		goto fail;
+	} else if (sp_merges(&b, merges, t.tok, t.n, t.score, &map)) {
+		goto oom;
 	}
-	sb_puts(&b, "]}}");
-	if (b.oom) {
-		snprintf(err, errlen, "%s: out of memory", f->path);
-		goto fail;
-	}
+	out = print_json(&b, root, len);
+	root = NULL;
+	if (!out)
+		goto oom;
 	free(map.slot);
 	tokmeta_free(&t);
-	*len = b.n;
-	return b.p;
+	return out;
+oom:
+	snprintf(err, errlen, "%s: out of memory", f->path);
 fail:
+	cJSON_Delete(root);
+	free(b.tmp.p);
 	free(map.slot);
 	tokmeta_free(&t);
-	free(b.p);
 	return NULL;
 }
 
@@ -558,7 +590,9 @@ char *gguf_tokenizer_config_json(const struct gguf_file *f, size_t *len, char *e
 				 size_t errlen)
 {
 	struct tokmeta t;
-	struct sb b = { 0 };
+	struct jb b = { 0 };
+	cJSON *root;
+	char *out;
 	int sp;
 
 	if (tokmeta_read(f, &t, err, errlen)) {
@@ -568,28 +602,18 @@ char *gguf_tokenizer_config_json(const struct gguf_file *f, size_t *len, char *e
 	sp = t.model.n == 5 && !memcmp(t.model.p, "llama", 5);
 	if (t.add_bos < 0)
 		t.add_bos = sp;
-	sb_puts(&b, "{");
-	if (t.bos >= 0) {
-		sb_puts(&b, "\"bos_token\":");
-		sb_jstr(&b, t.tok[t.bos].p, t.tok[t.bos].n);
-		sb_puts(&b, ",");
-	}
-	if (t.eos >= 0) {
-		sb_puts(&b, "\"eos_token\":");
-		sb_jstr(&b, t.tok[t.eos].p, t.tok[t.eos].n);
-		sb_puts(&b, ",");
-	}
-	sb_printf(&b, "\"add_bos_token\":%s,\"add_eos_token\":%s}",
-		  t.add_bos > 0 && t.bos >= 0 ? "true" : "false",
-		  t.add_eos > 0 && t.eos >= 0 ? "true" : "false");
+	root = cJSON_CreateObject();
+	if (t.bos >= 0)
+		jb_put(&b, root, "bos_token", jb_tok(&b, &t.tok[t.bos]));
+	if (t.eos >= 0)
+		jb_put(&b, root, "eos_token", jb_tok(&b, &t.tok[t.eos]));
+	jb_put(&b, root, "add_bos_token", cJSON_CreateBool(t.add_bos > 0 && t.bos >= 0));
+	jb_put(&b, root, "add_eos_token", cJSON_CreateBool(t.add_eos > 0 && t.eos >= 0));
 	tokmeta_free(&t);
-	if (b.oom) {
-		free(b.p);
+	out = print_json(&b, root, len);
+	if (!out)
 		snprintf(err, errlen, "%s: out of memory", f->path);
-		return NULL;
-	}
-	*len = b.n;
-	return b.p;
+	return out;
 }
 
 struct cb_tokenizer *gguf_tokenizer_load(const struct gguf_file *f, char *err, size_t errlen)
