@@ -13,6 +13,11 @@
  *   tok_offset          tokenizer section (tok_size bytes, verbatim HF
  *                       tokenizer.json), anywhere between the end of the
  *                       directory and data_offset
+ *   tmpl_offset         chat template section (optional, flag
+ *                       COLIBRI_FILE_F_CHAT_TEMPLATE: tmpl_size bytes of the
+ *                       model's Jinja chat template, UTF-8), likewise between
+ *                       the directory and data_offset, not overlapping the
+ *                       tokenizer
  *   data_offset         data region, data_offset % 4096 == 0, up to the end
  *                       of the file (data_offset + data_size == file_size);
  *                       tensor offsets are relative to data_offset and
@@ -29,7 +34,8 @@
  * value and final xor 0xFFFFFFFF; crc32c("123456789") == 0xE3069283):
  * header_crc32c covers bytes [0, dir_offset + n_tensors * 64) with the
  * header_crc32c field itself taken as zero; tok_crc32c covers the tokenizer
- * section; each directory entry's crc32c covers that tensor's bytes.
+ * section; tmpl_crc32c covers the chat template section; each directory
+ * entry's crc32c covers that tensor's bytes.
  *
  * Versioning: @version changes only on incompatible changes (readers refuse
  * versions they do not know).  Compatible additions use reserved fields or
@@ -68,12 +74,15 @@
 /* Limits a reader enforces (a writer never needs more). */
 #define COLIBRI_FILE_MAX_SIZE		(1ULL << 48)	/* 256 TiB */
 #define COLIBRI_FILE_MAX_TOKENIZER	(256u << 20)	/* 256 MiB */
+#define COLIBRI_FILE_MAX_CHAT_TEMPLATE	(1u << 20)	/* 1 MiB */
 
 /* "none" in colibri_file_tensor.layer/.expert and in the token ids. */
 #define COLIBRI_FILE_NONE		0xffffffffu
 
-/* colibri_file_header.flags: none defined yet. */
-#define COLIBRI_FILE_F_ALL		0ULL
+/* colibri_file_header.flags */
+/* The file has a chat template section (tmpl_offset, tmpl_size, tmpl_crc32c). */
+#define COLIBRI_FILE_F_CHAT_TEMPLATE	(1ULL << 0)
+#define COLIBRI_FILE_F_ALL		COLIBRI_FILE_F_CHAT_TEMPLATE
 
 /* colibri_file_header.tok_kind */
 #define COLIBRI_TOK_NONE		0	/* no tokenizer section */
@@ -125,7 +134,7 @@ struct colibri_file_config {
  * @magic: COLIBRI_FILE_MAGIC.
  * @version: COLIBRI_FILE_VERSION.
  * @header_size: sizeof(struct colibri_file_header) == 512.
- * @flags: COLIBRI_FILE_F_* (none defined: must be 0).
+ * @flags: COLIBRI_FILE_F_*; unknown bits must be 0.
  * @file_size: the file's exact length in bytes.
  * @dir_offset: start of the tensor directory; == @header_size.
  * @n_tensors: directory entries; exactly the number the config requires.
@@ -146,6 +155,10 @@ struct colibri_file_config {
  * @name: model name, UTF-8 without control characters, NUL-terminated,
  *	zero after the NUL.
  * @config: the architecture.
+ * @tmpl_offset: start of the chat template section (0 without
+ *	COLIBRI_FILE_F_CHAT_TEMPLATE).
+ * @tmpl_size: its length, 1 .. COLIBRI_FILE_MAX_CHAT_TEMPLATE (0 without).
+ * @tmpl_crc32c: CRC32C of the chat template section (0 without).
  * @reserved: must be 0.
  */
 struct colibri_file_header {
@@ -171,7 +184,10 @@ struct colibri_file_header {
 	__u32 header_crc32c;		/* 108 */
 	__u8 name[COLIBRI_FILE_NAME_LEN];	/* 112 */
 	struct colibri_file_config config;	/* 176 */
-	__u32 reserved[44];		/* 336 .. 512 */
+	__u64 tmpl_offset;		/* 336 */
+	__u64 tmpl_size;		/* 344 */
+	__u32 tmpl_crc32c;		/* 352 */
+	__u32 reserved[39];		/* 356 .. 512 */
 };
 
 /* Byte offset of header_crc32c, for checksumming around it. */
@@ -260,6 +276,8 @@ __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, header_crc32
 		     COLIBRI_FILE_HEADER_CRC_OFFSET, "header_crc32c offset");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, config) == 176,
 		     "config offset");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, tmpl_offset) == 336,
+		     "tmpl_offset offset");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_tensor, offset) == 24,
 		     "tensor offset");
 

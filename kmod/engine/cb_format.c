@@ -687,6 +687,37 @@ static int check_tokenizer(const cb_u8 *h, struct cb_format_info *info,
 	return 0;
 }
 
+/* The optional chat template: like the tokenizer, between directory and data. */
+static int check_chat_template(const cb_u8 *h, cb_u64 flags, struct cb_format_info *info,
+			       char *why, cb_u32 whylen)
+{
+	cb_u64 end, tok_end = info->tok_offset + info->tok_size;
+
+	info->tmpl_offset = rd64(h, HOFF(tmpl_offset));
+	info->tmpl_size = rd64(h, HOFF(tmpl_size));
+	info->tmpl_crc32c = rd32(h, HOFF(tmpl_crc32c));
+	if (!(flags & COLIBRI_FILE_F_CHAT_TEMPLATE)) {
+		if (info->tmpl_offset || info->tmpl_size || info->tmpl_crc32c)
+			return HFAIL("no chat template but its offset/size/crc set");
+		return 0;
+	}
+	if (!info->tmpl_size || info->tmpl_size > COLIBRI_FILE_MAX_CHAT_TEMPLATE)
+		return HFAIL("chat template size %L outside 1..%u", info->tmpl_size,
+			     COLIBRI_FILE_MAX_CHAT_TEMPLATE);
+	if (info->tmpl_offset < info->dir_end)
+		return HFAIL("chat template at %L overlaps header or directory (end %L)",
+			     info->tmpl_offset, info->dir_end);
+	if (__builtin_add_overflow(info->tmpl_offset, info->tmpl_size, &end) ||
+	    end > info->data_offset)
+		return HOVF("chat template [%L, +%L) runs into the data region at %L",
+			    info->tmpl_offset, info->tmpl_size, info->data_offset);
+	/* tok_end cannot wrap: check_tokenizer() bounded it by data_offset */
+	if (info->tok_size && info->tmpl_offset < tok_end && info->tok_offset < end)
+		return HFAIL("chat template [%L, +%L) overlaps the tokenizer",
+			     info->tmpl_offset, info->tmpl_size);
+	return 0;
+}
+
 int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 			   struct cb_format_info *info, char *why, cb_u32 whylen)
 {
@@ -775,6 +806,9 @@ int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 			     COLIBRI_FILE_TENSOR_ALIGN_MAX);
 
 	r = check_tokenizer(h, info, why, whylen);
+	if (r)
+		return r;
+	r = check_chat_template(h, flags, info, why, whylen);
 	if (r)
 		return r;
 	return check_name(h, info, why, whylen);

@@ -63,6 +63,9 @@ typedef signed int __s32;
  * @bos_id: BOS token or -1.
  * @eos_id: EOS token or -1.
  * @pad_id: padding token or -1.
+ * @tmpl_offset: chat template section (0 if none).
+ * @tmpl_size: its length.
+ * @tmpl_crc32c: expected CRC32C of the chat template section.
  * @name: model name, NUL-terminated.
  * @cfg: the architecture, as the engine wants it.
  */
@@ -82,6 +85,9 @@ struct cb_format_info {
 	cb_s32 bos_id;
 	cb_s32 eos_id;
 	cb_s32 pad_id;
+	cb_u64 tmpl_offset;
+	cb_u64 tmpl_size;
+	cb_u32 tmpl_crc32c;
 	char name[COLIBRI_FILE_NAME_LEN];
 	struct cb_model_config cfg;
 };

@@ -62,6 +62,9 @@ static struct cb_model_config test_cfg(void)
 static const char tok_json[] = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1},"
 			       "\"merges\":[]}}";
 
+static const char tmpl_text[] = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n"
+				 "{% endfor %}";
+
 /* Deterministic bytes for tensor i. */
 static void fill(unsigned char *p, size_t n, uint32_t seed)
 {
@@ -94,6 +97,7 @@ static int write_good(const char *out)
 		.name = "test-model", .tokenizer_json = tok_json,
 		.tokenizer_len = sizeof(tok_json) - 1, .bos_id = 1, .eos_id = 2, .pad_id = -1,
 		.tok_flags = COLIBRI_TOK_F_ADD_BOS,
+		.chat_template = tmpl_text, .chat_template_len = sizeof(tmpl_text) - 1,
 	};
 	char err[256];
 	struct cbfile_writer *w = cbfile_writer_begin(out, &c, &meta, err, sizeof(err));
@@ -298,6 +302,15 @@ static const struct mcase cases[] = {
 	{ "tok_into_data", H, 0, 0, HOFF(tok_offset), 8, ~0ULL - 10, -CB_EOVERFLOW,
 	  "runs into the data region" },
 	{ "tok_flags_unknown", H, 0, 0, HOFF(tok_flags), 4, 8, -CB_EINVAL, "tok_flags 8" },
+	{ "tmpl_fields_without_flag", H, 0, 0, HOFF(flags), 8, 0, -CB_EINVAL,
+	  "no chat template but" },
+	{ "tmpl_size_zero", H, 0, 0, HOFF(tmpl_size), 8, 0, -CB_EINVAL, "chat template size 0" },
+	{ "tmpl_size_huge", H, 0, 0, HOFF(tmpl_size), 8, 2u << 20, -CB_EINVAL,
+	  "chat template size 2097152 outside 1..1048576" },
+	{ "tmpl_in_directory", H, 0, 0, HOFF(tmpl_offset), 8, 600, -CB_EINVAL,
+	  "chat template at 600 overlaps header or directory" },
+	{ "tmpl_into_data", H, 0, 0, HOFF(tmpl_offset), 8, ~0ULL - 10, -CB_EOVERFLOW,
+	  "chat template [" },
 	{ "add_bos_without_bos", H, 0, 0, HOFF(bos_id), 4, 0xffffffff, -CB_EINVAL,
 	  "add_bos set without" },
 	{ "eos_outside_vocab", H, 0, 0, HOFF(eos_id), 4, 64, -CB_EINVAL,
@@ -367,6 +380,32 @@ static void test_good_file_accepted(void)
 	CB_CHECK(info.tok_size == sizeof(tok_json) - 1 &&
 		 !memcmp(good + info.tok_offset, tok_json, info.tok_size), "tokenizer bytes");
 	CB_CHECK(info.n_tensors == cb_format_tensor_count(&info.cfg), "count");
+	CB_CHECK(info.tmpl_size == sizeof(tmpl_text) - 1 && info.tmpl_offset >= info.dir_end &&
+		 info.tmpl_offset % 64 == 0 &&
+		 info.tmpl_offset >= info.tok_offset + info.tok_size &&
+		 !memcmp(good + info.tmpl_offset, tmpl_text, info.tmpl_size),
+		 "chat template section at %llu", (unsigned long long)info.tmpl_offset);
+}
+
+/* The chat template section may not overlap the tokenizer section. */
+static void test_chat_template_overlap(void)
+{
+	char why[CB_FORMAT_WHY_LEN];
+	unsigned char *b = aligned_alloc(4096, good_len + 4096);
+	const struct colibri_file_header *h = (const void *)good;
+	int r;
+
+	if (!good || !b) {
+		CB_CHECK(0, "no good file");
+		free(b);
+		return;
+	}
+	memcpy(b, good, good_len);
+	put(b, HOFF(tmpl_offset), 8, h->tok_offset + 8);
+	reseal(b);
+	r = check_copy(b, good_len, why);
+	CB_CHECK(r == -CB_EINVAL && strstr(why, "overlaps the tokenizer"), "%d %s", r, why);
+	free(b);
 }
 
 static void test_every_rejection(void)
@@ -545,6 +584,8 @@ static void test_cbfile_open_and_verify(void)
 	CB_CHECK(f, "open: %s", err);
 	if (f) {
 		CB_CHECK(cbfile_tokenizer(f, &tl) && tl == sizeof(tok_json) - 1, "tokenizer");
+		CB_CHECK(cbfile_chat_template(f, &tl) && tl == sizeof(tmpl_text) - 1 &&
+			 !memcmp(cbfile_chat_template(f, &tl), tmpl_text, tl), "chat template");
 		CB_CHECK(f->cfg.n_experts == 4 && f->w.layers[2].router.rows == 4, "bound");
 		cbfile_close(f);
 	}
@@ -573,6 +614,19 @@ static void test_cbfile_open_and_verify(void)
 	}
 	f = cbfile_open(bad, 0, err, sizeof(err));
 	CB_CHECK(!f && strstr(err, "tokenizer section checksum"), "tokenizer crc: %s", err);
+	cbfile_close(f);
+	/* a corrupted chat template byte: refused at open too */
+	{
+		const struct colibri_file_header *h = (const void *)good;
+
+		fp = fopen(bad, "wb");
+		fwrite(good, 1, good_len, fp);
+		fseek(fp, (long)h->tmpl_offset + 5, SEEK_SET);
+		fputc('#', fp);
+		fclose(fp);
+	}
+	f = cbfile_open(bad, 0, err, sizeof(err));
+	CB_CHECK(!f && strstr(err, "chat template section checksum"), "template crc: %s", err);
 	cbfile_close(f);
 	f = cbfile_open("/nonexistent.colibri", 0, err, sizeof(err));
 	CB_CHECK(!f && strstr(err, "/nonexistent.colibri"), "missing: %s", err);
@@ -695,6 +749,7 @@ int main(void)
 	CB_RUN(test_slot_index_round_trip);
 	CB_RUN(test_good_file_accepted);
 	CB_RUN(test_every_rejection);
+	CB_RUN(test_chat_template_overlap);
 	CB_RUN(test_structural_rejections);
 	CB_RUN(test_bind_and_crc);
 	CB_RUN(test_cbfile_open_and_verify);

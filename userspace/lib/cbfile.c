@@ -126,6 +126,13 @@ struct cbfile *cbfile_open(const char *path, unsigned int flags, char *err, size
 		       path);
 		goto fail;
 	}
+	if (f->info.tmpl_size &&
+	    cbfile_crc32c(0, f->map + f->info.tmpl_offset, f->info.tmpl_size) !=
+	    f->info.tmpl_crc32c) {
+		cb_set_err(err, errlen,
+			   "%s: chat template section checksum mismatch (corrupt file)", path);
+		goto fail;
+	}
 	bsz = cb_format_bind_size(&f->info);
 	f->bind_mem = aligned_alloc(64, bsz);
 	if (!f->bind_mem) {
@@ -189,6 +196,12 @@ const char *cbfile_tokenizer(const struct cbfile *f, size_t *len)
 	return (const char *)f->map + f->info.tok_offset;
 }
 
+const char *cbfile_chat_template(const struct cbfile *f, size_t *len)
+{
+	*len = f->info.tmpl_size;
+	return f->info.tmpl_size ? (const char *)f->map + f->info.tmpl_offset : NULL;
+}
+
 struct cb_tokenizer *cbfile_load_tokenizer(const struct cbfile *f, char *err, size_t errlen)
 {
 	struct cb_tokenizer *tok;
@@ -227,10 +240,11 @@ struct cbfile_writer {
 	struct cbfile_meta meta;
 	char name[COLIBRI_FILE_NAME_LEN];
 	void *tok;		/* copy of the tokenizer bytes */
+	void *tmpl;		/* copy of the chat template */
 	uint32_t n;
 	struct wslot *slots;
 	int laid_out;
-	uint64_t tok_offset, data_offset, data_size, file_size;
+	uint64_t tok_offset, tmpl_offset, data_offset, data_size, file_size;
 	uint32_t data_align;
 	struct wslot *cur;	/* tensor being streamed */
 	uint64_t cur_done;
@@ -276,6 +290,12 @@ static int check_meta(const struct cb_model_config *c, const struct cbfile_meta 
 	    (m->tokenizer_json && !m->tokenizer_len)) {
 		cb_set_err(err, errlen, "tokenizer of %zu bytes (1..%u allowed)", m->tokenizer_len,
 		       COLIBRI_FILE_MAX_TOKENIZER);
+		return -1;
+	}
+	if (m->chat_template_len > COLIBRI_FILE_MAX_CHAT_TEMPLATE ||
+	    (m->chat_template && !m->chat_template_len)) {
+		cb_set_err(err, errlen, "chat template of %zu bytes (1..%u allowed)",
+			   m->chat_template_len, COLIBRI_FILE_MAX_CHAT_TEMPLATE);
 		return -1;
 	}
 #define ID_OK(id) ((id) == -1 || ((id) >= 0 && (uint32_t)(id) < c->vocab_size))
@@ -325,6 +345,7 @@ struct cbfile_writer *cbfile_writer_begin(const char *out_path,
 	w->meta = *meta;
 	w->meta.name = NULL;
 	w->meta.tokenizer_json = NULL;
+	w->meta.chat_template = NULL;
 	if (meta->name)
 		snprintf(w->name, sizeof(w->name), "%s", meta->name);
 	w->data_align = meta->data_align ? meta->data_align : COLIBRI_FILE_TENSOR_ALIGN_MIN;
@@ -341,6 +362,12 @@ struct cbfile_writer *cbfile_writer_begin(const char *out_path,
 		if (!w->tok)
 			goto oom;
 		memcpy(w->tok, meta->tokenizer_json, meta->tokenizer_len);
+	}
+	if (meta->chat_template) {
+		w->tmpl = malloc(meta->chat_template_len);
+		if (!w->tmpl)
+			goto oom;
+		memcpy(w->tmpl, meta->chat_template, meta->chat_template_len);
 	}
 	for (i = 0; i < w->n; i++) {
 		cb_format_tensor_slot(cfg, i, &w->slots[i].s);
@@ -441,15 +468,18 @@ static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
 
 int cbfile_writer_layout(struct cbfile_writer *w)
 {
-	uint64_t off, dir_end;
+	uint64_t off, dir_end, end;
 	uint32_t i;
 
 	if (w->laid_out)
 		return werr(w, "layout called twice");
 	dir_end = COLIBRI_FILE_HEADER_SIZE + (uint64_t)w->n * COLIBRI_FILE_TENSOR_SIZE;
 	w->tok_offset = w->tok ? CB_ALIGN(dir_end, (uint64_t)64) : 0;
-	w->data_offset = CB_ALIGN(w->tok ? w->tok_offset + w->meta.tokenizer_len : dir_end,
-				  (uint64_t)COLIBRI_FILE_DATA_ALIGN);
+	end = w->tok ? w->tok_offset + w->meta.tokenizer_len : dir_end;
+	w->tmpl_offset = w->tmpl ? CB_ALIGN(end, (uint64_t)64) : 0;
+	if (w->tmpl)
+		end = w->tmpl_offset + w->meta.chat_template_len;
+	w->data_offset = CB_ALIGN(end, (uint64_t)COLIBRI_FILE_DATA_ALIGN);
 	off = 0;
 	for (i = 0; i < w->n; i++) {
 		struct wslot *s = &w->slots[i];
@@ -471,6 +501,8 @@ int cbfile_writer_layout(struct cbfile_writer *w)
 	if (ftruncate(w->fd, (off_t)w->file_size))
 		return werr(w, "%s: %s", w->tmp_path, strerror(errno));
 	if (w->tok && pwrite_all(w->fd, w->tok, w->meta.tokenizer_len, w->tok_offset))
+		return werr(w, "%s: %s", w->tmp_path, strerror(errno));
+	if (w->tmpl && pwrite_all(w->fd, w->tmpl, w->meta.chat_template_len, w->tmpl_offset))
 		return werr(w, "%s: %s", w->tmp_path, strerror(errno));
 	w->laid_out = 1;
 	return 0;
@@ -567,6 +599,12 @@ static void *build_head(struct cbfile_writer *w, size_t *len)
 	h->pad_id = w->meta.pad_id;
 	h->tok_flags = w->meta.tok_flags;
 	h->tok_crc32c = w->tok ? cbfile_crc32c(0, w->tok, w->meta.tokenizer_len) : 0;
+	if (w->tmpl) {
+		h->flags |= COLIBRI_FILE_F_CHAT_TEMPLATE;
+		h->tmpl_offset = w->tmpl_offset;
+		h->tmpl_size = w->meta.chat_template_len;
+		h->tmpl_crc32c = cbfile_crc32c(0, w->tmpl, w->meta.chat_template_len);
+	}
 	memcpy(h->name, w->name, sizeof(h->name));
 	cb_format_config_to_file(&w->cfg, &h->config);
 	for (i = 0; i < w->n; i++) {
@@ -658,5 +696,6 @@ void cbfile_writer_abort(struct cbfile_writer *w)
 	free(w->out_path);
 	free(w->slots);
 	free(w->tok);
+	free(w->tmpl);
 	free(w);
 }

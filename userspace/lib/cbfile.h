@@ -70,6 +70,12 @@ int cbfile_verify(const struct cbfile *f, char *err, size_t errlen);
 const char *cbfile_tokenizer(const struct cbfile *f, size_t *len);
 
 /*
+ * The chat template section (Jinja source, not NUL-terminated), NULL/0 if
+ * the file has none.  Its crc32c is checked by cbfile_open().
+ */
+const char *cbfile_chat_template(const struct cbfile *f, size_t *len);
+
+/*
  * The file's tokenizer, with the BOS/EOS ids its header gives.  NULL and a
  * reason in err when it has none or it does not load.
  */
@@ -93,6 +99,8 @@ uint32_t cbfile_crc32c(uint32_t crc, const void *buf, size_t len);
  * @eos_id: EOS id or -1.
  * @pad_id: padding id or -1.
  * @tok_flags: COLIBRI_TOK_F_ADD_BOS / _ADD_EOS.
+ * @chat_template: the model's Jinja chat template, stored verbatim, or NULL.
+ * @chat_template_len: its length (1 .. COLIBRI_FILE_MAX_CHAT_TEMPLATE).
  * @data_align: minimum tensor alignment, 0 for the default (64; tensors of
  *	64 KiB and more are put on 4096 anyway).
  */
@@ -105,6 +113,8 @@ struct cbfile_meta {
 	int32_t pad_id;
 	uint32_t tok_flags;
 	uint32_t data_align;
+	const char *chat_template;
+	size_t chat_template_len;
 };
 
 struct cbfile_writer;
