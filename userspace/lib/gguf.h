@@ -203,7 +203,9 @@ char *gguf_tokenizer_json(const struct gguf_file *f, size_t *len, char *err, siz
 /**
  * gguf_tokenizer_config_json() - a tokenizer_config.json with bos_token,
  * eos_token, add_bos_token, add_eos_token from the GGUF metadata (as
- * cb_tok_apply_config() reads it).  Return: malloc'ed JSON or NULL.
+ * cb_tok_apply_config() reads it), and chat_template from
+ * tokenizer.chat_template when the file has one.  Return: malloc'ed JSON or
+ * NULL.
  */
 char *gguf_tokenizer_config_json(const struct gguf_file *f, size_t *len, char *err,
 				 size_t errlen);

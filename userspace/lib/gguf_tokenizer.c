@@ -591,6 +591,7 @@ char *gguf_tokenizer_config_json(const struct gguf_file *f, size_t *len, char *e
 {
 	struct tokmeta t;
 	struct jb b = { 0 };
+	struct gguf_str tmpl;
 	cJSON *root;
 	char *out;
 	int sp;
@@ -609,6 +610,10 @@ char *gguf_tokenizer_config_json(const struct gguf_file *f, size_t *len, char *e
 		jb_put(&b, root, "eos_token", jb_tok(&b, &t.tok[t.eos]));
 	jb_put(&b, root, "add_bos_token", cJSON_CreateBool(t.add_bos > 0 && t.bos >= 0));
 	jb_put(&b, root, "add_eos_token", cJSON_CreateBool(t.add_eos > 0 && t.eos >= 0));
+	/* a template with a NUL byte cannot be a JSON string: left out */
+	if (!gguf_get_str(f, "tokenizer.chat_template", &tmpl) && tmpl.n &&
+	    !memchr(tmpl.p, 0, tmpl.n))
+		jb_put(&b, root, "chat_template", jb_strn(&b, tmpl.p, tmpl.n));
 	tokmeta_free(&t);
 	out = print_json(&b, root, len);
 	if (!out)
