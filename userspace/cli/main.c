@@ -27,6 +27,7 @@ static const struct subcommand subcommands[] = {
 	{ "tokenize", cmd_tokenize, "encode text to token ids, or decode ids (--decode)" },
 	{ "convert", cmd_convert, "convert a Hugging Face model directory to a .colibri file" },
 	{ "info", cmd_info, "describe a .colibri file or HF directory (--json)" },
+	{ "chat-template", cmd_chat_template, "render chat messages through a model's chat template" },
 };
 
 static void usage(FILE *f)
