@@ -25,6 +25,7 @@
 
 #include "cb_ops.h"
 #include "cbfile.h"
+#include "chat_template.h"
 #include "cli.h"
 #include "gguf.h"
 #include "hfmodel.h"
@@ -332,6 +333,7 @@ int cmd_convert(int argc, char **argv)
 	char err[2 * PATH_MAX], defname[COLIBRI_FILE_NAME_LEN];
 	const char *where = NULL;	/* prefix of the error line */
 	char *tok_json = NULL;
+	struct cb_chat chat = { 0 };	/* the model's chat template, if any */
 	void *buf = NULL;
 	float *row = NULL;
 	uint32_t n, k;
@@ -404,6 +406,12 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (!no_tok && read_tokenizer(src, &cfg, &meta, &tok_json, err, sizeof(err)))
 		goto fail;
+	if (cb_chat_from_model(&chat, src, 0, err, sizeof(err))) {
+		where = "tokenizer_config.json";
+		goto fail;
+	}
+	meta.chat_template = chat.tmpl;
+	meta.chat_template_len = chat.tmpl_len;
 	st = st_set_open_dir(src, err, sizeof(err));
 	if (!st)
 		goto fail;
@@ -464,6 +472,7 @@ out:
 	free(srcs);
 	free(dts);
 	free(tok_json);
+	cb_chat_release(&chat);
 	free(buf);
 	free(row);
 	return rc;

@@ -224,7 +224,8 @@ struct cb_tokenizer *gguf_tokenizer_load(const struct gguf_file *f, char *err, s
  * Tensors keep their GGUF type and bytes (F32, F16, BF16, Q8_0, Q4_0: no
  * requantization; norms stored as F16/BF16 become f32); the tokenizer, if
  * the file has one, is stored as the tokenizer.json gguf_tokenizer_json()
- * makes, with its BOS/EOS/padding ids and add_bos/add_eos flags.
+ * makes, with its BOS/EOS/padding ids and add_bos/add_eos flags; and
+ * tokenizer.chat_template, if present, as the chat template section.
  * Return: 0, or -1 with one line in @err.
  */
 int gguf_convert(const char *src, const char *out, const char *name, int no_tokenizer,

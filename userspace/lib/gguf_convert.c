@@ -107,6 +107,11 @@ int gguf_convert(const char *src, const char *out, const char *name, int no_toke
 		    meta.eos_id >= 0)
 			meta.tok_flags |= COLIBRI_TOK_F_ADD_EOS;
 	}
+	/* the chat template, verbatim (it stays mapped until the writer is done) */
+	if (!gguf_get_str(m->gf, "tokenizer.chat_template", &gs) && gs.n) {
+		meta.chat_template = gs.p;
+		meta.chat_template_len = (size_t)gs.n;
+	}
 	if (!name && !gguf_get_str(m->gf, "general.name", &gs)) {
 		/* printable ASCII only, truncated: the header's name rules */
 		for (k = 0; k < gs.n && k < sizeof(gname) - 1; k++)
