@@ -17,6 +17,7 @@ usage:
   write_gguf.py model HFDIR OUT.gguf [--type F32|F16|BF16|Q8_0|Q4_0]
                 [--version 2|3] [--per-expert] [--tokenizer tokenizer.json]
                 [--vector-type F32|F16|BF16] [--alignment N]
+                [--chat-template FILE]   (tokenizer.chat_template)
   write_gguf.py tokenizer tokenizer.json OUT.gguf [--sp]
       (a GGUF holding only the tokenizer of a tokenizer.json: byte-level BPE
        as model "gpt2", or with --sp SentencePiece-style BPE as "llama"
@@ -274,7 +275,7 @@ def toy_tokenizer(vocab_size):
 
 
 def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=None,
-                  vector_type="F32", alignment=32):
+                  vector_type="F32", alignment=32, chat_template=None):
     cfg, w = reference.load(hfdir)
     hf_arch = cfg["architectures"][0]
     arch = ARCH[hf_arch]
@@ -367,6 +368,9 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     put("output_norm.weight", w["model.norm.weight"])
     if "lm_head.weight" in w:
         put("output.weight", w["lm_head.weight"])
+    if chat_template:
+        with open(chat_template, encoding="utf-8") as f:
+            g.add("tokenizer.chat_template", STRING, f.read())
     g.write(out)
 
 
@@ -382,6 +386,7 @@ def main():
     m.add_argument("--tokenizer")
     m.add_argument("--vector-type", default="F32", choices=["F32", "F16", "BF16"])
     m.add_argument("--alignment", type=int, default=32)
+    m.add_argument("--chat-template")
     t = sub.add_parser("tokenizer")
     t.add_argument("json")
     t.add_argument("out")
@@ -389,7 +394,7 @@ def main():
     a = ap.parse_args()
     if a.cmd == "model":
         model_to_gguf(a.hfdir, a.out, a.type, a.version, a.per_expert, a.tokenizer,
-                      a.vector_type, a.alignment)
+                      a.vector_type, a.alignment, a.chat_template)
     else:
         g = Writer()
         g.add("general.architecture", STRING, "llama")
