@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cJSON.h>
 
@@ -179,6 +180,40 @@ static void test_limits(void)
 	CB_CHECK(strstr(err, "memory") || strstr(err, "MiB"), "doubling string: %s", err);
 }
 
+/* Big dicts (past the linear-search size) keep order, lookups and last-wins. */
+static void test_big_dicts(void)
+{
+	size_t cap = 5000 * 24 + 64, i, o = 0;
+	char *js = malloc(cap), *out;
+
+	o += snprintf(js + o, cap - o, "{\"d\": {");
+	for (i = 0; i < 5000; i++)
+		o += snprintf(js + o, cap - o, "%s\"k%zu\": %zu", i ? ", " : "", i, i);
+	o += snprintf(js + o, cap - o, ", \"k17\": \"again\", \"42\": 0, \"7\": 1}}");
+	out = render("{{ d.k4999 }} {{ d['k17'] }} {{ 'k123' in d }} {{ 'k5000' in d }} "
+		     "{{ d|length }} {{ d.keys()[:3] }} {{ d.keys()[-1] }}", js);
+	CB_CHECK(out && !strcmp(out, "4999 again true false 5002 [\"7\", \"42\", \"k0\"] k4999"),
+		 "big dict: %s", out ? out : err);
+	free(out);
+	free(js);
+	RENDERS("{% set ns = namespace() %}{% for i in range(300) %}{% set ns.x = i %}{% endfor %}"
+		"{{ ns.x }}", NULL, "299");
+}
+
+static void test_strftime_now(void)
+{
+	char want[64], *out;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(want, sizeof(want), "%Y-%m-%d %B %b %%%%Q", &tm);
+	out = render("{{ strftime_now('%Y-%m-%d %B %b %%%Q') }}", NULL);
+	/* %Q is not one of the reference's: kept as it is */
+	CB_CHECK(out && !strcmp(out, want), "strftime_now: %s, want %s", out ? out : err, want);
+	free(out);
+}
+
 static void test_chat_layer(void)
 {
 	static const char cfg[] =
@@ -229,6 +264,8 @@ int main(void)
 	CB_RUN(test_parse_errors);
 	CB_RUN(test_runtime_errors);
 	CB_RUN(test_limits);
+	CB_RUN(test_big_dicts);
+	CB_RUN(test_strftime_now);
 	CB_RUN(test_chat_layer);
 	return cb_test_done();
 }

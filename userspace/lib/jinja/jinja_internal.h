@@ -154,12 +154,19 @@ struct jj_list {
 	size_t n, cap;
 };
 
-/* An insertion-ordered map from strings (objects, kwargs, namespaces, scopes). */
+/*
+ * An insertion-ordered map from strings (objects, kwargs, namespaces,
+ * scopes).  Past a few entries it gets a hash index (slot[] holds entry
+ * index + 1, 0 = empty), so that large JSON objects from a request cannot
+ * make lookups quadratic.
+ */
 struct jj_map {
 	const char **key;
 	size_t *klen;
 	struct jj_val *val;
 	size_t n, cap;
+	uint32_t *slot;
+	size_t smask;
 };
 
 struct jj_func;

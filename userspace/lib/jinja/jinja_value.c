@@ -172,16 +172,52 @@ int jj_list_push(struct jj_ctx *c, struct jj_list *l, struct jj_val v)
 	return 0;
 }
 
+#define MAP_LINEAR	16	/* entries searched linearly before there is an index */
+
 struct jj_val *jj_map_get(const struct jj_map *m, const char *k, size_t n)
 {
 	size_t i;
 
 	if (!m)
 		return NULL;
+	if (m->slot) {
+		for (i = cb_hash_bytes(k, n) & m->smask; m->slot[i]; i = (i + 1) & m->smask) {
+			size_t e = m->slot[i] - 1;
+
+			if (m->klen[e] == n && !memcmp(m->key[e], k, n))
+				return &m->val[e];
+		}
+		return NULL;
+	}
 	for (i = m->n; i-- > 0;)
 		if (m->klen[i] == n && !memcmp(m->key[i], k, n))
 			return &m->val[i];
 	return NULL;
+}
+
+static void map_index(struct jj_map *m, size_t e)
+{
+	size_t i = cb_hash_bytes(m->key[e], m->klen[e]) & m->smask;
+
+	while (m->slot[i])
+		i = (i + 1) & m->smask;
+	m->slot[i] = (uint32_t)(e + 1);
+}
+
+/* (Re)build the index at a load of at most 1/2. */
+static int map_reindex(struct jj_ctx *c, struct jj_map *m)
+{
+	size_t cap = 64, e;
+
+	while (cap < 4 * m->n)
+		cap *= 2;
+	m->slot = jj_alloc(c, cap * sizeof(*m->slot));
+	if (!m->slot)
+		return -1;
+	m->smask = cap - 1;
+	for (e = 0; e < m->n; e++)
+		map_index(m, e);
+	return 0;
 }
 
 int jj_map_set(struct jj_ctx *c, struct jj_map *m, const char *k, size_t n, struct jj_val v)
@@ -216,6 +252,12 @@ int jj_map_set(struct jj_ctx *c, struct jj_map *m, const char *k, size_t n, stru
 	m->klen[m->n] = n;
 	m->val[m->n] = v;
 	m->n++;
+	if (m->n > JJ_MAX_ITEMS)
+		return jj_fail(c, 0, "dict larger than %u entries", JJ_MAX_ITEMS);
+	if (m->n > MAP_LINEAR && (!m->slot || 2 * m->n > m->smask + 1))
+		return map_reindex(c, m);
+	if (m->slot)
+		map_index(m, m->n - 1);
 	return 0;
 }
 
@@ -268,6 +310,21 @@ static bool index_key(const char *k, double *v)
 	return *v < 4294967295.0;
 }
 
+struct idx_key {
+	double v;
+	size_t order;
+	const cJSON *j;
+};
+
+static int cmp_idx_key(const void *a, const void *b)
+{
+	const struct idx_key *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
 int jj_from_json(struct jj_ctx *c, const cJSON *j, struct jj_val *out)
 {
 	const cJSON *it;
@@ -293,33 +350,29 @@ int jj_from_json(struct jj_ctx *c, const cJSON *j, struct jj_val *out)
 				return -1;
 		}
 	} else if (cJSON_IsObject(j)) {
-		double lo = -1, best;
-		const cJSON *pick;
+		struct idx_key *ik;
+		size_t nk = 0, i, total = 0;
 
 		*out = jj_new_map(c, JV_OBJECT);
-		if (!out->o)
+		cJSON_ArrayForEach(it, j)
+			total++;
+		ik = jj_alloc(c, (total + 1) * sizeof(*ik));
+		if (!out->o || !ik)
 			return -1;
 		/* integer-like keys first, ascending (Object.entries order) */
-		for (;;) {
-			pick = NULL;
-			best = 0;
-			cJSON_ArrayForEach(it, j)
-				if (index_key(it->string, &x) && x > lo && (!pick || x < best)) {
-					pick = it;
-					best = x;
-				}
-			if (!pick)
-				break;
-			lo = best;
-			cJSON_ArrayForEach(it, j) {
-				struct jj_val v;
-
-				if (!index_key(it->string, &x) || x != best)
-					continue;
-				if (jj_from_json(c, it, &v) ||
-				    jj_map_set(c, out->o, it->string, strlen(it->string), v))
-					return -1;
+		cJSON_ArrayForEach(it, j) {
+			if (index_key(it->string, &x)) {
+				ik[nk] = (struct idx_key){ x, nk, it };
+				nk++;
 			}
+		}
+		qsort(ik, nk, sizeof(*ik), cmp_idx_key);
+		for (i = 0; i < nk; i++) {
+			struct jj_val v;
+
+			if (jj_from_json(c, ik[i].j, &v) ||
+			    jj_map_set(c, out->o, ik[i].j->string, strlen(ik[i].j->string), v))
+				return -1;
 		}
 		cJSON_ArrayForEach(it, j) {
 			struct jj_val v;
