@@ -10,6 +10,7 @@
  *   jinja_eval.c     statements and expressions
  *   jinja_value.c    values: memory, conversion from JSON, to text and to
  *                    JSON, truthiness, equality, comparison
+ *   jinja_text.c     UTF-8, UTF-16 lengths, case mapping, trim
  *   jinja_filters.c  filters and tests
  *   jinja_methods.c  string and dict methods, global functions
  *
