@@ -291,6 +291,36 @@ err_msg:
 
 /* --- the command ----------------------------------------------------------- */
 
+/* The tokenizer a model pinned in the kernel carries (GET_TOKENIZER). */
+static struct cb_tokenizer *kernel_tokenizer(const char *name, char *err, size_t errlen)
+{
+	struct colibri_tokenizer t;
+	struct cb_tokenizer *tok;
+	void *json;
+	size_t len;
+	int fd = colibri_dev_open(), ret;
+
+	ret = fd < 0 ? fd : colibri_dev_get_tokenizer(fd, name, &json, &len, &t);
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		snprintf(err, errlen, "'%s' is neither a file nor a model loaded in the kernel (%s)",
+			 name, strerror(-ret));
+		return NULL;
+	}
+	if (!json) {
+		snprintf(err, errlen, "model '%s' has no tokenizer: give --tokenizer", name);
+		return NULL;
+	}
+	tok = cb_tok_load(json, len, err, errlen);
+	free(json);
+	if (tok && t.bos_id >= 0)
+		cb_tok_set_bos_id(tok, t.bos_id);
+	if (tok && t.eos_id >= 0)
+		cb_tok_set_eos_id(tok, t.eos_id);
+	return tok;
+}
+
 static struct cb_tokenizer *load_tokenizer(const struct gen_opts *o)
 {
 	char err[512], path[4096];
@@ -310,10 +340,8 @@ static struct cb_tokenizer *load_tokenizer(const struct gen_opts *o)
 			if (!tok && !cbfile_tokenizer(f, &(size_t){ 0 }))
 				strncat(err, " (give --tokenizer)", sizeof(err) - strlen(err) - 1);
 			cbfile_close(f);
-		} else if (o->model[0] && !strchr(o->model, '/')) {
-			snprintf(err, sizeof(err),
-				 "'%s' is not a file: give --tokenizer for a model loaded by name",
-				 o->model);
+		} else if (o->model[0] && !strchr(o->model, '/') && strcmp(o->backend, "user")) {
+			tok = kernel_tokenizer(o->model, err, sizeof(err));
 		}
 	}
 	if (!tok)

@@ -50,15 +50,20 @@ const char *colibri_mem_provider_name(unsigned int provider)
 	}
 }
 
+/*
+ * @dst (COLIBRI_NAME_LEN bytes) = @name, NUL-padded.  @name may be @dst
+ * itself (colibri_dev_ensure_model() callers pass one buffer for name and
+ * name_out): copy first, then clear the tail, never the other way round.
+ */
 static int colibri_set_name(char *dst, const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
 
 	if (n >= COLIBRI_NAME_LEN)
 		return -ENAMETOOLONG;
-	memset(dst, 0, COLIBRI_NAME_LEN);
 	if (n)
-		memcpy(dst, name, n);
+		memmove(dst, name, n);
+	memset(dst + n, 0, COLIBRI_NAME_LEN - n);
 	return 0;
 }
 

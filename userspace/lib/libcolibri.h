@@ -27,8 +27,8 @@ int colibri_dev_load(int fd, const char *path, const char *name, char *name_out,
  * Makes sure the model of the .colibri file @path is loaded under @name
  * (which must be set: the file's own name, or the caller's choice): if a
  * model of that name is loaded it is used as is, else @path is loaded.
- * @name_out (COLIBRI_NAME_LEN bytes) receives the name; *@loaded says
- * whether this call loaded it.
+ * @name_out (COLIBRI_NAME_LEN bytes, and it may be @name itself) receives
+ * the name; *@loaded says whether this call loaded it.
  */
 int colibri_dev_ensure_model(int fd, const char *path, const char *name, char *name_out,
 			     int *loaded);
