@@ -78,6 +78,37 @@ FIXTURE_TEARDOWN(cli)
 	close(self->fd);
 }
 
+TEST_F(cli, logits_through_the_kernel_of_an_unloaded_file_returns_and_unloads_it)
+{
+	struct vm_cmd *r = &self->r, *u = &self->r2;
+
+	ASSERT_EQ(0, vm_colibri_run(r, RUN_S, "logits", "--backend", "kernel", "--model", DEMO,
+				    "--tokens", "44 10", "--greedy", "6", NULL));
+	log_run(_metadata, "logits --backend kernel", r);
+	ASSERT_NE(-1, r->status) TH_LOG("it hung (killed after %.0f s)", RUN_S);
+	ASSERT_EQ(0, r->status);
+	/* It loaded the model for itself, so it took it out again. */
+	EXPECT_EQ(0, loaded(self->fd, DEMO_NAME));
+	EXPECT_EQ(0, info_now(self->fd).nr_sessions);
+	ASSERT_EQ(0, vm_colibri_run(u, RUN_S, "logits", "--backend", "user", "--model", DEMO,
+				    "--tokens", "44 10", "--greedy", "6", NULL));
+	ASSERT_EQ(0, u->status);
+	EXPECT_STREQ(u->out, r->out);
+}
+
+TEST_F(cli, logits_through_the_kernel_leaves_a_loaded_model_loaded)
+{
+	struct vm_cmd *r = &self->r;
+
+	ASSERT_EQ(0, colibri_dev_load(self->fd, DEMO, NULL, NULL, NULL));
+	ASSERT_EQ(0, vm_colibri_run(r, RUN_S, "logits", "--backend", "kernel", "--model", DEMO,
+				    "--tokens", "44 10", "--greedy", "2", NULL));
+	log_run(_metadata, "logits --backend kernel", r);
+	ASSERT_EQ(0, r->status);
+	EXPECT_EQ(1, loaded(self->fd, DEMO_NAME));
+	EXPECT_EQ(0, info_now(self->fd).nr_sessions);
+}
+
 /* generate @model 12 greedy tokens through the kernel with @io into @r. */
 static int gen(struct vm_cmd *r, const char *model, const char *io, const char *max_new)
 {

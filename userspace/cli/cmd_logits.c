@@ -143,8 +143,15 @@ static int logits_kernel(const char *path, const cb_u32 *tok, int ntok, int gree
 		putchar('\n');
 	if (ret)
 		fprintf(stderr, "colibri logits: SUBMIT: %s\n", strerror(-ret));
+	/*
+	 * Leave the kernel as we found it: a model we loaded goes again, but
+	 * only once our own session is gone (an UNLOAD that waited for it
+	 * would wait for ever), and only if no one else attached meanwhile.
+	 */
+	close(s);
+	s = -1;
 	if (loaded)
-		colibri_dev_unload(fd, name, 1);
+		colibri_dev_unload(fd, name, 0);
 out:
 	free(logits);
 	if (s >= 0)
