@@ -170,4 +170,22 @@ TEST_F(cli, generate_by_the_name_of_no_model_says_so)
 	EXPECT_NE(NULL, strstr(r->err, "no-such-model")) TH_LOG("stderr: %s", r->err);
 }
 
+TEST_F(cli, generate_past_the_context_stops_at_it_as_in_process)
+{
+	struct vm_cmd *k = &self->r, *u = &self->r2;
+
+	/* 2 prompt tokens + 300 > the model's 256 positions. */
+	ASSERT_EQ(0, gen(k, DEMO, "ioctl", "300"));
+	log_run(_metadata, "generate --max-new-tokens 300 (kernel)", k);
+	ASSERT_EQ(0, k->status);
+	EXPECT_NE(NULL, strstr(k->err, "context"));
+	ASSERT_EQ(0, vm_colibri_run(u, RUN_S, "generate", "--backend", "user", "--model", DEMO,
+				    "--prompt", "ROMEO:", "--max-new-tokens", "300",
+				    "--temperature", "0", NULL));
+	log_run(_metadata, "generate --max-new-tokens 300 (in-process)", u);
+	ASSERT_EQ(0, u->status);
+	EXPECT_NE(NULL, strstr(u->err, "context"));
+	EXPECT_STREQ(u->out, k->out);
+}
+
 TEST_HARNESS_MAIN

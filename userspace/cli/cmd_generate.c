@@ -460,7 +460,8 @@ int cmd_generate(int argc, char **argv)
 	struct backend b = { .fd = -1 };
 	struct cb_tokenizer *tok;
 	struct cb_tok_stream ts;
-	uint32_t *ids = NULL, *trace = NULL, i, generated = 0;
+	uint32_t *ids = NULL, *trace = NULL, i, generated = 0, n_past = 0;
+	int context_full = 0;
 	int32_t *ids32 = NULL;
 	char *buf = NULL;
 	double t0, t_prefill, t_end, t_tok;
@@ -520,9 +521,16 @@ int cmd_generate(int argc, char **argv)
 	fflush(stdout);
 	cb_tok_stream_init(&ts, tok, CB_TOK_SKIP_SPECIAL);
 	ts.at_start = 0;	/* the prompt was printed already */
+	if ((uint32_t)n > b.max_context) {
+		fprintf(stderr, "colibri generate: the prompt (%ld tokens) does not fit the context (%u positions)\n",
+			n, b.max_context);
+		ret = 1;
+		goto out_b;
+	}
 	t0 = now_s();
 	ret = b.step(&b, ids, n, trace, &token);
 	t_prefill = now_s();
+	n_past = n;
 	t_tok = t_prefill;
 	while (!ret && generated < o.max_new) {
 		long len;
@@ -542,6 +550,12 @@ int cmd_generate(int argc, char **argv)
 		}
 		if (generated == o.max_new)
 			break;
+		/* The sequence is full: the last token was sampled, never fed. */
+		if (n_past == b.max_context) {
+			context_full = 1;
+			break;
+		}
+		n_past++;
 		ids[0] = token;
 		ret = b.step(&b, ids, 1, trace, &token);
 		if (!ret && o.verbose)
@@ -557,6 +571,9 @@ int cmd_generate(int argc, char **argv)
 		ret = 1;
 		goto out_b;
 	}
+	if (context_full)
+		fprintf(stderr, "colibri generate: stopped at the end of the context (%u positions) after %u tokens\n",
+			b.max_context, generated);
 	fprintf(stderr, "colibri: prompt %ld tokens in %.3f s (%.1f tok/s); %u tokens generated in %.3f s (%.1f tok/s)\n",
 		n_prompt, t_prefill - t0, n_prompt / (t_prefill - t0 + 1e-9), generated,
 		t_end - t_prefill, generated > 1 ? (generated - 1) / (t_end - t_prefill) : 0.0);
