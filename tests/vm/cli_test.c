@@ -188,4 +188,16 @@ TEST_F(cli, generate_past_the_context_stops_at_it_as_in_process)
 	EXPECT_STREQ(u->out, k->out);
 }
 
+TEST_F(cli, bench_fits_the_memory_of_the_guest)
+{
+	struct vm_cmd *r = &self->r;
+
+	ASSERT_EQ(0, vm_colibri_run(r, RUN_S, "bench", "--backend", "kernel", "--model", DEMO,
+				    "--prompt-tokens", "8", "--gen-tokens", "4", "--reps", "1",
+				    NULL));
+	log_run(_metadata, "bench --backend kernel", r);
+	ASSERT_EQ(0, r->status);
+	EXPECT_NE(NULL, strstr(r->out, "roofline ratio")) TH_LOG("stdout: %s", r->out);
+}
+
 TEST_HARNESS_MAIN

@@ -727,7 +727,6 @@ int cmd_bench(int argc, char **argv)
 	struct cb_model_weights hp_w;
 	void *hp_data = NULL, *hp_bind = NULL;
 	double la[3] = { 0 }, bw, bw_before, bw_after, bw_bytes, tok_s, pre_tok_s, bpt, ratio;
-	long l3;
 	char err[512];
 	struct cbfile *f;
 	int ret, rc = 1;
@@ -774,15 +773,17 @@ int cmd_bench(int argc, char **argv)
 	}
 	r.model_bytes = model_bytes(cfg, w);
 
-	/* The yardstick first, with the same thread count, model not yet touched. */
-	l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-	bw_bytes = o.bw_gib > 0 ? o.bw_gib * (1u << 30) : (double)(1u << 30);
-	if (o.bw_gib <= 0 && l3 > 0 && 4.0 * l3 > bw_bytes)
-		bw_bytes = 4.0 * l3;
+	/*
+	 * The yardstick first, with the same thread count, model not yet
+	 * touched: over max(1 GiB, 4 x L3), or half the memory available
+	 * if that is less (cb_read_bw_fit()), or --bw-gib.
+	 */
+	bw_bytes = o.bw_gib > 0 ? o.bw_gib * (1u << 30) : (double)cb_read_bw_default();
 	bw = cb_measure_read_bw(o.threads, (size_t)bw_bytes);
 	if (bw <= 0) {
-		fprintf(stderr, "colibri bench: cannot measure the read bandwidth over %.0f MiB\n",
-			bw_bytes / (1 << 20));
+		fprintf(stderr, "colibri bench: cannot measure the read bandwidth over %.0f MiB: %s%s\n",
+			bw_bytes / (1 << 20), strerror((int)-bw),
+			o.bw_gib > 0 ? " (give a smaller --bw-gib)" : " (give --bw-gib)");
 		goto out_f;
 	}
 

@@ -56,13 +56,14 @@ static void bench_usage(FILE *f)
 		"  -d  weight type: f32 f16 bf16 q8_0 q4_0 (default q8_0)\n"
 		"  -m  activation rows M (default 1: decode)\n"
 		"  -k  row length (default 4096)\n"
-		"  -g  weight matrix size in GiB, well above the last-level cache (default 1)\n");
+		"  -g  weight matrix size in GiB, well above the last-level cache (default:\n"
+		"      max(1 GiB, 4 x L3), at most half the memory available)\n");
 }
 
 int cmd_bench_gemm(int argc, char **argv)
 {
 	int nthreads = 0, dt = CB_DT_Q8_0, M = 1, k = 4096, opt, lvl, rc = 1;
-	double gib = 1.0, bw;
+	double gib = 0, bw;	/* 0: cb_read_bw_default() */
 	struct bench_job j;
 	struct cb_exec *ex = NULL;
 	char *w = NULL, *act = NULL;
@@ -101,13 +102,13 @@ int cmd_bench_gemm(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (M < 1 || M > 4096 || k < 32 || k > (1 << 20) || gib <= 0 || gib > 64 ||
+	if (M < 1 || M > 4096 || k < 32 || k > (1 << 20) || gib < 0 || gib > 64 ||
 	    !cb_dtype_row_bytes(dt, k)) {
 		fprintf(stderr, "bench-gemm: bad shape (M=%d, k=%d for %s, %.2f GiB)\n",
 			M, k, cb_dtype_name(dt), gib);
 		return 2;
 	}
-	total = (size_t)(gib * (1ull << 30));
+	total = gib > 0 ? (size_t)(gib * (1ull << 30)) : cb_read_bw_default();
 
 	bw = cb_measure_read_bw(nthreads, total);
 	if (bw <= 0) {

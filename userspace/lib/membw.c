@@ -9,10 +9,12 @@
  */
 #include <errno.h>
 #include <immintrin.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "host.h"
 #include "membw.h"
@@ -107,6 +109,39 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+size_t cb_read_bw_fit(long l3, unsigned long long avail)
+{
+	unsigned long long want = 1ull << 30;
+
+	if (l3 > 0 && 4ull * (unsigned long long)l3 > want)
+		want = 4ull * (unsigned long long)l3;
+	if (avail && want > avail / 2)
+		want = avail / 2;
+	want &= ~(unsigned long long)(CHUNK - 1);
+	return want < CHUNK ? CHUNK : (size_t)want;
+}
+
+/* MemAvailable in bytes, or 0 when /proc/meminfo does not say. */
+static unsigned long long mem_available(void)
+{
+	unsigned long long kib = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib * 1024;
+}
+
+size_t cb_read_bw_default(void)
+{
+	return cb_read_bw_fit(sysconf(_SC_LEVEL3_CACHE_SIZE), mem_available());
 }
 
 double cb_measure_read_bw(int nthreads, size_t bytes)
