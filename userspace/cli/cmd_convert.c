@@ -23,7 +23,6 @@
 
 #include <cJSON.h>
 
-#include "cb_ops.h"
 #include "cbfile.h"
 #include "chat_template.h"
 #include "cli.h"
@@ -31,6 +30,7 @@
 #include "hfmodel.h"
 #include "safetensors.h"
 #include "tokenizer.h"
+#include "quantize.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -286,7 +286,7 @@ static int convert_tensor(struct cbfile_writer *w, const struct cb_format_slot *
 			nr = s->rows - r;
 		for (k = 0; k < nr; k++) {
 			st_to_f32(row, t, (r + k) * s->cols, s->cols);
-			cb_quantize_row(dt, (char *)buf + k * rb, row, (int)s->cols);
+			cb_quantize_row_fast(dt, (char *)buf + k * rb, row, (int)s->cols);
 		}
 		if (cbfile_writer_tensor_write(w, buf, nr * rb))
 			return -1;

@@ -17,12 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cbfile.h"
 #include "cb_engine.h"
-#include "cb_ops.h"
+#include "quantize.h"
 #include "cli.h"
+#include "cli_opts.h"
 #include "host.h"
 
 #define SYNTH_SLAB (16u << 20)		/* output bytes per parallel_for */
@@ -39,7 +39,6 @@ struct synth_opts {
 };
 
 struct synth_job {
-	const struct cb_isa_ops *ops;
 	char *buf;
 	uint32_t dtype, cols, row0, nrows, rows_per_chunk;
 	size_t row_bytes;
@@ -96,10 +95,8 @@ static void synth_chunk(void *arg, int c)
 		fill_row(x, j->cols, mix64(j->key ^ mix64(j->row0 + r)), j->scale);
 		if (j->dtype == CB_DT_F32)
 			memcpy(dst, x, 4 * (size_t)j->cols);
-		else if (j->dtype == CB_DT_Q8_0)
-			j->ops->quantize_q8_0(dst, x, (int)j->cols);
 		else
-			cb_quantize_row(j->dtype, dst, x, (int)j->cols);
+			cb_quantize_row_fast(j->dtype, dst, x, (int)j->cols);
 	}
 }
 
@@ -112,11 +109,11 @@ static int is_norm(uint32_t role)
 
 /* Write one tensor: slabs of rows generated in parallel, then written. */
 static int synth_tensor(struct cbfile_writer *w, struct cb_exec *ex,
-			const struct cb_isa_ops *ops, const struct cb_format_slot *s,
-			uint32_t dtype, uint32_t index, uint64_t seed, char *buf)
+			const struct cb_format_slot *s, uint32_t dtype, uint32_t index,
+			uint64_t seed, char *buf)
 {
 	struct synth_job j = {
-		.ops = ops, .buf = buf, .dtype = dtype, .cols = s->cols,
+		.buf = buf, .dtype = dtype, .cols = s->cols,
 		.row_bytes = cb_dtype_row_bytes(dtype, s->cols),
 		.key = mix64(seed ^ mix64(0x5a17000000000000ull + index)),
 		.scale = SYNTH_STD,
@@ -258,15 +255,13 @@ static void synth_usage(FILE *f)
 
 static long num_arg(const char *opt, const char *s)
 {
-	char *end;
-	long v = strtol(s, &end, 0);
+	char name[32];
+	uint64_t v;
 
-	if (!*s || *end || v < 0) {
-		fprintf(stderr, "colibri synth: --%s wants a non-negative integer, not '%s'\n",
-			opt, s);
-		return -1;
-	}
-	return v;
+	snprintf(name, sizeof(name), "--%s", opt);
+	if (cli_u64("synth", name, s, &v) || v > (1ul << 30))
+		return v > (1ul << 30) ? (long)(1ul << 30) + 1 : -1;
+	return (long)v;
 }
 
 static int synth_parse(int argc, char **argv, struct synth_opts *o)
@@ -286,7 +281,7 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		{ "seed", required_argument, NULL, 's' },
 		{ "context", required_argument, NULL, 'c' },
 		{ "name", required_argument, NULL, 'N' },
-		{ "threads", required_argument, NULL, 'j' },
+		CLI_OPTION_THREADS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -294,7 +289,7 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 	long *num;
 	int c, i, li = 0;
 
-	while ((c = getopt_long(argc, argv, "o:j:h", opts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", opts, &li)) != -1) {
 		num = NULL;
 		switch (c) {
 		case 'a':
@@ -327,9 +322,15 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 			}
 			o->dtype = i;
 			break;
-		case 's': o->seed = strtoull(optarg, NULL, 0); break;
+		case 's':
+			if (cli_u64("synth", "--seed", optarg, &o->seed))
+				return -1;
+			break;
 		case 'N': o->name = optarg; break;
-		case 'j': o->threads = atoi(optarg); break;
+		case CLI_OPT_THREADS:
+			if (cli_int("synth", "--threads", optarg, 1, 1024, &o->threads))
+				return -1;
+			break;
 		case 'o': o->out = optarg; break;
 		case 'h': synth_usage(stdout); return 1;
 		default: synth_usage(stderr); return -1;
@@ -356,14 +357,6 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int cmd_synth(int argc, char **argv)
 {
 	struct synth_opts o = { .arch = -1, .dtype = CB_DT_Q8_0, .seed = 1, .context = 4096 };
@@ -371,7 +364,6 @@ int cmd_synth(int argc, char **argv)
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	struct cbfile_writer *w = NULL;
 	struct cb_exec *ex = NULL;
-	const struct cb_isa_ops *ops;
 	char err[512], name[64];
 	uint64_t total = 0;
 	uint32_t n, i;
@@ -390,7 +382,6 @@ int cmd_synth(int argc, char **argv)
 		o.name = name;
 	}
 	meta.name = o.name;
-	ops = cb_isa_select(cb_host_isa_cap());
 	buf = aligned_alloc(64, SYNTH_SLAB + (4u << 20));
 	ex = cb_host_exec_create(o.threads);
 	if (!buf || !ex) {
@@ -424,7 +415,7 @@ int cmd_synth(int argc, char **argv)
 			goto err_w;
 		dt = s.vector || s.role == COLIBRI_T_ROUTER ||
 		     s.role == COLIBRI_T_SHARED_EXPERT_GATE ? CB_DT_F32 : (uint32_t)o.dtype;
-		if (synth_tensor(w, ex, ops, &s, dt, i, o.seed, buf))
+		if (synth_tensor(w, ex, &s, dt, i, o.seed, buf))
 			goto err_w;
 		total += cbfile_writer_tensor_size(w, s.role, s.layer, s.expert);
 	}

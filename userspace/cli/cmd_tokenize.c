@@ -20,6 +20,7 @@
 #include <cJSON.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "tokenizer.h"
 #include "cbfile.h"
 #include "gguf.h"
@@ -318,7 +319,7 @@ int cmd_tokenize(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "tokenizer", required_argument, NULL, 't' },
-		{ "model", required_argument, NULL, 'm' },
+		CLI_OPTION_MODEL,
 		{ "text", required_argument, NULL, 'x' },
 		{ "decode", no_argument, NULL, 'd' },
 		{ "add-special", no_argument, NULL, 's' },
@@ -341,7 +342,7 @@ int cmd_tokenize(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': tokfile = optarg; break;
-		case 'm': model = optarg; break;
+		case CLI_OPT_MODEL: model = optarg; break;
 		case 'x': text = optarg; break;
 		case 'd': decode = true; break;
 		case 's': eflags |= CB_TOK_ADD_SPECIAL; break;
