@@ -63,6 +63,7 @@ LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 CLI_SRCS := $(wildcard userspace/cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 VM_SRCS := $(wildcard tests/vm/*.c)
+EXAMPLE_SRCS := $(wildcard tests/libcolibri/*.c)
 
 ENGINE_OBJS := $(patsubst kmod/engine/%.c,$(BUILD)/engine/%.o,$(ENGINE_SRCS))
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
@@ -71,6 +72,7 @@ LIBCOLIBRI := $(BUILD)/lib/libcolibri.a
 COLIBRI := $(BUILD)/colibri
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 VM_BINS := $(patsubst tests/vm/%.c,$(BUILD)/tests/vm/%,$(VM_SRCS))
+EXAMPLE_BINS := $(patsubst tests/libcolibri/%.c,$(BUILD)/tests/libcolibri/%,$(EXAMPLE_SRCS))
 
 # kselftest_harness.h and checkpatch.pl come from Debian's linux-source-6.1,
 # extracted here at build time and never committed.
@@ -138,11 +140,23 @@ $(COLIBRI): $(CLI_OBJS) $(LIBCOLIBRI)
 
 # --- tests -------------------------------------------------------------------
 
-tests: $(UNIT_BINS) $(VM_BINS)
+tests: $(UNIT_BINS) $(VM_BINS) $(EXAMPLE_BINS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCOLIBRI) tests/unit/cb_test.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -MMD -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
+
+# Programs on libcolibri's public API (docs/libcolibri.md): they see only
+# userspace/lib's headers (no engine, no uapi include path) and link only
+# libcolibri and the system libraries it needs.
+EXAMPLE_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Iuserspace/lib
+
+$(BUILD)/tests/libcolibri/%.o: tests/libcolibri/%.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(EXAMPLE_CFLAGS) -MMD -c $< -o $@
+
+$(EXAMPLE_BINS): $(BUILD)/tests/libcolibri/%: $(BUILD)/tests/libcolibri/%.o $(LIBCOLIBRI)
+	$(Q)$(CC) -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
 
 $(KSFT_HDR):
 	@test -n "$(LINUX_SRC_TAR)" || { echo "linux-source-6.1 is not installed: run scripts/setup" >&2; exit 1; }
