@@ -231,6 +231,7 @@ static int kernel_sessions_open(struct colibri_session **ss, unsigned int n,
 				 strerror(-ret),
 				 ret == -ENOSPC ? " (the module's session limit is reached)" :
 				 ret == -ENOMEM ? " (the module's memory limit is reached)" :
+				 ret == -EDQUOT ? " (this user's share of the module is used up)" :
 				 ret == -EINVAL ? " (a context beyond the model's?)" :
 				 ret == -ENOENT ? " (it was unloaded)" : "");
 			break;
