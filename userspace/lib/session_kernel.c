@@ -158,10 +158,15 @@ err_unload:
 	if (m->info.loaded)
 		colibri_dev_unload(m->ctl_fd, m->kname, 0);
 err_close:
+	/* AUTO may go on in-process with this model: leave nothing of ours. */
 	cbfile_close(m->cf);
 	m->cf = NULL;
 	m->cfg = NULL;
+	m->w = NULL;
+	m->info.loaded = 0;
+	m->kname[0] = 0;
 	close(m->ctl_fd);
+	m->ctl_fd = -1;
 	return ret;
 }
 
