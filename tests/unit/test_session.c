@@ -69,6 +69,34 @@ static void test_prefill_pieces_and_steps_give_the_same_logits(void)
 	free(lc);
 }
 
+/* colibri_sample() on a step's logits draws the token the step drew. */
+static void test_sample_draws_what_a_step_draws(void)
+{
+	struct colibri_session *s = open_s(64, 0);
+	float *l = calloc(V, 4);
+	struct colibri_step st = { .logits = l };
+	struct colibri_sampling sp = warm;
+	uint32_t t[6], i;
+	int differ = 0;
+
+	if (!s)
+		return;
+	toks(t, 6, 8);
+	for (i = 0; i < 24; i++) {
+		sp.seed = i;
+		colibri_session_set_sampling(s, &sp);
+		colibri_session_reset(s);
+		CB_CHECK(!colibri_session_prefill(s, t, 6, &st), "%s", colibri_session_error(s));
+		CB_CHECK(colibri_sample(l, V, &sp, 5) == st.token, "seed %u: %d, the step drew %d",
+			 i, colibri_sample(l, V, &sp, 5), st.token);
+		differ += colibri_sample(l, V, &sp, 6) != st.token;
+	}
+	CB_CHECK(differ, "the position never changed the draw");
+	CB_CHECK(colibri_sample(l, 0, &sp, 0) == -EINVAL, "n = 0");
+	colibri_session_close(s);
+	free(l);
+}
+
 /* COLIBRI_STEP_ALL_LOGITS and the trace of a prefill equal those of its steps. */
 static void test_all_logits_and_trace_of_a_prefill_equal_its_steps(void)
 {
@@ -485,6 +513,7 @@ int main(void)
 	TPER = mi->n_layers * mi->top_k * 2;
 	CB_RUN(test_prefill_pieces_and_steps_give_the_same_logits);
 	CB_RUN(test_all_logits_and_trace_of_a_prefill_equal_its_steps);
+	CB_RUN(test_sample_draws_what_a_step_draws);
 	CB_RUN(test_the_end_of_the_context);
 	CB_RUN(test_a_context_beyond_the_models_is_refused);
 	CB_RUN(test_generate_stops_for_length_eos_and_caller);

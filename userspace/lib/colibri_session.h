@@ -239,6 +239,16 @@ struct colibri_sampling {
 
 void colibri_session_set_sampling(struct colibri_session *s, const struct colibri_sampling *sp);
 
+/*
+ * colibri_sample() - the token a step draws from the logits @logits[@n] of
+ * position @pos with @sp: the engine's sampler, which depends only on
+ * (seed, pos, logits), so it answers what either backend answered.  For a
+ * caller that changes logits before sampling (a grammar, a logit bias).
+ * Return: the token, -EINVAL or -ENOMEM.
+ */
+int colibri_sample(const float *logits, uint32_t n, const struct colibri_sampling *sp,
+		   uint32_t pos);
+
 /* struct colibri_step.flags */
 /*
  * Logits of every position fed, not only of the last (@logits holds

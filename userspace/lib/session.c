@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cb_engine.h"
 #include "libcolibri.h"
 #include "session_priv.h"
 #include "tokenizer.h"
@@ -264,6 +265,28 @@ uint32_t colibri_session_n_past(const struct colibri_session *s)
 void colibri_session_set_sampling(struct colibri_session *s, const struct colibri_sampling *sp)
 {
 	s->sp = *sp;
+}
+
+int colibri_sample(const float *logits, uint32_t n, const struct colibri_sampling *sp,
+		   uint32_t pos)
+{
+	struct cb_sample_params p = {
+		.temperature_milli = sp->temperature_milli,
+		.top_k = sp->top_k,
+		.top_p_ppm = sp->top_p_ppm,
+		.seed = sp->seed,
+	};
+	void *scratch;
+	int ret;
+
+	if (!n)
+		return -EINVAL;
+	scratch = aligned_alloc(64, (cb_sample_scratch_size(n) + 63) & ~(uint64_t)63);
+	if (!scratch)
+		return -ENOMEM;
+	ret = cb_sample(logits, n, &p, pos, scratch);
+	free(scratch);
+	return ret;
 }
 
 void colibri_session_cancel(struct colibri_session *s)
