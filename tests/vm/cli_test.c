@@ -188,6 +188,28 @@ TEST_F(cli, generate_past_the_context_stops_at_it_as_in_process)
 	EXPECT_STREQ(u->out, k->out);
 }
 
+/*
+ * --backend auto (the default) as a user who may not load models: the
+ * kernel refuses the LOAD, so the file runs in-process, and it says why.
+ */
+TEST_F(cli, generate_auto_without_the_right_to_load_runs_in_process)
+{
+	char *argv[] = { (char *)vm_colibri(), "generate", "--model", DEMO, "--prompt", "ROMEO:",
+			 "--max-new-tokens", "12", "--temperature", "0", NULL };
+	struct vm_cmd *r = &self->r, *u = &self->r2;
+
+	ASSERT_EQ(0, vm_cmd_run_as(r, RUN_S, 65534, argv));
+	log_run(_metadata, "generate as uid 65534", r);
+	ASSERT_EQ(0, r->status);
+	EXPECT_NE(NULL, strstr(r->err, "running in-process"));
+	EXPECT_NE(NULL, strstr(r->err, "backend: in-process engine"));
+	EXPECT_EQ(0, loaded(self->fd, DEMO_NAME));
+	ASSERT_EQ(0, vm_colibri_run(u, RUN_S, "generate", "--backend", "user", "--model", DEMO,
+				    "--prompt", "ROMEO:", "--max-new-tokens", "12", "--temperature",
+				    "0", NULL));
+	EXPECT_STREQ(u->out, r->out);
+}
+
 TEST_F(cli, bench_fits_the_memory_of_the_guest)
 {
 	struct vm_cmd *r = &self->r;

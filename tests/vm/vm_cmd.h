@@ -57,10 +57,12 @@ static inline ssize_t vm_cmd_drain(int fd, char *buf, size_t cap, size_t *len)
 }
 
 /*
- * Runs argv[0] (a path) with @argv, waiting at most @timeout_s seconds;
- * returns 0 once it ran (whatever its status), -errno if it could not.
+ * Runs argv[0] (a path) with @argv as user @uid (-1: ours), waiting at
+ * most @timeout_s seconds; returns 0 once it ran (whatever its status),
+ * -errno if it could not.
  */
-static inline int vm_cmd_run(struct vm_cmd *r, double timeout_s, char *const argv[])
+static inline int vm_cmd_run_as(struct vm_cmd *r, double timeout_s, int uid,
+				char *const argv[])
 {
 	int po[2], pe[2], st, open_fds = 2;
 	double t0 = vm_now();
@@ -75,6 +77,8 @@ static inline int vm_cmd_run(struct vm_cmd *r, double timeout_s, char *const arg
 	if (!pid) {
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
+		if (uid >= 0 && (setgid(uid) || setuid(uid)))
+			_exit(126);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -112,6 +116,11 @@ static inline int vm_cmd_run(struct vm_cmd *r, double timeout_s, char *const arg
 	else
 		r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return 0;
+}
+
+static inline int vm_cmd_run(struct vm_cmd *r, double timeout_s, char *const argv[])
+{
+	return vm_cmd_run_as(r, timeout_s, -1, argv);
 }
 
 /* The colibri tool of this build. */
