@@ -16,6 +16,7 @@
 
 #include "chat_template.h"
 #include "cli.h"
+#include "cli_opts.h"
 #include "util.h"
 
 #define JSON_MAX	(256u << 20)
@@ -68,7 +69,7 @@ static cJSON *read_json(const char *what, const char *path)
 int cmd_chat_template(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
+		CLI_OPTION_MODEL,
 		{ "tokenizer-config", required_argument, NULL, 'c' },
 		{ "messages", required_argument, NULL, 'M' },
 		{ "tools", required_argument, NULL, 't' },
@@ -87,7 +88,7 @@ int cmd_chat_template(int argc, char **argv)
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
-		case 'm': model = optarg; break;
+		case CLI_OPT_MODEL: model = optarg; break;
 		case 'c': config = optarg; break;
 		case 'M': mpath = optarg; break;
 		case 't': tpath = optarg; break;
