@@ -165,24 +165,34 @@ static int colibri_ioc_get_tokenizer(void __user *uarg)
 {
 	struct colibri_tokenizer arg;
 	struct colibri_model *m;
+	const void *sec;
+	u64 sec_size;
 	u32 usize;
 	int ret;
 
 	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_TOKENIZER_SIZE_VER0, uarg, &usize);
 	if (ret)
 		return ret;
-	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	if (arg.flags & ~COLIBRI_TOKENIZER_FLAGS_ALL || arg.reserved0 ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
 	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
 		return -EINVAL;
 	m = colibri_model_find(arg.name);
 	if (!m)
 		return -ENOENT;
-	/* The section is immutable while we hold the model. */
+	/* The sections are immutable while we hold the model. */
+	if (arg.flags & COLIBRI_TOKENIZER_CHAT_TEMPLATE) {
+		sec = m->tmpl;
+		sec_size = m->tmpl_size;
+	} else {
+		sec = m->tok;
+		sec_size = m->tok_size;
+	}
 	ret = 0;
-	if (m->tok_size && arg.buf_len >= m->tok_size &&
-	    copy_to_user(u64_to_user_ptr(arg.buf), m->tok, m->tok_size))
+	if (sec_size && arg.buf_len >= sec_size &&
+	    copy_to_user(u64_to_user_ptr(arg.buf), sec, sec_size))
 		ret = -EFAULT;
-	arg.tok_size = m->tok_size;
+	arg.section_size = sec_size;
 	arg.tok_kind = m->tok_kind;
 	arg.tok_flags = m->tok_flags;
 	arg.bos_id = m->bos_id;

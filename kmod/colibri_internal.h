@@ -91,9 +91,11 @@ struct colibri_model {
 	struct cb_model_config cfg;
 	struct cb_model_weights w;
 	u64 file_size;
-	/* the file's tokenizer section (kvmalloc), verified; NULL if none */
+	/* the file's tokenizer and chat template (kvmalloc), verified; or NULL */
 	void *tok;
 	u64 tok_size;
+	void *tmpl;
+	u64 tmpl_size;
 	u32 tok_kind, tok_flags;
 	s32 bos_id, eos_id, pad_id;
 	atomic_t nr_sessions;

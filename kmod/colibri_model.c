@@ -98,6 +98,7 @@ static void colibri_model_release(struct kobject *kobj)
 	colibri_buf_free(&m->mem);
 	kvfree(m->bind);
 	kvfree(m->tok);
+	kvfree(m->tmpl);
 	mutex_destroy(&m->batch_lock);
 	kfree(m);
 }
@@ -232,44 +233,61 @@ static int colibri_verify_tensors(const struct cb_format_info *info, const void 
 }
 
 /*
- * The tokenizer section, read into (unpinned) kernel memory and checked
- * against the header's CRC32C, so that GET_TOKENIZER can hand it to a
- * process that knows the model by name only.
+ * A section of the file outside the data region (the tokenizer, the chat
+ * template), read into unpinned kernel memory and checked against its
+ * CRC32C from the header, so that GET_TOKENIZER can hand it to a process
+ * that knows the model by name only.  @size was bounded by the validator.
  */
-static int colibri_read_tokenizer(struct file *f, const struct cb_format_info *info,
-				  struct colibri_model *m, char *why)
+static int colibri_read_section(struct file *f, u64 off, u64 size, u32 want_crc,
+				const char *what, void **out, char *why)
 {
 	u64 done = 0;
 	u32 crc = 0;
+	void *p;
 	int ret;
+
+	p = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!p)
+		return -ENOMEM;
+	*out = p;
+	ret = colibri_read_full(f, p, size, off);
+	if (ret)
+		return ret;
+	while (done < size) {
+		u64 n = min_t(u64, size - done, SZ_4M);
+
+		crc = cb_crc32c(crc, (const u8 *)p + done, n);
+		done += n;
+		cond_resched();
+	}
+	if (crc != want_crc) {
+		snprintf(why, CB_FORMAT_WHY_LEN, "%s section: checksum mismatch", what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int colibri_read_tokenizer(struct file *f, const struct cb_format_info *info,
+				  struct colibri_model *m, char *why)
+{
+	int ret = 0;
 
 	m->tok_kind = info->tok_kind;
 	m->tok_flags = info->tok_flags;
 	m->bos_id = info->bos_id;
 	m->eos_id = info->eos_id;
 	m->pad_id = info->pad_id;
-	if (info->tok_kind == COLIBRI_TOK_NONE)
-		return 0;
-	/* cb_format_check_header() bounded the size (COLIBRI_FILE_MAX_TOKENIZER) */
-	m->tok = kvmalloc(info->tok_size, GFP_KERNEL_ACCOUNT);
-	if (!m->tok)
-		return -ENOMEM;
-	m->tok_size = info->tok_size;
-	ret = colibri_read_full(f, m->tok, info->tok_size, info->tok_offset);
-	if (ret)
-		return ret;
-	while (done < info->tok_size) {
-		u64 n = min_t(u64, info->tok_size - done, SZ_4M);
-
-		crc = cb_crc32c(crc, (const u8 *)m->tok + done, n);
-		done += n;
-		cond_resched();
+	if (info->tok_kind != COLIBRI_TOK_NONE) {
+		m->tok_size = info->tok_size;
+		ret = colibri_read_section(f, info->tok_offset, info->tok_size,
+					   info->tok_crc32c, "tokenizer", &m->tok, why);
 	}
-	if (crc != info->tok_crc32c) {
-		snprintf(why, CB_FORMAT_WHY_LEN, "tokenizer section: checksum mismatch");
-		return -EINVAL;
+	if (!ret && info->tmpl_size) {
+		m->tmpl_size = info->tmpl_size;
+		ret = colibri_read_section(f, info->tmpl_offset, info->tmpl_size,
+					   info->tmpl_crc32c, "chat template", &m->tmpl, why);
 	}
-	return 0;
+	return ret;
 }
 
 /* Validates @f and builds an unpublished model; logs why on failure. */

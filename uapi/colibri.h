@@ -368,18 +368,21 @@ struct colibri_export {
 
 /**
  * struct colibri_tokenizer - COLIBRI_IOC_GET_TOKENIZER: a loaded model's
- *	tokenizer, so that a process can use a model pinned by name alone.
+ *	tokenizer or chat template, so that a process can use a model pinned
+ *	by name alone.
  * @size: in: sizeof(struct colibri_tokenizer).
- * @flags: in: must be 0.
+ * @flags: in: 0 for the tokenizer section, COLIBRI_TOKENIZER_CHAT_TEMPLATE
+ *	for the chat template section.
  * @name: in: the model's name.
- * @buf: in: user pointer to @buf_len bytes for the tokenizer section (may
- *	be 0 when @buf_len is 0, to ask for the size only).
+ * @buf: in: user pointer to @buf_len bytes for the section (may be 0 when
+ *	@buf_len is 0, to ask for the size only).
  * @buf_len: in: capacity of @buf in bytes.
- * @tok_size: out: bytes of the tokenizer section, exactly as the model file
- *	holds it (for COLIBRI_TOK_HF_JSON a Hugging Face tokenizer.json);
- *	0 when the model has none.  The section was copied to @buf only when
- *	@buf_len >= @tok_size: a caller with a smaller buffer gets the size
- *	and calls again, as with COLIBRI_IOC_LIST.
+ * @section_size: out: bytes of the section asked for, exactly as the model
+ *	file holds it (the tokenizer: for COLIBRI_TOK_HF_JSON a Hugging Face
+ *	tokenizer.json; the chat template: its Jinja source, UTF-8); 0 when
+ *	the model has none.  The section was copied to @buf only when
+ *	@buf_len >= @section_size: a caller with a smaller buffer gets the
+ *	size and calls again, as with COLIBRI_IOC_LIST.
  * @tok_kind: out: COLIBRI_TOK_* of colibri_format.h.
  * @tok_flags: out: COLIBRI_TOK_F_* of colibri_format.h.
  * @bos_id: out: beginning-of-sequence token, or -1.
@@ -388,18 +391,20 @@ struct colibri_export {
  * @reserved0: must be zero.
  * @reserved: must be zero.
  *
- * Anyone who may open the device may call it.  The section was verified
- * against the file's checksum at LOAD and is kept, unpinned, with the
- * model.  Errors: -EINVAL for a bad struct or name; -ENOENT if no model has
- * that name; -EFAULT for a bad pointer.
+ * Anyone who may open the device may call it.  Both sections were verified
+ * against the file's checksums at LOAD and are kept, unpinned, with the
+ * model.  Errors: -EINVAL for a bad struct, flag or name; -ENOENT if no
+ * model has that name; -EFAULT for a bad pointer.
  */
 struct colibri_tokenizer {
 	__u32 size;
 	__u32 flags;
+#define COLIBRI_TOKENIZER_CHAT_TEMPLATE	(1U << 0)	/* the chat template section */
+#define COLIBRI_TOKENIZER_FLAGS_ALL	COLIBRI_TOKENIZER_CHAT_TEMPLATE
 	char name[COLIBRI_NAME_LEN];
 	__u64 buf;
 	__u64 buf_len;
-	__u64 tok_size;
+	__u64 section_size;
 	__u32 tok_kind;
 	__u32 tok_flags;
 	__s32 bos_id;

@@ -89,14 +89,14 @@ TEST_F(tok, a_short_buffer_gets_the_size_and_no_bytes)
 	t.buf = (uintptr_t)buf;
 	t.buf_len = self->len - 1;
 	ASSERT_EQ(0, get_tok(self->fd, &t));
-	EXPECT_EQ(self->len, t.tok_size);
+	EXPECT_EQ(self->len, t.section_size);
 	for (size_t i = 0; i < self->len; i++)
 		written += buf[i] != 0x5a;
 	EXPECT_EQ(0, written);
 	/* Size only: no buffer at all. */
 	tok_arg(&t, "demo-tok");
 	ASSERT_EQ(0, get_tok(self->fd, &t));
-	EXPECT_EQ(self->len, t.tok_size);
+	EXPECT_EQ(self->len, t.section_size);
 	free(buf);
 }
 
@@ -111,7 +111,7 @@ TEST_F(tok, bad_arguments)
 	tok_arg(&t, "no-such-model");
 	EXPECT_EQ(-ENOENT, get_tok(self->fd, &t));
 	tok_arg(&t, "demo-tok");
-	t.flags = 1;
+	t.flags = 2;
 	EXPECT_EQ(-EINVAL, get_tok(self->fd, &t));
 	tok_arg(&t, "demo-tok");
 	t.reserved[3] = 1;
@@ -134,7 +134,7 @@ TEST_F(tok, bad_arguments)
 	tok_arg(&big.t, "demo-tok");
 	big.t.size = sizeof(big);
 	EXPECT_EQ(0, get_tok(self->fd, &big.t));
-	EXPECT_EQ(self->len, big.t.tok_size);
+	EXPECT_EQ(self->len, big.t.section_size);
 	big.future[1] = 1;
 	EXPECT_EQ(-E2BIG, get_tok(self->fd, &big.t));
 }
@@ -158,6 +158,100 @@ TEST(model_without_tokenizer_reports_none)
 	close(fd);
 }
 
+TEST(chat_template_is_the_files_section_verbatim)
+{
+	struct cbfile *f;
+	const char *want;
+	char path[4096], err[256], *tmpl;
+	size_t want_len, len;
+	int fd = colibri_dev_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fixture("mixtral-tmpl", path, sizeof(path)));
+	f = cbfile_open(path, 0, err, sizeof(err));
+	ASSERT_NE(NULL, f) TH_LOG("%s", err);
+	want = cbfile_chat_template(f, &want_len);
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, colibri_dev_load(fd, path, "tmpl", NULL, NULL));
+	ASSERT_EQ(0, colibri_dev_get_chat_template(fd, "tmpl", &tmpl, &len));
+	ASSERT_NE(NULL, tmpl);
+	EXPECT_EQ(want_len, len);
+	EXPECT_EQ(0, memcmp(tmpl, want, len));
+	EXPECT_EQ(0, tmpl[len]);
+	free(tmpl);
+	/* The demo model has a tokenizer and no template. */
+	ASSERT_EQ(0, colibri_dev_load(fd, DEMO, "no-tmpl", NULL, NULL));
+	tmpl = (char *)1;
+	EXPECT_EQ(0, colibri_dev_get_chat_template(fd, "no-tmpl", &tmpl, &len));
+	EXPECT_EQ(NULL, tmpl);
+	EXPECT_EQ(0, len);
+	EXPECT_EQ(0, colibri_dev_unload(fd, "no-tmpl", 0));
+	EXPECT_EQ(0, colibri_dev_unload(fd, "tmpl", 0));
+	cbfile_close(f);
+	close(fd);
+}
+
+/* Copies @src to @dst with the byte at @off flipped. */
+static int copy_flipped(const char *src, const char *dst, unsigned long long off)
+{
+	char buf[65536];
+	unsigned char c;
+	int in, out, ret = -1;
+	ssize_t n;
+
+	in = open(src, O_RDONLY);
+	out = open(dst, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (in < 0 || out < 0)
+		goto out;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			goto out;
+	if (pread(out, &c, 1, off) != 1)
+		goto out;
+	c ^= 0x20;
+	if (pwrite(out, &c, 1, off) != 1)
+		goto out;
+	ret = 0;
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return ret;
+}
+
+/* LOAD of @path fails with -EINVAL and leaves nothing behind. */
+static void expect_refused(struct __test_metadata *_metadata, const char *path)
+{
+	struct colibri_info before, after;
+	int fd = colibri_dev_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, colibri_dev_get_info(fd, &before));
+	EXPECT_EQ(-EINVAL, colibri_dev_load(fd, path, "bad-section", NULL, NULL));
+	ASSERT_EQ(0, colibri_dev_get_info(fd, &after));
+	EXPECT_EQ(before.nr_models, after.nr_models);
+	EXPECT_EQ(before.mem_used, after.mem_used);
+	close(fd);
+}
+
+TEST(load_refuses_a_chat_template_with_a_bad_checksum)
+{
+	const char *bad = "/tmp/bad-template.colibri";
+	char path[4096], err[256];
+	unsigned long long off;
+	struct cbfile *f;
+
+	ASSERT_EQ(0, fixture("mixtral-tmpl", path, sizeof(path)));
+	f = cbfile_open(path, 0, err, sizeof(err));
+	ASSERT_NE(NULL, f) TH_LOG("%s", err);
+	off = f->info.tmpl_offset + f->info.tmpl_size / 2;
+	cbfile_close(f);
+	ASSERT_EQ(0, copy_flipped(path, bad, off));
+	expect_refused(_metadata, bad);
+	unlink(bad);
+}
+
 /*
  * The header's checksum covers only header and directory; the tokenizer
  * section has its own.  A flipped byte in it must fail LOAD with -EINVAL
@@ -166,39 +260,20 @@ TEST(model_without_tokenizer_reports_none)
 TEST(load_refuses_a_tokenizer_with_a_bad_checksum)
 {
 	const char *bad = "/tmp/bad-tokenizer.colibri";
-	struct cbfile *f;
-	struct colibri_info before, after;
-	char err[256];
 	unsigned long long off;
-	int fd, in, out;
-	ssize_t n;
-	char buf[65536];
-	unsigned char c;
+	struct cbfile *f;
+	char err[256];
+	int fd;
 
 	f = cbfile_open(DEMO, 0, err, sizeof(err));
 	ASSERT_NE(NULL, f) TH_LOG("%s", err);
 	off = f->info.tok_offset + f->info.tok_size / 2;
 	cbfile_close(f);
-	in = open(DEMO, O_RDONLY);
-	out = open(bad, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ASSERT_LE(0, in);
-	ASSERT_LE(0, out);
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		ASSERT_EQ(n, write(out, buf, n));
-	close(in);
-	ASSERT_EQ(1, pread(out, &c, 1, off));
-	c ^= 0x20;
-	ASSERT_EQ(1, pwrite(out, &c, 1, off));
-	close(out);
-
+	ASSERT_EQ(0, copy_flipped(DEMO, bad, off));
+	expect_refused(_metadata, bad);
+	/* The same file, mended, loads: the flipped byte was the only fault. */
 	fd = colibri_dev_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, colibri_dev_get_info(fd, &before));
-	EXPECT_EQ(-EINVAL, colibri_dev_load(fd, bad, "bad-tok", NULL, NULL));
-	ASSERT_EQ(0, colibri_dev_get_info(fd, &after));
-	EXPECT_EQ(before.nr_models, after.nr_models);
-	EXPECT_EQ(before.mem_used, after.mem_used);
-	/* The same file, mended, loads: the flipped byte was the only fault. */
 	EXPECT_EQ(0, colibri_dev_load(fd, DEMO, "good-tok", NULL, NULL));
 	EXPECT_EQ(0, colibri_dev_unload(fd, "good-tok", 0));
 	close(fd);

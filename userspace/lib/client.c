@@ -139,8 +139,9 @@ int colibri_dev_attach(int fd, const char *name, unsigned int max_context,
 	return 0;
 }
 
-int colibri_dev_get_tokenizer(int fd, const char *name, void **buf, size_t *len,
-			      struct colibri_tokenizer *out)
+/* GET_TOKENIZER of one section (@flags) into a malloc'ed buffer. */
+static int colibri_dev_get_section(int fd, const char *name, unsigned int flags, void **buf,
+				   size_t *len, struct colibri_tokenizer *out)
 {
 	struct colibri_tokenizer arg;
 	void *p = NULL;
@@ -149,6 +150,7 @@ int colibri_dev_get_tokenizer(int fd, const char *name, void **buf, size_t *len,
 	*buf = NULL;
 	*len = 0;
 	memset(&arg, 0, sizeof(arg));
+	arg.flags = flags;
 	ret = colibri_set_name(arg.name, name);
 	if (ret)
 		return ret;
@@ -160,27 +162,54 @@ int colibri_dev_get_tokenizer(int fd, const char *name, void **buf, size_t *len,
 			free(p);
 			return ret;
 		}
-		if (arg.tok_size <= arg.buf_len)
+		if (arg.section_size <= arg.buf_len)
 			break;
 		free(p);
-		p = malloc(arg.tok_size);
+		p = malloc(arg.section_size);
 		if (!p)
 			return -ENOMEM;
 		arg.buf = (uintptr_t)p;
-		arg.buf_len = arg.tok_size;
+		arg.buf_len = arg.section_size;
 	}
 	if (tries == 4) {
 		free(p);
 		return -EAGAIN;
 	}
-	if (!arg.tok_size) {
+	if (!arg.section_size) {
 		free(p);
 		p = NULL;
 	}
 	*buf = p;
-	*len = arg.tok_size;
+	*len = arg.section_size;
 	if (out)
 		*out = arg;
+	return 0;
+}
+
+int colibri_dev_get_tokenizer(int fd, const char *name, void **buf, size_t *len,
+			      struct colibri_tokenizer *out)
+{
+	return colibri_dev_get_section(fd, name, 0, buf, len, out);
+}
+
+int colibri_dev_get_chat_template(int fd, const char *name, char **tmpl, size_t *len)
+{
+	void *p;
+	int ret = colibri_dev_get_section(fd, name, COLIBRI_TOKENIZER_CHAT_TEMPLATE, &p, len,
+					  NULL);
+	char *s;
+
+	*tmpl = NULL;
+	if (ret || !p)
+		return ret;
+	/* A C string for the template engine: one more byte, NUL. */
+	s = realloc(p, *len + 1);
+	if (!s) {
+		free(p);
+		return -ENOMEM;
+	}
+	s[*len] = 0;
+	*tmpl = s;
 	return 0;
 }
 

@@ -47,6 +47,12 @@ int colibri_dev_attach(int fd, const char *name, unsigned int max_context,
  */
 int colibri_dev_get_tokenizer(int fd, const char *name, void **buf, size_t *len,
 			      struct colibri_tokenizer *out);
+/*
+ * The chat template section of loaded model @name (GET_TOKENIZER with
+ * COLIBRI_TOKENIZER_CHAT_TEMPLATE) as a malloc'ed, NUL-terminated *@tmpl
+ * of *@len bytes (NULL and 0 when the model has none).
+ */
+int colibri_dev_get_chat_template(int fd, const char *name, char **tmpl, size_t *len);
 /* COLIBRI_IOC_SUBMIT; @s is filled by the caller except size. */
 int colibri_dev_submit(int fd, struct colibri_submit *s);
 
