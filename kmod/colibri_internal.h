@@ -20,6 +20,7 @@
 /* Sanity bounds on what a session may ask for. */
 #define COLIBRI_MAX_CONTEXT	(1U << 20)	/* printed with %u */
 #define COLIBRI_MAX_BATCH	4096U
+#define COLIBRI_MAX_SLOTS	64	/* sessions on one engine: a u64 bitmap */
 
 /* Module parameters (colibri_main.c); read-only after load. */
 extern unsigned int colibri_mem_limit_mb;

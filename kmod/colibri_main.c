@@ -92,7 +92,7 @@ static int __init colibri_init(void)
 	 * more slots than tokens, the oldest request always gets a token.
 	 */
 	if (!colibri_max_batch_tokens || colibri_max_batch_tokens > COLIBRI_MAX_BATCH ||
-	    colibri_batch_slots > 64 || colibri_batch_slots > colibri_max_batch_tokens) {
+	    colibri_batch_slots > COLIBRI_MAX_SLOTS || colibri_batch_slots > colibri_max_batch_tokens) {
 		pr_err("max_batch_tokens must be 1..%u and batch_slots 0..min(64, max_batch_tokens)\n",
 		       COLIBRI_MAX_BATCH);
 		return -EINVAL;

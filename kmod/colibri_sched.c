@@ -40,7 +40,9 @@ static void colibri_req_release(struct kref *ref)
 {
 	struct colibri_req *req = container_of(ref, struct colibri_req, ref);
 
-	colibri_session_put(req->sess);
+	/* A request that never reached the scheduler still holds its session. */
+	if (req->sess)
+		colibri_session_put(req->sess);
 	if (req->owner)
 		put_task_struct(req->owner);
 	kfree(req);
@@ -66,9 +68,20 @@ static bool colibri_req_abandoned(struct colibri_req *req)
 	return t && ((READ_ONCE(t->flags) & PF_EXITING) || fatal_signal_pending(t));
 }
 
-/* Finishes a request the scheduler held: wake the caller, drop our ref. */
+/*
+ * Finishes a request the scheduler held: let go of its session, wake the
+ * caller, drop our reference.  The session goes first: once ->done is
+ * complete (or ->end has posted the CQE) the caller may close its file,
+ * and then the session and its pinned memory must go with the close, not
+ * whenever this thread next runs.  Nobody reads ->sess of a finished
+ * request.
+ */
 static void colibri_req_end(struct colibri_req *req)
 {
+	struct colibri_session *s = req->sess;
+
+	req->sess = NULL;
+	colibri_session_put(s);
 	complete(&req->done);
 	if (req->end)
 		req->end(req);
@@ -152,8 +165,8 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 		.tokens = b->tokens, .seq = b->seq, .pos = b->pos,
 		.logits_mask = b->mask, .logits = b->logits, .route_trace = b->trace,
 	};
-	struct colibri_session *pin = b->reqs[0]->sess;
-	u32 i, k, n = 0, row = 0, live = 0;
+	struct colibri_req *ended[COLIBRI_MAX_SLOTS];
+	u32 i, k, n = 0, row = 0, live = 0, n_end = 0;
 	int ret = 0;
 
 	for (i = 0; i < b->nr; i++) {
@@ -211,32 +224,31 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 		}
 	}
 
-	/* Pin the batcher: ending the last request of its last session frees it. */
-	kref_get(&pin->ref);
+	/*
+	 * Ending the last request of the batcher's last session frees the
+	 * batcher: collect the requests to end first, touch @b no more after.
+	 */
 	spin_lock(&colibri_queue_lock);
 	for (i = b->nr; i-- > 0;) {
 		struct colibri_req *r = b->reqs[i];
 
-		if (!b->take[i])
-			continue;
-		if (ret == -EINTR && !colibri_req_abandoned(r)) {
-			list_add(&r->node, &colibri_queue);	/* run it again */
-			b->take[i] = 0;
-			b->reqs[i] = NULL;
-		} else if (ret) {
-			r->ret = ret;
-		} else if (r->ran < r->batch.n_tokens) {
-			list_add(&r->node, &colibri_queue);	/* the rest of its piece */
-			b->take[i] = 0;
-			b->reqs[i] = NULL;
+		if (b->take[i]) {
+			if (ret == -EINTR && !colibri_req_abandoned(r)) {
+				list_add(&r->node, &colibri_queue);	/* run it again */
+				continue;
+			} else if (ret) {
+				r->ret = ret;
+			} else if (r->ran < r->batch.n_tokens) {
+				list_add(&r->node, &colibri_queue);	/* the rest of its piece */
+				continue;
+			}
 		}
+		ended[n_end++] = r;
 	}
-	spin_unlock(&colibri_queue_lock);
-	for (i = 0; i < b->nr; i++)
-		if (b->reqs[i])
-			colibri_req_end(b->reqs[i]);
 	b->nr = 0;
-	colibri_session_put(pin);
+	spin_unlock(&colibri_queue_lock);
+	while (n_end)
+		colibri_req_end(ended[--n_end]);
 }
 
 static int colibri_sched_thread(void *unused)

@@ -312,6 +312,43 @@ TEST_F(batch, full_slots_fall_back_to_private_engine)
 }
 
 /*
+ * Once a SUBMIT has returned (ioctl) or completed (io_uring), closing the
+ * file frees the session there and then: its buffers, its slot, and the
+ * shared engine with its last session.  Nothing of it may outlive the
+ * close because the scheduler still held the finished request.
+ */
+TEST_F(batch, session_memory_goes_when_close_returns)
+{
+	unsigned long long want = self->used0 + vm_model_attr(MODEL, "bytes");
+	float *l = calloc(self->vocab, sizeof(float));
+	struct colibri_ring *ring = NULL;
+	int late = 0, i;
+
+	ASSERT_NE(NULL, l);
+	ASSERT_EQ(0, colibri_ring_create(&ring, 4));
+	ASSERT_EQ(want, info_now(self->fd).mem_used);
+	for (i = 0; i < 200; i++) {
+		uint32_t t = i % self->vocab, got;
+		int s;
+
+		ASSERT_EQ(0, attach(&s, 256, NULL));
+		ASSERT_EQ(0, step(s, i % 2 ? ring : NULL, &t, 1, COLIBRI_SUBMIT_RESET, l,
+				  self->vocab, i, &got)) TH_LOG("cycle %d", i);
+		close(s);
+		if (info_now(self->fd).mem_used != want || info_now(self->fd).nr_sessions) {
+			TH_LOG("cycle %d (%s): %llu bytes, %u sessions after close", i,
+			       i % 2 ? "io_uring" : "ioctl",
+			       (unsigned long long)info_now(self->fd).mem_used - want,
+			       info_now(self->fd).nr_sessions);
+			late++;
+		}
+	}
+	EXPECT_EQ(0, late);
+	colibri_ring_destroy(ring);
+	free(l);
+}
+
+/*
  * A session killed mid-prefill, while it shares passes with another, stops
  * the passes it is in; the other's requests run again and stay exact.
  */
