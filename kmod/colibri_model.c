@@ -385,7 +385,8 @@ out:
  * colibri_model_load() - load, validate, seal and publish a model.
  * @f: the .colibri file.
  * @name: name to publish under, or "" for the file's own name.
- * @out: the published model, with a reference for the caller.
+ * @out: the model, with a reference for the caller (taken before it is
+ *	published, so it is valid even if an UNLOAD has removed it since).
  *
  * A refused load leaves nothing allocated and logs why (rate-limited).
  * Return: 0 or -errno (see struct colibri_load).
@@ -430,11 +431,19 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 		snprintf(why, CB_FORMAT_WHY_LEN, "max_models=%u are loaded", colibri_max_models);
 		ret = -ENOSPC;
 	} else {
+		/*
+		 * The caller's reference, taken before the model can be found:
+		 * once it is published an UNLOAD may drop the registry's at any
+		 * time, and then only this one keeps it.
+		 */
+		kobject_get(&m->kobj);
 		ret = kobject_add(&m->kobj, colibri_models_kobj, "%s", m->name);
 		if (!ret) {
 			list_add_tail(&m->node, &colibri_models);
 			m->published = true;
 			WRITE_ONCE(colibri_nr_models, colibri_nr_models + 1);
+		} else {
+			kobject_put(&m->kobj);
 		}
 	}
 	mutex_unlock(&colibri_models_lock);
@@ -449,7 +458,6 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 		colibri_arch_names[m->cfg.arch] : "?", m->cfg.n_layers, m->cfg.n_experts,
 		m->cfg.top_k, m->mem.size);
 	kfree(why);
-	kobject_get(&m->kobj);		/* the caller's reference */
 	*out = m;
 	return 0;
 

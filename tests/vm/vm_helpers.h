@@ -8,9 +8,11 @@
 #define COLIBRI_VM_HELPERS_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "colibri.h"
@@ -133,6 +135,53 @@ out:
 	free(arena);
 	cbfile_close(f);
 	return ret;
+}
+
+/*
+ * The kernel log from now on: kmsg_open() gives a descriptor at the end of
+ * /dev/kmsg; kmsg_bad() reads what was logged since and counts the records
+ * that report a kernel problem (what scripts/vm-run fails a run on, plus
+ * refcount_t's warnings), copying the first into @first.  A test that
+ * provokes a race so checks its own log, and fails by name.
+ */
+static inline int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+static inline int kmsg_bad(int fd, char *first, size_t len)
+{
+	static const char *const bad[] = {
+		"refcount_t", "use-after-free", "Oops", "BUG:", "WARNING:",
+		"general protection fault", "list_add corruption", "list_del corruption",
+		"soft lockup", "blocked for more than", "Call Trace",
+	};
+	char rec[2048];
+	int n = 0;
+	ssize_t r;
+
+	if (first && len)
+		first[0] = 0;
+	while ((r = read(fd, rec, sizeof(rec) - 1)) != 0) {
+		if (r < 0) {
+			if (errno == EPIPE)	/* overwritten: read on */
+				continue;
+			break;			/* EAGAIN: nothing more */
+		}
+		rec[r] = 0;
+		for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			if (!strstr(rec, bad[i]))
+				continue;
+			if (!n++ && first && len)
+				snprintf(first, len, "%s", strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
+			break;
+		}
+	}
+	return n;
 }
 
 #endif /* COLIBRI_VM_HELPERS_H */
