@@ -7,8 +7,9 @@
  *
  * Callers queue a request and sleep interruptibly on its completion.  A
  * caller that gives up (signal, kill) marks the request cancelled and drops
- * its reference; the scheduler notices at the next step boundary (the
- * engine's yield hook), stops, and drops its own.  The request and the
+ * its reference; the scheduler drops it at the end of the pass it is in
+ * (or at the next step boundary, when nobody in the pass is left who
+ * wants it; see colibri_yield()), and drops its own.  The request and the
  * session it points to live until both are done with them.
  *
  * Asynchronous submitters (io_uring, colibri_uring.c) do not sleep: they
@@ -20,6 +21,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitops.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -91,7 +93,14 @@ static void colibri_req_end(struct colibri_req *req)
 /*
  * The engine's yield hook, called between steps on the scheduler thread,
  * which is inside an FPU section: leave it, let others run, come back.
- * One abandoned request stops the whole pass; the others run again.
+ *
+ * The pass stops only when nobody wants any of it: every request in it
+ * abandoned.  A request abandoned while others in the pass are live costs
+ * them nothing: its rows run to the end of the pass and are dropped there
+ * (colibri_sched_pass()), at most one pass of wasted work.  Stopping the
+ * pass for it would throw away the others' work too, and rerunning it
+ * from scratch each time lets a neighbour who keeps interrupting its own
+ * steps hold every other session off for as long as it likes.
  */
 static int colibri_yield(struct cb_exec *ex)
 {
@@ -101,12 +110,12 @@ static int colibri_yield(struct cb_exec *ex)
 	kernel_fpu_end();
 	cond_resched();
 	kernel_fpu_begin();
-	for (i = 0; i < b->nr; i++)
-		if (b->take[i] && colibri_req_abandoned(b->reqs[i]))
-			return -EINTR;
 	if (kthread_should_stop())
 		return -ESHUTDOWN;
-	return 0;
+	for (i = 0; i < b->nr; i++)
+		if (b->take[i] && !colibri_req_abandoned(b->reqs[i]))
+			return 0;
+	return -EINTR;
 }
 
 /*
@@ -151,9 +160,10 @@ static struct colibri_batcher *colibri_pick(void)
  * Runs the pass colibri_pick() chose, in one forward call: each request's
  * tokens on its session's slot; then each request's logits row and trace
  * rows are copied to its session's buffers and a finished request samples
- * its token.  Unfinished requests (a piece split, or a pass stopped by
- * another's cancellation) go back to the head of the queue in order; the
- * others are ended last, as that may free the batcher.
+ * its token.  A request abandoned during the pass is dropped: its rows
+ * ran but are not copied, and it ends with -EINTR.  Requests whose piece
+ * was split go back to the head of the queue in order; the others are
+ * ended last, as that may free the batcher.
  */
 static void colibri_sched_pass(struct colibri_batcher *b)
 {
@@ -167,6 +177,7 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 	};
 	struct colibri_req *ended[COLIBRI_MAX_SLOTS];
 	u32 i, k, n = 0, row = 0, live = 0, n_end = 0;
+	u64 dropped = 0;	/* requests abandoned during the pass */
 	int ret = 0;
 
 	for (i = 0; i < b->nr; i++) {
@@ -197,6 +208,14 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 
 			if (!b->take[i])
 				continue;
+			/* Decided once: a dropped request's rows are skipped, unread. */
+			if (colibri_req_abandoned(r)) {
+				dropped |= BIT_ULL(i);
+				r->ret = -EINTR;
+				for (k = 0; k < b->take[i]; k++, n++)
+					row += !!b->mask[n];
+				continue;
+			}
 			if (r->batch.route_trace)
 				memcpy(r->batch.route_trace + (u64)r->ran * tpt,
 				       b->trace + (u64)n * tpt, (u64)b->take[i] * tpt * 4);
@@ -232,7 +251,8 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 	for (i = b->nr; i-- > 0;) {
 		struct colibri_req *r = b->reqs[i];
 
-		if (b->take[i]) {
+		if (b->take[i] && !(dropped & BIT_ULL(i))) {
+			/* (-EINTR: every request was abandoned; none is live.) */
 			if (ret == -EINTR && !colibri_req_abandoned(r)) {
 				list_add(&r->node, &colibri_queue);	/* run it again */
 				continue;

@@ -348,9 +348,24 @@ TEST_F(batch, session_memory_goes_when_close_returns)
 	free(l);
 }
 
+/* Latencies of a run of SUBMITs. */
+struct lat {
+	double max, sum;
+	int n, ret;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /*
- * A session killed mid-prefill, while it shares passes with another, stops
- * the passes it is in; the other's requests run again and stay exact.
+ * A session killed mid-prefill, while it shares passes with another: its
+ * rows are dropped from the passes it was in, and the other's results stay
+ * exact.
  */
 TEST_F(batch, killed_neighbour_leaves_a_session_exact)
 {
@@ -403,6 +418,141 @@ TEST_F(batch, killed_neighbour_leaves_a_session_exact)
 		usleep(10 * 1000);
 	EXPECT_EQ(0, vm_model_attr(MODEL, "shared_sessions"));
 	EXPECT_EQ(self->used0 + vm_model_attr(MODEL, "bytes"), info_now(self->fd).mem_used);
+}
+
+#define V_ROUNDS 4	/* victim: a 64-token prompt and 3 decode steps, each */
+#define DEMO_MODEL "models/shakespeare-moe.colibri"	/* from the work tree */
+#define N_ATTACKERS 7	/* with the victim, a shared engine's 8 slots */
+
+/* The victim's work on attached @fd, each SUBMIT timed into @l. */
+static void victim_rounds(int fd, unsigned int vocab, float *logits, struct lat *l)
+{
+	uint32_t prompt[64], t;
+
+	for (int r = 0; r < V_ROUNDS && !l->ret; r++) {
+		test_tokens(prompt, 64, vocab, 40 + r);
+		for (int j = 0; j < 4 && !l->ret; j++) {
+			double t0 = mono_s(), dt;
+
+			l->ret = j ? step(fd, NULL, &t, 1, 0, logits, vocab, r, &t) :
+				     step(fd, NULL, prompt, 64, COLIBRI_SUBMIT_RESET, logits, vocab,
+					  r, &t);
+			dt = mono_s() - t0;
+			l->sum += dt;
+			l->n++;
+			if (dt > l->max)
+				l->max = dt;
+		}
+	}
+}
+
+static void on_alarm(int sig)
+{
+}
+
+/*
+ * Seven neighbours on the victim's shared engine keep interrupting their
+ * own 1-token steps, each 0.1-1 s after it was submitted (about a pass of
+ * the victim's prefill: so the signal often lands while the step is in a
+ * pass, and there is nearly always one queued when a pass starts).  The
+ * victim's SUBMITs must still finish, in a time bounded by what they take
+ * alone.  A pass once stopped for any abandoned request in it and ran the
+ * others again from scratch: with the old code this victim finished none
+ * of its 16 SUBMITs in 120 s (issue 12, item 3).  The shipped model,
+ * whose 64-token pass takes most of a second under emulation: the
+ * fixtures' passes are too short to be hit.
+ */
+TEST(interrupted_neighbour_does_not_stall_a_session)
+{
+	struct lat *l = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	volatile int *stop = (volatile int *)(l + 2);
+	int *attacks = (int *)(l + 2) + 1, *done = attacks + 1;
+	int fd = colibri_dev_open(), s, st;
+	struct colibri_attach a;
+	pid_t attacker[N_ATTACKERS], victim;
+	unsigned int vocab;
+	float *logits;
+
+	ASSERT_NE(MAP_FAILED, l);
+	ASSERT_LE(0, fd);
+	if (vm_modparam("batch_slots") < N_ATTACKERS + 1)
+		SKIP(return, "batch_slots < %d: the neighbours would not share the victim's passes",
+		     N_ATTACKERS + 1);
+	colibri_dev_unload(fd, "starve", 1);
+	ASSERT_EQ(0, colibri_dev_load(fd, DEMO_MODEL, "starve", NULL, NULL));
+	/* The victim alone: its own worst case on this machine, now. */
+	s = colibri_dev_open();
+	ASSERT_EQ(0, colibri_dev_attach(s, "starve", 256, 0, &a));
+	vocab = a.vocab_size;
+	logits = calloc(vocab, sizeof(float));
+	ASSERT_NE(NULL, logits);
+	victim_rounds(s, vocab, logits, &l[0]);
+	close(s);
+	ASSERT_EQ(0, l[0].ret);
+
+	for (int k = 0; k < N_ATTACKERS; k++) {
+		attacker[k] = fork();
+		ASSERT_LE(0, attacker[k]);
+		if (attacker[k])
+			continue;
+		struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+		uint32_t t = 1, got;
+		unsigned int seed = 12 + k;
+
+		sigaction(SIGALRM, &sa, NULL);
+		s = colibri_dev_open();
+		if (colibri_dev_attach(s, "starve", 256, 0, NULL))
+			_exit(2);
+		while (!*stop) {
+			ualarm(100000 + rand_r(&seed) % 900000, 0);
+			if (step(s, NULL, &t, 1, COLIBRI_SUBMIT_RESET, logits, vocab, 1, &got) == -EINTR)
+				__atomic_add_fetch(attacks, 1, __ATOMIC_RELAXED);
+			else
+				__atomic_add_fetch(done, 1, __ATOMIC_RELAXED);
+			ualarm(0, 0);
+		}
+		_exit(0);
+	}
+	/* Let the attack get going, then the victim, with a deadline. */
+	usleep(200 * 1000);
+	victim = fork();
+	ASSERT_LE(0, victim);
+	if (!victim) {
+		s = colibri_dev_open();
+		if (colibri_dev_attach(s, "starve", 256, 0, NULL))
+			_exit(2);
+		victim_rounds(s, vocab, logits, &l[1]);
+		_exit(0);
+	}
+	for (int i = 0; i < 900 && waitpid(victim, &st, WNOHANG) == 0; i++)
+		usleep(100 * 1000);
+	if (waitpid(victim, &st, WNOHANG) == 0) {
+		kill(victim, SIGKILL);
+		waitpid(victim, &st, 0);
+		l[1].ret = -ETIMEDOUT;
+	}
+	*stop = 1;
+	for (int k = 0; k < N_ATTACKERS; k++)
+		ASSERT_EQ(attacker[k], waitpid(attacker[k], &st, 0));
+	TH_LOG("alone: %d SUBMITs, mean %.3f s, worst %.3f s", l[0].n, l[0].sum / l[0].n, l[0].max);
+	TH_LOG("attacked: %d SUBMITs, mean %.3f s, worst %.3f s (%s); neighbours: %d interrupted, %d finished",
+	       l[1].n, l[1].n ? l[1].sum / l[1].n : 0, l[1].max, strerror(-l[1].ret), *attacks, *done);
+	EXPECT_EQ(0, l[1].ret) TH_LOG("the victim did not finish %d SUBMITs in 90 s", 4 * V_ROUNDS);
+	EXPECT_LE(20, *attacks) TH_LOG("the neighbours were hardly ever interrupted: no attack");
+	/*
+	 * Bound: a neighbour's step costs the victim at most a share of the
+	 * passes it is in (a token each of the 64-token budget, so a prefill
+	 * takes two passes), never a rerun.  Measured under a loaded host
+	 * (load 15 on two cores), the attacked worst case was 0.8-4x the
+	 * alone worst case on both kernels (0.84-2.4 s against 0.51-1.2 s);
+	 * without the fix the victim finished nothing in 120 s.  Allow 8x
+	 * plus 5 s.
+	 */
+	EXPECT_GE(8 * l[0].max + 5.0, l[1].max);
+	EXPECT_EQ(0, colibri_dev_unload(fd, "starve", 1));
+	close(fd);
+	free(logits);
+	munmap(l, 4096);
 }
 
 TEST_HARNESS_MAIN
