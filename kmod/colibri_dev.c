@@ -102,9 +102,17 @@ static int colibri_ioc_load(void __user *uarg)
 	return 0;
 }
 
-static int colibri_ioc_unload(void __user *uarg)
+/*
+ * UNLOAD: unpublish; with COLIBRI_UNLOAD_WAIT, revoke the model's sessions
+ * and wait until they have given their memory back.  The calling file's
+ * own session of that model would be revoked under it: -EDEADLK.
+ */
+static int colibri_ioc_unload(struct colibri_file *cf, void __user *uarg)
 {
+	struct colibri_model *m, *own = NULL;
+	struct colibri_session *s;
 	struct colibri_unload arg;
+	bool wait;
 	u32 usize;
 	int ret;
 
@@ -117,7 +125,28 @@ static int colibri_ioc_unload(void __user *uarg)
 	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
 	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
 		return -EINVAL;
-	return colibri_model_unload(arg.name, arg.flags & COLIBRI_UNLOAD_WAIT);
+	wait = arg.flags & COLIBRI_UNLOAD_WAIT;
+	if (wait) {
+		if (mutex_lock_interruptible(&cf->lock))
+			return -EINTR;
+		s = cf->sess;
+		if (s)
+			own = colibri_session_model_get(s);
+		mutex_unlock(&cf->lock);
+	}
+	ret = colibri_model_unload(arg.name, wait, own, &m);
+	if (own)
+		colibri_model_put(own);
+	if (ret)
+		return ret;
+	if (wait) {
+		colibri_sessions_revoke(m);
+		ret = colibri_model_wait_sessions(m);
+	}
+	pr_info("model %s unloaded%s\n", m->name,
+		ret ? " (its memory goes as its revoked sessions end)" : "");
+	colibri_model_put(m);
+	return ret;
 }
 
 static int colibri_ioc_list(void __user *uarg)
@@ -204,6 +233,8 @@ static int colibri_ioc_get_tokenizer(void __user *uarg)
 	return ret;
 }
 
+static int colibri_file_drop_revoked(struct colibri_file *cf);
+
 static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
 {
 	struct colibri_attach arg;
@@ -218,8 +249,9 @@ static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
 	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
 	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
 		return -EINVAL;
-	if (cf->sess)
-		return -EBUSY;
+	ret = colibri_file_drop_revoked(cf);
+	if (ret)
+		return ret;
 
 	m = colibri_model_find(arg.name);
 	if (!m)
@@ -239,7 +271,7 @@ static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
 
 	arg.max_context = ctx;
 	arg.max_batch = batch;
-	arg.bytes = colibri_session_bytes(s);
+	arg.bytes = s->bytes;
 	arg.vocab_size = m->cfg.vocab_size;
 	arg.n_layers = m->cfg.n_layers;
 	arg.top_k = m->cfg.n_experts ? m->cfg.top_k : 0;
@@ -256,11 +288,12 @@ out_put:
 }
 
 /**
- * colibri_file_idle() - wait out a request a signal interrupted earlier,
- * then reset the sequence if that request left it half done.
+ * colibri_file_idle() - wait out a request a signal interrupted earlier.
  * @cf: an attached file; the caller holds ->lock.
  * @wait: sleep for it (interruptibly); else -EBUSY while it still runs.
  *
+ * The sequence it may have left half done is reset by the next
+ * submission, under the session's lock (cf->need_reset).
  * Return: 0 when the session is free, -EINTR or -EBUSY.
  */
 int colibri_file_idle(struct colibri_file *cf, bool wait)
@@ -275,23 +308,71 @@ int colibri_file_idle(struct colibri_file *cf, bool wait)
 		colibri_req_put(s->inflight);
 		s->inflight = NULL;
 	}
-	if (cf->need_reset) {
-		colibri_session_reset(s);
-		cf->need_reset = false;
-	}
 	return 0;
 }
 
-struct colibri_req *colibri_req_new(struct colibri_session *s)
+/*
+ * ATTACH on a file: -EBUSY while it has a live session; a session revoked
+ * by an UNLOAD(WAIT) is let go (once nothing of it is in flight), so the
+ * file can attach again.  Caller holds cf->lock.
+ */
+static int colibri_file_drop_revoked(struct colibri_file *cf)
+{
+	struct colibri_session *s = cf->sess;
+	int ret;
+
+	if (!s)
+		return 0;
+	/* Cleared without ->lock by its completion: pairs with the release. */
+	if (smp_load_acquire(&cf->uop))
+		return -EBUSY;
+	if (!colibri_session_lock(s)) {
+		colibri_session_unlock(s);
+		return -EBUSY;
+	}
+	ret = colibri_file_idle(cf, false);
+	if (ret)
+		return ret;
+	cf->sess = NULL;
+	cf->need_reset = false;
+	colibri_session_put(s);
+	return 0;
+}
+
+/**
+ * colibri_submit_begin() - a submission takes its live session.
+ * @cf: the file; the caller holds ->lock and the session is idle.
+ * @reset: the submission asks for a reset.
+ *
+ * Return: 0 with the session's lock held and its sequence reset if it
+ * was asked for or left half done; -ENODEV (revoked).
+ */
+int colibri_submit_begin(struct colibri_file *cf, bool reset)
+{
+	struct colibri_session *s = cf->sess;
+	int ret = colibri_session_lock(s);
+
+	if (ret)
+		return ret;
+	if (cf->need_reset || reset)
+		colibri_session_reset(s);
+	cf->need_reset = false;
+	return 0;
+}
+
+/* A new request for @s: made under its live lock, counted until it ends. */
+static struct colibri_req *colibri_req_new(struct colibri_session *s)
 {
 	struct colibri_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
 
+	lockdep_assert_held(&s->lock);
 	if (!req)
 		return NULL;
 	kref_init(&req->ref);
 	INIT_LIST_HEAD(&req->node);
 	init_completion(&req->done);
 	kref_get(&s->ref);
+	atomic_inc(&s->nr_reqs);
 	req->sess = s;
 	return req;
 }
@@ -316,7 +397,7 @@ int colibri_submit_validate(struct colibri_session *s, const struct colibri_subm
 
 /**
  * colibri_piece_req() - a request for one piece of a submission.
- * @s: the session; its caller owns its io buffers.
+ * @s: the session; its caller holds its live lock and owns its io buffers.
  * @a: the validated submission.
  * @n: tokens in the piece (at most max_batch), already in s->tokens.
  * @first_pos: the position of the first of them.
@@ -357,26 +438,38 @@ struct colibri_req *colibri_piece_req(struct colibri_session *s, const struct co
 	return req;
 }
 
-/* Runs one piece of at most max_batch tokens already in s->tokens. */
+/*
+ * Runs one piece of at most max_batch tokens already in s->tokens.  Called
+ * with the session's lock held; drops it while the piece runs and takes
+ * it back after (-ENODEV, not held, if the session was revoked meanwhile).
+ */
 static int colibri_submit_piece(struct colibri_file *cf, const struct colibri_submit *a,
 				u32 n, u32 first_pos, bool last)
 {
-	struct colibri_req *req = colibri_piece_req(cf->sess, a, n, first_pos, last);
+	struct colibri_session *s = cf->sess;
+	struct colibri_req *req = colibri_piece_req(s, a, n, first_pos, last);
 	int ret;
 
-	if (IS_ERR(req))
+	if (IS_ERR(req)) {
+		colibri_session_unlock(s);
 		return PTR_ERR(req);
-	ret = colibri_sched_run(req);
+	}
+	colibri_session_unlock(s);
+	colibri_sched_queue(req);
+	ret = colibri_sched_wait(req);
 	if (ret == -EINTR && !completion_done(&req->done)) {
 		/* Still running: the next call waits for it, then resets. */
-		cf->sess->inflight = req;
+		s->inflight = req;
 		cf->need_reset = true;
 		return -EINTR;
 	}
 	colibri_req_put(req);
-	if (ret < 0)
+	if (ret < 0) {
 		cf->need_reset = true;
-	return ret;
+		return ret;
+	}
+	/* Our session's buffers hold the results: read them under its lock. */
+	return colibri_session_lock(s) ?: ret;
 }
 
 static int colibri_ioc_submit(struct colibri_file *cf, void __user *uarg)
@@ -400,36 +493,51 @@ static int colibri_ioc_submit(struct colibri_file *cf, void __user *uarg)
 	ret = colibri_file_idle(cf, true);
 	if (ret)
 		return ret;
-	if (arg.flags & COLIBRI_SUBMIT_RESET)
-		colibri_session_reset(s);
+	ret = colibri_submit_begin(cf, arg.flags & COLIBRI_SUBMIT_RESET);
+	if (ret)
+		return ret;
+	/* From here on the session's lock is held but while a piece runs. */
 	pos = colibri_session_len(s);
+	ret = -ENOSPC;
 	if ((u64)pos + arg.n_tokens > s->max_context)
-		return -ENOSPC;
+		goto out_unlock;
 
 	while (done < arg.n_tokens) {
 		n = min(arg.n_tokens - done, s->max_batch);
+		ret = -EFAULT;
 		if (copy_from_user(s->tokens, u64_to_user_ptr(arg.tokens) + done * 4ULL,
 				   n * 4ULL))
-			return -EFAULT;
+			goto out_unlock;
 		ret = colibri_submit_piece(cf, &arg, n, pos + done, done + n == arg.n_tokens);
-		if (ret < 0)
-			return ret;
+		if (ret < 0) {
+			cf->need_reset |= done > 0;	/* pieces ran: start over */
+			return ret;	/* not held */
+		}
 		if (arg.flags & COLIBRI_SUBMIT_TRACE &&
 		    copy_to_user(u64_to_user_ptr(arg.trace) +
 				 (u64)done * s->trace_per_token * 4, s->trace,
-				 (u64)n * s->trace_per_token * 4))
-			return -EFAULT;
+				 (u64)n * s->trace_per_token * 4)) {
+			ret = -EFAULT;
+			goto out_unlock;
+		}
 		token = ret;
 		done += n;
 	}
+	ret = -EFAULT;
 	if (arg.n_tokens && arg.flags & COLIBRI_SUBMIT_LOGITS &&
 	    copy_to_user(u64_to_user_ptr(arg.logits), s->logits, (u64)s->vocab * 4))
-		return -EFAULT;
+		goto out_unlock;
 	arg.token = arg.n_tokens ? token : -1;
 	arg.n_past = colibri_session_len(s);
+	colibri_session_unlock(s);
 	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
 		return -EFAULT;
 	return 0;
+
+out_unlock:
+	cf->need_reset |= done > 0;
+	colibri_session_unlock(s);
+	return ret;
 }
 
 static long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -449,7 +557,7 @@ static long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 	case _IOC_NR(COLIBRI_IOC_LOAD):
 		return colibri_ioc_load(uarg);
 	case _IOC_NR(COLIBRI_IOC_UNLOAD):
-		return colibri_ioc_unload(uarg);
+		return colibri_ioc_unload(cf, uarg);
 	case _IOC_NR(COLIBRI_IOC_LIST):
 		return colibri_ioc_list(uarg);
 	case _IOC_NR(COLIBRI_IOC_GET_TOKENIZER):

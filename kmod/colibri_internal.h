@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "colibri.h"
 #include "cb_engine.h"
@@ -86,7 +87,15 @@ struct colibri_model {
 	struct kobject kobj;
 	struct list_head node;		/* protected by colibri_models_lock */
 	char name[COLIBRI_NAME_LEN];
-	bool published;			/* protected by colibri_models_lock */
+	/*
+	 * Its sessions (struct colibri_session.model_node); no session is
+	 * added once ->dying (set when it is unpublished), so an UNLOAD
+	 * that saw none leaves none, and one that revokes them all sees
+	 * every one.  ->nr_sessions changes under the lock too.
+	 */
+	struct mutex sessions_lock;
+	struct list_head sessions;	/* protected by ->sessions_lock */
+	bool dying;			/* protected by ->sessions_lock */
 	struct colibri_buf mem;		/* the file's tensor data, sealed */
 	void *bind;			/* layer/expert tables (kvmalloc) */
 	struct cb_model_config cfg;
@@ -99,8 +108,8 @@ struct colibri_model {
 	u64 tmpl_size;
 	u32 tok_kind, tok_flags;
 	s32 bos_id, eos_id, pad_id;
-	atomic_t nr_sessions;
-	wait_queue_head_t sessions_wq;	/* woken when nr_sessions drops */
+	atomic_t nr_sessions;		/* sessions holding memory and a reference */
+	wait_queue_head_t sessions_wq;	/* woken when nr_sessions drops to 0 */
 	atomic64_t tokens;		/* tokens run through the model */
 	atomic64_t forwards;		/* forward passes */
 	/* the engine its sessions share (colibri_session.c) */
@@ -120,7 +129,11 @@ struct colibri_model {
 int colibri_models_init(void);
 void colibri_models_exit(void);
 int colibri_model_load(struct file *src, const char *name, struct colibri_model **out);
-int colibri_model_unload(const char *name, bool wait);
+int colibri_model_unload(const char *name, bool wait, const struct colibri_model *own,
+			 struct colibri_model **out);
+int colibri_model_wait_sessions(struct colibri_model *m);
+int colibri_model_add_session(struct colibri_model *m, struct list_head *node);
+void colibri_model_drop_session(struct colibri_model *m, struct list_head *node);
 struct colibri_model *colibri_model_find(const char *name);
 void colibri_model_put(struct colibri_model *m);
 unsigned int colibri_models_count(void);
@@ -159,17 +172,33 @@ struct colibri_batcher {
  * engine instance (the model's shared one, or its own), and the buffers
  * its requests use, in pinned memory.
  *
- * Lifetime: ->ref.  The file holds one; a queued request holds one, so a
- * request that outlives its caller (killed, interrupted) never runs on
- * freed memory.
+ * Lifetime: ->ref.  The file holds one; a request holds one until it is
+ * finished, so a request that outlives its caller (killed, interrupted)
+ * never runs on freed memory.
+ *
+ * Revocation: an UNLOAD with COLIBRI_UNLOAD_WAIT revokes every session of
+ * its model (colibri_session_revoke()).  From then on no new request is
+ * made; once no request holds the session (->nr_reqs), it is detached:
+ * its pinned memory, its slot and its model reference go, though the
+ * struct lives on with its file.  Code outside the scheduler touches the
+ * session's memory (->arena, ->bat, ->model) only under ->lock, after
+ * checking ->revoked; the scheduler touches it only through a request,
+ * which ->nr_reqs counts.
  */
 struct colibri_session {
 	struct kref ref;
-	struct colibri_model *model;	/* holds a model reference */
+	struct mutex lock;		/* the memory, against revocation */
+	bool revoked;			/* set once, under ->lock */
+	bool detached;			/* memory and model gone; ->lock */
+	atomic_t nr_reqs;		/* requests made and not yet finished */
+	struct work_struct detach_work;	/* detaches once the last request ends */
+	struct list_head model_node;	/* in model->sessions */
+	struct colibri_model *model;	/* a reference until detached */
 	struct colibri_buf arena;	/* io buffers */
 	struct colibri_batcher *bat;	/* the model's shared one, or ours */
 	u32 slot;			/* our sequence slot in bat->eng */
 	bool shared;			/* bat is the model's */
+	u64 bytes;			/* pinned bytes of its own (ATTACH.bytes) */
 	u32 max_context;
 	u32 max_batch;
 	u32 vocab;
@@ -211,30 +240,44 @@ struct colibri_req {
 };
 
 /* colibri_session.c */
+int colibri_sessions_init(void);
+void colibri_sessions_exit(void);
 struct colibri_session *colibri_session_create(struct colibri_model *m,
 					       u32 max_context, u32 max_batch);
 void colibri_session_put(struct colibri_session *s);
 unsigned int colibri_sessions_count(void);
-u64 colibri_session_bytes(const struct colibri_session *s);
+int colibri_session_lock(struct colibri_session *s);
+struct colibri_model *colibri_session_model_get(struct colibri_session *s);
+void colibri_session_revoke(struct colibri_session *s);
+void colibri_sessions_revoke(struct colibri_model *m);
+void colibri_session_req_done(struct colibri_session *s);
 
-/* The session's sequence: forget it; its length. */
+static inline void colibri_session_unlock(struct colibri_session *s)
+{
+	mutex_unlock(&s->lock);
+}
+
+/* The session's sequence: forget it; its length.  Under a live ->lock. */
 static inline void colibri_session_reset(struct colibri_session *s)
 {
+	lockdep_assert_held(&s->lock);
 	cb_engine_seq_reset(s->bat->eng, s->slot);
 }
 
-static inline u32 colibri_session_len(const struct colibri_session *s)
+static inline u32 colibri_session_len(struct colibri_session *s)
 {
+	lockdep_assert_held(&s->lock);
 	return cb_engine_seq_len(s->bat->eng, s->slot);
 }
 
 /* colibri_sched.c */
 int colibri_sched_start(void);
 void colibri_sched_stop(void);
-int colibri_sched_run(struct colibri_req *req);
+int colibri_sched_wait(struct colibri_req *req);
 int colibri_wait_done(struct completion *done);
 void colibri_sched_queue(struct colibri_req *req);
 void colibri_sched_cancel(struct colibri_req *req);
+void colibri_sched_purge(struct colibri_session *s);
 void colibri_req_put(struct colibri_req *req);
 
 /*
@@ -255,7 +298,7 @@ struct colibri_file {
 int colibri_dev_register(void);
 void colibri_dev_unregister(void);
 int colibri_file_idle(struct colibri_file *cf, bool wait);
-struct colibri_req *colibri_req_new(struct colibri_session *s);
+int colibri_submit_begin(struct colibri_file *cf, bool reset);
 int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a);
 struct colibri_req *colibri_piece_req(struct colibri_session *s, const struct colibri_submit *a,
 				      u32 n, u32 first_pos, bool last);

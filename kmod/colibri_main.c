@@ -92,7 +92,8 @@ static int __init colibri_init(void)
 	 * more slots than tokens, the oldest request always gets a token.
 	 */
 	if (!colibri_max_batch_tokens || colibri_max_batch_tokens > COLIBRI_MAX_BATCH ||
-	    colibri_batch_slots > COLIBRI_MAX_SLOTS || colibri_batch_slots > colibri_max_batch_tokens) {
+	    colibri_batch_slots > COLIBRI_MAX_SLOTS ||
+	    colibri_batch_slots > colibri_max_batch_tokens) {
 		pr_err("max_batch_tokens must be 1..%u and batch_slots 0..min(64, max_batch_tokens)\n",
 		       COLIBRI_MAX_BATCH);
 		return -EINVAL;
@@ -104,9 +105,12 @@ static int __init colibri_init(void)
 	ret = colibri_models_init();
 	if (ret)
 		goto err_mem;
-	ret = colibri_sched_start();
+	ret = colibri_sessions_init();
 	if (ret)
 		goto err_models;
+	ret = colibri_sched_start();
+	if (ret)
+		goto err_sessions;
 	ret = colibri_dev_register();
 	if (ret)
 		goto err_sched;
@@ -119,6 +123,8 @@ static int __init colibri_init(void)
 
 err_sched:
 	colibri_sched_stop();
+err_sessions:
+	colibri_sessions_exit();
 err_models:
 	colibri_models_exit();
 err_mem:
@@ -128,8 +134,12 @@ err_mem:
 
 static void __exit colibri_exit(void)
 {
-	/* No file is open (each holds a module reference): no session left. */
+	/*
+	 * No file is open (each holds a module reference); revoked sessions
+	 * may still be waiting to detach on colibri_wq.
+	 */
 	colibri_dev_unregister();
+	colibri_sessions_exit();
 	colibri_sched_stop();
 	colibri_models_exit();
 	colibri_mem_exit();

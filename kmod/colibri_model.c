@@ -18,6 +18,13 @@
 #include "cb_format.h"
 
 static DEFINE_MUTEX(colibri_models_lock);
+/*
+ * Held by a session giving its model reference back across the count's
+ * drop and the put, so that an UNLOAD(WAIT) that saw the count reach 0
+ * can wait for that put before it drops its own reference: then the
+ * model's memory is gone when the UNLOAD returns, not a moment later.
+ */
+static DEFINE_MUTEX(colibri_session_gone_lock);
 static LIST_HEAD(colibri_models);		/* protected by colibri_models_lock */
 static unsigned int colibri_nr_models;		/* protected by colibri_models_lock */
 static struct kobject *colibri_kobj;		/* /sys/kernel/colibri */
@@ -100,6 +107,7 @@ static void colibri_model_release(struct kobject *kobj)
 	kvfree(m->tok);
 	kvfree(m->tmpl);
 	mutex_destroy(&m->batch_lock);
+	mutex_destroy(&m->sessions_lock);
 	kfree(m);
 }
 
@@ -409,8 +417,10 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 	kobject_init(&m->kobj, &colibri_model_ktype);
 	INIT_LIST_HEAD(&m->node);
 	INIT_LIST_HEAD(&m->bindings);
+	INIT_LIST_HEAD(&m->sessions);
 	init_waitqueue_head(&m->sessions_wq);
 	mutex_init(&m->batch_lock);
+	mutex_init(&m->sessions_lock);
 	strscpy(m->name, name, sizeof(m->name));
 
 	ret = colibri_model_build(f, m, why);
@@ -440,7 +450,6 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 		ret = kobject_add(&m->kobj, colibri_models_kobj, "%s", m->name);
 		if (!ret) {
 			list_add_tail(&m->node, &colibri_models);
-			m->published = true;
 			WRITE_ONCE(colibri_nr_models, colibri_nr_models + 1);
 		} else {
 			kobject_put(&m->kobj);
@@ -469,11 +478,14 @@ err:
 	return ret;
 }
 
-/* Caller holds colibri_accel_lock and colibri_models_lock. */
+/*
+ * Caller holds colibri_accel_lock and colibri_models_lock, and has marked
+ * the model ->dying (no session is added from here on): takes it off the
+ * registry's list, so that no lookup finds it any more.
+ */
 static void colibri_model_unpublish(struct colibri_model *m)
 {
 	list_del_init(&m->node);
-	m->published = false;
 	WRITE_ONCE(colibri_nr_models, colibri_nr_models - 1);
 }
 
@@ -491,13 +503,23 @@ static void colibri_model_retire(struct colibri_model *m)
 }
 
 /**
- * colibri_model_unload() - unpublish a model and drop the registry's reference.
+ * colibri_model_unload() - unpublish a model.
  * @name: the model.
- * @wait: with sessions attached, wait (interruptibly) instead of -EBUSY.
+ * @wait: the caller will revoke its sessions and wait for them; without
+ *	it, a model with sessions is refused.
+ * @own: the model of the caller's own live session, or NULL.
+ * @out: the unpublished model, with the registry's reference, now the
+ *	caller's: it revokes the sessions (with @wait), waits for them with
+ *	colibri_model_wait_sessions() and puts it.
  *
- * Return: 0, -ENOENT, -EBUSY or -EINTR.
+ * The check for sessions and the unpublishing are one step under the
+ * model's ->sessions_lock: an UNLOAD without @wait that succeeds leaves no
+ * session, and no ATTACH can add one afterwards.
+ * Return: 0, -ENOENT, -EBUSY (sessions and no @wait) or -EDEADLK (@wait
+ * and @own is this model: the caller would revoke its own session).
  */
-int colibri_model_unload(const char *name, bool wait)
+int colibri_model_unload(const char *name, bool wait, const struct colibri_model *own,
+			 struct colibri_model **out)
 {
 	struct colibri_model *m;
 	int ret = 0;
@@ -505,22 +527,96 @@ int colibri_model_unload(const char *name, bool wait)
 	mutex_lock(&colibri_accel_lock);
 	mutex_lock(&colibri_models_lock);
 	m = colibri_model_lookup(name);
-	if (!m || (atomic_read(&m->nr_sessions) && !wait)) {
+	if (!m)
+		ret = -ENOENT;
+	else if (wait && m == own)
+		ret = -EDEADLK;
+	if (!ret) {
+		mutex_lock(&m->sessions_lock);
+		if (atomic_read(&m->nr_sessions) && !wait)
+			ret = -EBUSY;
+		else
+			m->dying = true;
+		mutex_unlock(&m->sessions_lock);
+	}
+	if (ret) {
 		mutex_unlock(&colibri_models_lock);
 		mutex_unlock(&colibri_accel_lock);
-		return m ? -EBUSY : -ENOENT;
+		return ret;
 	}
-	/* Unpublished: no new session can find it. */
 	colibri_model_unpublish(m);
 	mutex_unlock(&colibri_models_lock);
 	colibri_model_retire(m);
 	mutex_unlock(&colibri_accel_lock);
+	*out = m;
+	return 0;
+}
 
-	if (wait && wait_event_interruptible(m->sessions_wq, !atomic_read(&m->nr_sessions)))
-		ret = -EINTR;	/* it stays unpublished and goes with its last session */
-	pr_info("model %s unloaded%s\n", m->name, ret ? " (freed when its sessions end)" : "");
-	colibri_model_put(m);
+/**
+ * colibri_model_wait_sessions() - wait until an unpublished model's
+ *	sessions have given their memory and their references back.
+ * @m: the model; the caller holds a reference (its last use).
+ *
+ * The caller has revoked them (colibri_sessions_revoke()), so this waits
+ * for steps in flight to reach the end of their pass, not for anyone's
+ * close().  Interruptible: the revoked sessions detach anyway.
+ * Return: 0 or -EINTR.
+ */
+int colibri_model_wait_sessions(struct colibri_model *m)
+{
+	if (wait_event_interruptible(m->sessions_wq, !atomic_read(&m->nr_sessions)))
+		return -EINTR;
+	/* The last session's put is done once its holder lets go of this. */
+	mutex_lock(&colibri_session_gone_lock);
+	mutex_unlock(&colibri_session_gone_lock);
+	return 0;
+}
+
+/**
+ * colibri_model_add_session() - count a new session of @m.
+ * @m: the model; the caller holds a reference.
+ * @node: the session's node for ->sessions.
+ *
+ * Takes the session's own model reference.
+ * Return: 0, or -ENOENT once the model is being unloaded.
+ */
+int colibri_model_add_session(struct colibri_model *m, struct list_head *node)
+{
+	int ret = 0;
+
+	mutex_lock(&m->sessions_lock);
+	if (m->dying) {
+		ret = -ENOENT;
+	} else {
+		kobject_get(&m->kobj);
+		list_add_tail(node, &m->sessions);
+		atomic_inc(&m->nr_sessions);
+	}
+	mutex_unlock(&m->sessions_lock);
 	return ret;
+}
+
+/**
+ * colibri_model_drop_session() - a session of @m gives its reference back.
+ * @m: the model.
+ * @node: the session's node, as added.
+ *
+ * The session's memory is gone already: an UNLOAD(WAIT) woken here may
+ * return, and finds the model's own memory gone with this put.
+ */
+void colibri_model_drop_session(struct colibri_model *m, struct list_head *node)
+{
+	bool last;
+
+	mutex_lock(&colibri_session_gone_lock);
+	mutex_lock(&m->sessions_lock);
+	list_del_init(node);
+	last = atomic_dec_and_test(&m->nr_sessions);
+	mutex_unlock(&m->sessions_lock);
+	if (last)
+		wake_up_all(&m->sessions_wq);
+	colibri_model_put(m);
+	mutex_unlock(&colibri_session_gone_lock);
 }
 
 int colibri_models_init(void)
@@ -545,8 +641,12 @@ void colibri_models_exit(void)
 	do {
 		mutex_lock(&colibri_models_lock);
 		m = list_first_entry_or_null(&colibri_models, struct colibri_model, node);
-		if (m)
+		if (m) {
+			mutex_lock(&m->sessions_lock);
+			m->dying = true;
+			mutex_unlock(&m->sessions_lock);
 			colibri_model_unpublish(m);
+		}
 		mutex_unlock(&colibri_models_lock);
 		if (m) {
 			colibri_model_retire(m);

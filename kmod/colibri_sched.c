@@ -43,8 +43,10 @@ static void colibri_req_release(struct kref *ref)
 	struct colibri_req *req = container_of(ref, struct colibri_req, ref);
 
 	/* A request that never reached the scheduler still holds its session. */
-	if (req->sess)
+	if (req->sess) {
+		colibri_session_req_done(req->sess);
 		colibri_session_put(req->sess);
+	}
 	if (req->owner)
 		put_task_struct(req->owner);
 	kfree(req);
@@ -56,18 +58,25 @@ void colibri_req_put(struct colibri_req *req)
 }
 
 /*
- * Nobody wants the request's result any more: its caller cancelled it, or
- * the task that owns it is dying.  Reading another task's flags and signal
- * state without its locks is a hint, and a hint is all this needs: a late
- * answer costs one more step.
+ * Nobody wants the request's result any more: its caller cancelled it, the
+ * task that owns it is dying, or its session was revoked (its model is
+ * being unloaded).  Reading another task's flags and signal state without
+ * its locks is a hint, and a hint is all this needs: a late answer costs
+ * one more step.  Every reason only ever turns true.
  */
 static bool colibri_req_abandoned(struct colibri_req *req)
 {
 	struct task_struct *t = req->owner;
 
-	if (READ_ONCE(req->cancelled))
+	if (READ_ONCE(req->cancelled) || READ_ONCE(req->sess->revoked))
 		return true;
 	return t && ((READ_ONCE(t->flags) & PF_EXITING) || fatal_signal_pending(t));
+}
+
+/* The result of an abandoned request. */
+static int colibri_req_abandon_ret(struct colibri_req *req)
+{
+	return READ_ONCE(req->sess->revoked) ? -ENODEV : -EINTR;
 }
 
 /*
@@ -83,6 +92,7 @@ static void colibri_req_end(struct colibri_req *req)
 	struct colibri_session *s = req->sess;
 
 	req->sess = NULL;
+	colibri_session_req_done(s);
 	colibri_session_put(s);
 	complete(&req->done);
 	if (req->end)
@@ -184,7 +194,7 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 		struct colibri_req *r = b->reqs[i];
 
 		if (!b->take[i]) {
-			r->ret = -EINTR;
+			r->ret = colibri_req_abandon_ret(r);
 			continue;
 		}
 		live++;
@@ -211,7 +221,7 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 			/* Decided once: a dropped request's rows are skipped, unread. */
 			if (colibri_req_abandoned(r)) {
 				dropped |= BIT_ULL(i);
-				r->ret = -EINTR;
+				r->ret = colibri_req_abandon_ret(r);
 				for (k = 0; k < b->take[i]; k++, n++)
 					row += !!b->mask[n];
 				continue;
@@ -256,6 +266,8 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 			if (ret == -EINTR && !colibri_req_abandoned(r)) {
 				list_add(&r->node, &colibri_queue);	/* run it again */
 				continue;
+			} else if (ret == -EINTR) {
+				r->ret = colibri_req_abandon_ret(r);
 			} else if (ret) {
 				r->ret = ret;
 			} else if (r->ran < r->batch.n_tokens) {
@@ -334,8 +346,9 @@ int colibri_wait_done(struct completion *done)
 }
 
 /**
- * colibri_sched_run() - queue a request and wait for it.
- * @req: a request; the caller keeps its own reference.
+ * colibri_sched_wait() - wait for a queued request.
+ * @req: a request queued with colibri_sched_queue(); the caller keeps its
+ *	own reference.
  *
  * Sleeps interruptibly.  On a signal the request is marked cancelled and
  * -EINTR returned while the scheduler may still hold it: the caller must
@@ -343,9 +356,8 @@ int colibri_wait_done(struct completion *done)
  *
  * Return: the request's result (token >= 0, 0, or -errno), or -EINTR.
  */
-int colibri_sched_run(struct colibri_req *req)
+int colibri_sched_wait(struct colibri_req *req)
 {
-	colibri_sched_queue(req);
 	if (colibri_wait_done(&req->done)) {
 		WRITE_ONCE(req->cancelled, true);
 		return -EINTR;
@@ -393,6 +405,33 @@ void colibri_sched_cancel(struct colibri_req *req)
 	if (queued) {
 		req->ret = -ECANCELED;
 		colibri_req_end(req);
+	}
+}
+
+/**
+ * colibri_sched_purge() - end a revoked session's request still queued.
+ * @s: the session, revoked.
+ *
+ * A session has at most one request made at a time; if it is queued it
+ * ends now with -ENODEV.  One in a pass is dropped at the end of it (see
+ * colibri_req_abandoned()).
+ */
+void colibri_sched_purge(struct colibri_session *s)
+{
+	struct colibri_req *r, *found = NULL;
+
+	spin_lock(&colibri_queue_lock);
+	list_for_each_entry(r, &colibri_queue, node) {
+		if (r->sess == s) {
+			list_del_init(&r->node);
+			found = r;
+			break;
+		}
+	}
+	spin_unlock(&colibri_queue_lock);
+	if (found) {
+		found->ret = -ENODEV;
+		colibri_req_end(found);
 	}
 }
 

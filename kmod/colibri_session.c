@@ -11,6 +11,11 @@
  * (more context or batch, every slot taken, not enough memory) gets a
  * private engine of one slot instead.  Nothing is allocated on the
  * inference path after ATTACH.
+ *
+ * A session lets go of its memory and its model when its file closes, or
+ * earlier when an UNLOAD(WAIT) revokes it: then as soon as no request
+ * holds it, on the unloader's thread or (if a request was still in a
+ * pass) on colibri_wq, after the scheduler finished that request.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,10 +23,13 @@
 #include <linux/bitops.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include "colibri_internal.h"
 
 static atomic_t colibri_nr_sessions = ATOMIC_INIT(0);
+/* Detaches revoked sessions the scheduler finished with (it must not sleep on ->lock). */
+static struct workqueue_struct *colibri_wq;
 
 unsigned int colibri_sessions_count(void)
 {
@@ -177,15 +185,37 @@ static void colibri_session_unshare(struct colibri_session *s)
 	mutex_unlock(&m->batch_lock);
 }
 
-/**
- * colibri_session_bytes() - pinned memory a session alone occupies.
- * @s: the session.
- *
- * Return: its buffers, plus its engine unless it shares the model's.
+/*
+ * Lets go of everything the session holds but the struct: its slot or
+ * engine, its buffers, its place in the counts, its model reference.
+ * Caller holds ->lock; only once no request holds the session (the last
+ * one to end calls colibri_session_req_done(), which comes back here).
  */
-u64 colibri_session_bytes(const struct colibri_session *s)
+static void colibri_session_detach_locked(struct colibri_session *s)
 {
-	return s->arena.size + (s->shared ? 0 : s->bat->buf.size);
+	lockdep_assert_held(&s->lock);
+	if (s->detached || atomic_read(&s->nr_reqs))
+		return;
+	s->detached = true;
+	if (s->shared)
+		colibri_session_unshare(s);
+	else
+		colibri_batcher_free(s->bat);
+	s->bat = NULL;
+	colibri_buf_free(&s->arena);
+	atomic_dec(&colibri_nr_sessions);
+	colibri_model_drop_session(s->model, &s->model_node);
+	s->model = NULL;
+}
+
+static void colibri_session_detach_work(struct work_struct *w)
+{
+	struct colibri_session *s = container_of(w, struct colibri_session, detach_work);
+
+	mutex_lock(&s->lock);
+	colibri_session_detach_locked(s);
+	mutex_unlock(&s->lock);
+	colibri_session_put(s);		/* the work's */
 }
 
 /**
@@ -198,7 +228,8 @@ u64 colibri_session_bytes(const struct colibri_session *s)
  * fits (colibri_session_share()), else it gets an engine of its own.
  *
  * Return: the session, or ERR_PTR(-ENOSPC) at max_sessions, -ENOMEM over
- * the memory limit, -EINVAL if the engine refuses the shape.
+ * the memory limit, -EINVAL if the engine refuses the shape, -ENOENT if
+ * the model is being unloaded.
  */
 struct colibri_session *colibri_session_create(struct colibri_model *m,
 					       u32 max_context, u32 max_batch)
@@ -243,14 +274,22 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 	s->trace = colibri_carve(&cur, (u64)max_batch * trace_per_token * 4);
 
 	kref_init(&s->ref);
-	kobject_get(&m->kobj);
+	mutex_init(&s->lock);
+	INIT_WORK(&s->detach_work, colibri_session_detach_work);
+	s->bytes = s->arena.size + (s->shared ? 0 : s->bat->buf.size);
 	s->max_context = max_context;
 	s->max_batch = max_batch;
 	s->vocab = m->cfg.vocab_size;
 	s->trace_per_token = trace_per_token;
-	atomic_inc(&m->nr_sessions);
+	/* Last: from here on an UNLOAD(WAIT) may revoke it. */
+	ret = colibri_model_add_session(m, &s->model_node);
+	if (ret)
+		goto err_arena;
 	return s;
 
+err_arena:
+	mutex_destroy(&s->lock);
+	colibri_buf_free(&s->arena);
 err_bat:
 	if (s->shared)
 		colibri_session_unshare(s);
@@ -266,21 +305,133 @@ err_count:
 static void colibri_session_release(struct kref *ref)
 {
 	struct colibri_session *s = container_of(ref, struct colibri_session, ref);
-	struct colibri_model *m = s->model;
 
-	if (s->shared)
-		colibri_session_unshare(s);
-	else
-		colibri_batcher_free(s->bat);
-	colibri_buf_free(&s->arena);
+	/* The last reference: no request holds it, nobody holds ->lock. */
+	mutex_lock(&s->lock);
+	colibri_session_detach_locked(s);
+	mutex_unlock(&s->lock);
+	WARN_ON_ONCE(!s->detached);
+	mutex_destroy(&s->lock);
 	kfree(s);
-	atomic_dec(&colibri_nr_sessions);
-	if (atomic_dec_and_test(&m->nr_sessions))
-		wake_up_all(&m->sessions_wq);
-	colibri_model_put(m);
 }
 
 void colibri_session_put(struct colibri_session *s)
 {
 	kref_put(&s->ref, colibri_session_release);
+}
+
+/**
+ * colibri_session_lock() - take ->lock of a session that is still live.
+ * @s: the session.
+ *
+ * Whoever touches the session's memory (its buffers, its engine slot) or
+ * makes a request for it outside the scheduler does so under this.
+ * Return: 0 with ->lock held, or -ENODEV (not held): its model was
+ * unloaded and the session revoked.
+ */
+int colibri_session_lock(struct colibri_session *s)
+{
+	mutex_lock(&s->lock);
+	if (s->revoked) {
+		mutex_unlock(&s->lock);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/**
+ * colibri_session_model_get() - the model of a live session.
+ * @s: the session.
+ *
+ * Return: its model with a reference, or NULL once it is revoked.
+ */
+struct colibri_model *colibri_session_model_get(struct colibri_session *s)
+{
+	struct colibri_model *m;
+
+	if (colibri_session_lock(s))
+		return NULL;
+	m = s->model;
+	kobject_get(&m->kobj);
+	colibri_session_unlock(s);
+	return m;
+}
+
+/**
+ * colibri_session_req_done() - a request made for @s is finished.
+ * @s: the session; the request still holds its reference.
+ *
+ * Called by the scheduler (which must not sleep on ->lock here: a user
+ * may hold it while its copy_to_user() faults) and by whoever drops a
+ * request that never reached the scheduler.  The last request of a
+ * revoked session hands the detaching to colibri_wq.
+ */
+void colibri_session_req_done(struct colibri_session *s)
+{
+	/* atomic_dec_and_test() is a full barrier: see colibri_session_revoke(). */
+	if (!atomic_dec_and_test(&s->nr_reqs) || !READ_ONCE(s->revoked))
+		return;
+	kref_get(&s->ref);		/* the work's */
+	if (!queue_work(colibri_wq, &s->detach_work))
+		colibri_session_put(s);	/* queued already: it holds one */
+}
+
+/**
+ * colibri_session_revoke() - stop a session for good: its model is going.
+ * @s: the session; the caller holds a reference.
+ *
+ * From here on its SUBMITs say -ENODEV; a request of it still queued ends
+ * now with -ENODEV, one in a pass at the end of that pass.  Its memory and
+ * its model reference go at once if no request holds it, else when the
+ * last one ends.  The struct lives on with its file.
+ */
+void colibri_session_revoke(struct colibri_session *s)
+{
+	mutex_lock(&s->lock);
+	WRITE_ONCE(s->revoked, true);
+	mutex_unlock(&s->lock);
+	colibri_sched_purge(s);
+	/* Pairs with colibri_session_req_done(): one of us sees the other. */
+	smp_mb();
+	if (atomic_read(&s->nr_reqs))
+		return;
+	mutex_lock(&s->lock);
+	colibri_session_detach_locked(s);
+	mutex_unlock(&s->lock);
+}
+
+/**
+ * colibri_sessions_revoke() - revoke every session of a model.
+ * @m: a model being unloaded (->dying: no session is added any more).
+ */
+void colibri_sessions_revoke(struct colibri_model *m)
+{
+	for (;;) {
+		struct colibri_session *s = NULL, *it;
+
+		mutex_lock(&m->sessions_lock);
+		list_for_each_entry(it, &m->sessions, model_node) {
+			if (!READ_ONCE(it->revoked) && kref_get_unless_zero(&it->ref)) {
+				s = it;
+				break;
+			}
+		}
+		mutex_unlock(&m->sessions_lock);
+		if (!s)
+			return;
+		colibri_session_revoke(s);
+		colibri_session_put(s);
+	}
+}
+
+int colibri_sessions_init(void)
+{
+	colibri_wq = alloc_workqueue("colibri", WQ_UNBOUND, 0);
+	return colibri_wq ? 0 : -ENOMEM;
+}
+
+/* Module exit: no file is open; wait for the detaching still queued. */
+void colibri_sessions_exit(void)
+{
+	destroy_workqueue(colibri_wq);
 }

@@ -165,7 +165,8 @@ static void colibri_uring_queue(struct colibri_uop *uop, struct colibri_req *req
 
 /*
  * Copies the next piece's tokens in (we are in the submitter's context)
- * and builds its request.  Return: 0 or -errno.
+ * and builds its request.  Caller holds the session's live lock.
+ * Return: 0 or -errno.
  */
 static int colibri_uring_next(struct colibri_uop *uop, struct colibri_req **reqp)
 {
@@ -188,7 +189,8 @@ static int colibri_uring_next(struct colibri_uop *uop, struct colibri_req **reqp
 
 /*
  * The CQE: copy the results out (unless the submitter is gone), reset the
- * sequence after a failure, release the session and complete.
+ * sequence after a failure, release the session and complete.  A revoked
+ * session's memory is gone: -ENODEV, and nothing of it is touched.
  */
 static void colibri_uring_finish(struct colibri_uop *uop, int ret, bool dead,
 				 unsigned int issue_flags)
@@ -197,9 +199,11 @@ static void colibri_uring_finish(struct colibri_uop *uop, int ret, bool dead,
 	struct colibri_file *cf = uop->cf;
 	struct colibri_session *s = uop->sess;
 	struct colibri_submit *a = &uop->arg;
-	u32 n_past;
+	u32 n_past = 0;
 
-	if (ret >= 0) {
+	if (colibri_session_lock(s)) {
+		ret = dead || ret == -ECANCELED ? -ECANCELED : -ENODEV;
+	} else if (ret >= 0) {
 		a->token = ret;
 		a->n_past = colibri_session_len(s);
 		if (a->flags & COLIBRI_SUBMIT_LOGITS &&
@@ -207,13 +211,15 @@ static void colibri_uring_finish(struct colibri_uop *uop, int ret, bool dead,
 			ret = -EFAULT;
 		else if (copy_to_user(uop->uarg, a, min_t(size_t, uop->usize, sizeof(*a))))
 			ret = -EFAULT;
+		n_past = colibri_session_len(s);
+		colibri_session_unlock(s);
 	} else {
 		/* Some pieces may have run: start over, as an interrupted ioctl does. */
 		colibri_session_reset(s);
 		if (dead || ret == -EINTR)
 			ret = -ECANCELED;
+		colibri_session_unlock(s);
 	}
-	n_past = colibri_session_len(s);
 	kfree(uop);
 	/* The session is free again; publish its state with it. */
 	smp_store_release(&cf->uop, NULL);
@@ -247,21 +253,28 @@ static void colibri_uring_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	}
 	if (ret < 0)
 		goto finish;
+	if (colibri_session_lock(s)) {
+		ret = -ENODEV;
+		goto finish;
+	}
 	if (uop->arg.flags & COLIBRI_SUBMIT_TRACE &&
 	    copy_to_user(u64_to_user_ptr(uop->arg.trace) +
 			 (u64)uop->done * s->trace_per_token * 4, s->trace,
 			 (u64)uop->n * s->trace_per_token * 4)) {
 		ret = -EFAULT;
-		goto finish;
+		goto finish_unlock;
 	}
 	uop->done += uop->n;
 	if (uop->done == uop->arg.n_tokens)
-		goto finish;
+		goto finish_unlock;
 	ret = colibri_uring_next(uop, &req);
 	if (ret)
-		goto finish;
+		goto finish_unlock;
+	colibri_session_unlock(s);
 	colibri_uring_queue(uop, req);
 	return;
+finish_unlock:
+	colibri_session_unlock(s);
 finish:
 	colibri_uring_finish(uop, ret, false, issue_flags);
 }
@@ -315,20 +328,23 @@ static int colibri_uring_start(struct colibri_file *cf, struct colibri_uop *uop,
 	ret = colibri_file_idle(cf, false);
 	if (ret)
 		return ret;
-	if (a->flags & COLIBRI_SUBMIT_RESET)
-		colibri_session_reset(s);
+	ret = colibri_submit_begin(cf, a->flags & COLIBRI_SUBMIT_RESET);
+	if (ret)
+		return ret;
 	uop->sess = s;
 	uop->pos = colibri_session_len(s);
 	if (!a->n_tokens) {
 		a->token = -1;
 		a->n_past = uop->pos;
+		colibri_session_unlock(s);
 		if (copy_to_user(uop->uarg, a, min_t(size_t, uop->usize, sizeof(*a))))
 			return -EFAULT;
 		return 1;
 	}
-	if ((u64)uop->pos + a->n_tokens > s->max_context)
-		return -ENOSPC;
-	ret = colibri_uring_next(uop, reqp);
+	ret = -ENOSPC;
+	if ((u64)uop->pos + a->n_tokens <= s->max_context)
+		ret = colibri_uring_next(uop, reqp);
+	colibri_session_unlock(s);
 	if (ret)
 		return ret;
 	WRITE_ONCE(cf->uop, uop);

@@ -128,15 +128,30 @@ struct colibri_load {
  * @name: in: the model's name.
  * @reserved: must be zero.
  *
- * Needs CAP_SYS_ADMIN.  Without COLIBRI_UNLOAD_WAIT a model with attached
- * sessions is refused with -EBUSY; with it, the model is unpublished at once
- * (no new sessions) and the call waits, interruptibly, until the last
- * session detaches.  -ENOENT if no model has that name.
+ * Needs CAP_SYS_ADMIN.  The model is unpublished at once: no LIST,
+ * ATTACH, GET_TOKENIZER or EXPORT_DMABUF finds it any more.  Without
+ * COLIBRI_UNLOAD_WAIT a model with attached sessions is refused with -EBUSY
+ * (and one that succeeds leaves no session of it).  With it, every session
+ * of the model is revoked: a step it has in flight ends with -ENODEV at the
+ * end of its pass, every later SUBMIT on it says -ENODEV, and its pinned
+ * memory is released without waiting for its file to close (the file may
+ * ATTACH again).  The call waits, interruptibly, until that is done for
+ * every session, which takes at most the rest of the passes in flight: no
+ * session holder can hold it off.  The model's own memory goes then, or
+ * with the last dma-buf of it (COLIBRI_IOC_EXPORT_DMABUF).
+ *
+ * Errors: -EPERM without the capability; -EINVAL for a bad struct, flag or
+ * name; -ENOENT if no model has that name; -EBUSY without WAIT while
+ * sessions are attached; -EDEADLK with WAIT from a file that is itself
+ * attached to that model (the call would revoke the caller's own session:
+ * close it, or unload from another file); -EINTR if a signal interrupted
+ * the wait (the model stays unloaded and its sessions revoked; their memory
+ * goes as their last steps end).
  */
 struct colibri_unload {
 	__u32 size;
 	__u32 flags;
-#define COLIBRI_UNLOAD_WAIT	(1U << 0)	/* wait for sessions to detach */
+#define COLIBRI_UNLOAD_WAIT	(1U << 0)	/* revoke the sessions, wait for them */
 #define COLIBRI_UNLOAD_FLAGS_ALL	COLIBRI_UNLOAD_WAIT
 	char name[COLIBRI_NAME_LEN];
 	__u64 reserved[2];
@@ -163,8 +178,10 @@ struct colibri_unload {
  * @reserved: must be zero.
  *
  * Any process that may open the device may attach.  One attach per open
- * file.  Errors: -EBUSY if this file is attached already; -ENOENT if no
- * model has that name; -ENOSPC when max_sessions are attached; -ENOMEM when
+ * file; a file whose session was revoked by an UNLOAD may attach again.
+ * Errors: -EBUSY if this file is attached already (or its revoked session
+ * still has a step in flight); -ENOENT if no model has that name (or it is
+ * being unloaded); -ENOSPC when max_sessions are attached; -ENOMEM when
  * the memory limit would be exceeded; -EINVAL for a bad struct or a context
  * beyond the model's.
  */
@@ -211,7 +228,9 @@ struct colibri_attach {
  * the session's sequence is reset.  Errors: -ENOTCONN if not attached;
  * -EINVAL for bad flags, counts, lengths or token ids; -ENOSPC if the
  * sequence would exceed the session's max_context; -EFAULT for bad
- * pointers; -ENODEV if the model is being unloaded.
+ * pointers; -ENODEV once the model was unloaded with COLIBRI_UNLOAD_WAIT,
+ * which revokes its sessions (also for a step in flight then; the file
+ * can only be closed or ATTACHed again).
  */
 struct colibri_submit {
 	__u32 size;

@@ -151,30 +151,6 @@ TEST_F(model, unload_refused_while_attached_unless_wait)
 	EXPECT_EQ(0, info_now(self->fd).nr_models);
 }
 
-TEST_F(model, unload_wait_returns_when_last_session_closes)
-{
-	int s = colibri_dev_open();
-	pid_t pid;
-	int st;
-
-	ASSERT_LE(0, s);
-	ASSERT_EQ(0, colibri_dev_attach(s, "m", 64, 0, NULL));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(s);
-		_exit(colibri_dev_unload(self->fd, "m", 1) ? 1 : 0);
-	}
-	usleep(200 * 1000);
-	/* Unpublished at once: no new session can find it. */
-	EXPECT_EQ(0, colibri_dev_list(self->fd, NULL, 0));
-	EXPECT_EQ(0, waitpid(pid, &st, WNOHANG));
-	close(s);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_EQ(0, WEXITSTATUS(st));
-	EXPECT_EQ(0, info_now(self->fd).mem_used);
-}
-
 TEST_F(model, attach_errors)
 {
 	int s = colibri_dev_open();

@@ -18,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
+#include "colibri_uring.h"
 
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 300
@@ -166,6 +168,226 @@ TEST(load_racing_unload_of_one_name)
 	EXPECT_EQ(0, info_now(fd).mem_used);
 	close(kmsg);
 	close(fd);
+}
+
+/* --- UNLOAD and the sessions of its model ----------------------------------- */
+
+static int submit1(int fd, uint32_t tok, unsigned int flags)
+{
+	struct colibri_submit s;
+
+	memset(&s, 0, sizeof(s));
+	s.flags = flags;
+	s.tokens = (uintptr_t)&tok;
+	s.n_tokens = 1;
+	return colibri_dev_submit(fd, &s);
+}
+
+/* UNLOAD in a child, so that a hang is seen: 0, -errno, or -ETIMEDOUT. */
+static int unload_within(int fd, const char *name, int wait, double secs, double *took)
+{
+	double t0 = now_s();
+	pid_t pid = fork();
+	int st;
+
+	if (!pid)
+		_exit(-colibri_dev_unload(fd, name, wait));
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (now_s() - t0 > secs) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -ETIMEDOUT;
+		}
+		usleep(10 * 1000);
+	}
+	if (took)
+		*took = now_s() - t0;
+	return WIFEXITED(st) ? -WEXITSTATUS(st) : -ECHILD;
+}
+
+FIXTURE(unload) {
+	int fd;
+	char path[4096];
+};
+
+FIXTURE_SETUP(unload)
+{
+	self->fd = colibri_dev_open();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, fixture("mixtral-f32", self->path, sizeof(self->path)));
+	colibri_dev_unload(self->fd, "u", 1);
+	ASSERT_EQ(0, colibri_dev_load(self->fd, self->path, "u", NULL, NULL));
+}
+
+FIXTURE_TEARDOWN(unload)
+{
+	colibri_dev_unload(self->fd, "u", 1);
+	close(self->fd);
+}
+
+/*
+ * A session holder that does nothing cannot hold off UNLOAD(WAIT): the
+ * unload revokes the session, its pinned memory goes at once, and the
+ * holder's next SUBMIT says -ENODEV (as the ABI documents) instead of
+ * running on a model that is gone.  The file may then attach again.
+ */
+TEST_F(unload, wait_revokes_an_idle_holder)
+{
+	int s = colibri_dev_open();
+	double took = 0;
+
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, colibri_dev_attach(s, "u", 64, 0, NULL));
+	ASSERT_EQ(0, submit1(s, 1, COLIBRI_SUBMIT_RESET));
+	EXPECT_EQ(0, unload_within(self->fd, "u", 1, 20, &took))
+		TH_LOG("UNLOAD(WAIT) did not return with a session held open");
+	TH_LOG("UNLOAD(WAIT) took %.3f s", took);
+	EXPECT_EQ(0, info_now(self->fd).nr_sessions);
+	EXPECT_EQ(0, info_now(self->fd).nr_models);
+	EXPECT_EQ(0, info_now(self->fd).mem_used);
+	EXPECT_EQ(-ENODEV, submit1(s, 2, 0));
+	EXPECT_EQ(-ENODEV, submit1(s, 2, COLIBRI_SUBMIT_RESET));
+	/* The revoked file attaches again, to the model loaded again. */
+	ASSERT_EQ(0, colibri_dev_load(self->fd, self->path, "u", NULL, NULL));
+	EXPECT_EQ(0, colibri_dev_attach(s, "u", 64, 0, NULL));
+	EXPECT_EQ(0, submit1(s, 3, COLIBRI_SUBMIT_RESET));
+	EXPECT_EQ(-EBUSY, colibri_dev_attach(s, "u", 64, 0, NULL));
+	close(s);
+	EXPECT_EQ(0, colibri_dev_unload(self->fd, "u", 0));
+}
+
+/*
+ * Holders busy in SUBMIT loops, by ioctl and by io_uring, with long
+ * prefills: UNLOAD(WAIT) stops their steps in flight (which end with
+ * -ENODEV), returns, and leaves nothing pinned.  Every SUBMIT after it is
+ * -ENODEV too.
+ */
+TEST_F(unload, wait_stops_busy_holders_with_enodev)
+{
+	int *res = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pids[4];
+	double took = 0;
+	int st, ready[2];
+	char c;
+
+	ASSERT_NE(MAP_FAILED, res);
+	ASSERT_EQ(0, pipe(ready));
+	for (int i = 0; i < 4; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (pids[i])
+			continue;
+		struct colibri_ring *ring = NULL;
+		struct colibri_attach a;
+		uint32_t *toks = calloc(1024, sizeof(*toks));
+		int s = colibri_dev_open(), ret = 0, n = 0;
+
+		if (s < 0 || colibri_dev_attach(s, "u", 1024, 0, &a) ||
+		    (i % 2 && colibri_ring_create(&ring, 4)))
+			_exit(2);
+		test_tokens(toks, 1024, a.vocab_size, i);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(3);
+		/* Until the model is gone; then twice more, to see it stays gone. */
+		while (n < 3) {
+			struct colibri_submit sub = { .size = sizeof(sub) };
+
+			sub.flags = COLIBRI_SUBMIT_RESET;
+			sub.tokens = (uintptr_t)toks;
+			sub.n_tokens = 1024;
+			ret = ring ? colibri_ring_step(ring, s, &sub) : colibri_dev_submit(s, &sub);
+			if (ret) {
+				res[i * 4 + n++] = ret;
+				if (ret != -ENODEV)
+					break;
+			}
+		}
+		_exit(0);
+	}
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+	usleep(300 * 1000);
+	EXPECT_EQ(4, info_now(self->fd).nr_sessions);
+	EXPECT_EQ(0, unload_within(self->fd, "u", 1, 60, &took))
+		TH_LOG("UNLOAD(WAIT) did not return with busy holders");
+	TH_LOG("UNLOAD(WAIT) took %.3f s", took);
+	EXPECT_EQ(0, info_now(self->fd).nr_sessions);
+	EXPECT_EQ(0, info_now(self->fd).mem_used);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &st, 0));
+		EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("holder %d", i);
+		for (int n = 0; n < 3; n++) {
+			EXPECT_EQ(-ENODEV, res[i * 4 + n])
+				TH_LOG("holder %d (%s), SUBMIT %d after the unload: %s", i,
+				       i % 2 ? "io_uring" : "ioctl", n, strerror(-res[i * 4 + n]));
+		}
+	}
+	close(ready[0]);
+	close(ready[1]);
+	munmap(res, 4096);
+}
+
+/*
+ * A waiting UNLOAD from a file that is itself a session of that model is
+ * refused with -EDEADLK (it would revoke the caller's own session under
+ * it: a program that unloads the model it still uses, as `colibri logits`
+ * once did, and then hung).  From another file it works; without WAIT it
+ * is -EBUSY as always.
+ */
+TEST_F(unload, wait_from_a_session_of_that_model_is_edeadlk)
+{
+	int s = colibri_dev_open();
+
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, colibri_dev_attach(s, "u", 64, 0, NULL));
+	EXPECT_EQ(-EDEADLK, unload_within(s, "u", 1, 20, NULL));
+	EXPECT_EQ(1, info_now(self->fd).nr_models);
+	EXPECT_EQ(0, submit1(s, 1, COLIBRI_SUBMIT_RESET));
+	EXPECT_EQ(-EBUSY, unload_within(s, "u", 0, 20, NULL));
+	/* Another model's UNLOAD(WAIT) from the same file is fine. */
+	ASSERT_EQ(0, colibri_dev_load(self->fd, self->path, "other", NULL, NULL));
+	EXPECT_EQ(0, unload_within(s, "other", 1, 20, NULL));
+	EXPECT_EQ(0, unload_within(self->fd, "u", 1, 20, NULL));
+	EXPECT_EQ(-ENODEV, submit1(s, 1, 0));
+	close(s);
+}
+
+/*
+ * UNLOAD without WAIT that returned 0 means no session of the model
+ * exists: an ATTACH racing it either gets its session before (and the
+ * UNLOAD says -EBUSY) or fails with -ENOENT, never a session on a model
+ * already unloaded.
+ */
+TEST_F(unload, attach_racing_unload_gets_no_session_of_a_gone_model)
+{
+	int bad = 0, loads = 0;
+
+	for (int i = 0; i < 150; i++) {
+		int s = colibri_dev_open(), a, u;
+		pid_t pid = fork();
+		int st;
+
+		if (!pid)
+			_exit(-colibri_dev_attach(s, "u", 16, 1, NULL));
+		u = colibri_dev_unload(self->fd, "u", 0);
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		a = -WEXITSTATUS(st);
+		/* The child's session is the file's: it lives as long as s. */
+		if (!u && !a && info_now(self->fd).nr_sessions) {
+			TH_LOG("cycle %d: UNLOAD said 0 and a session of the model exists", i);
+			bad++;
+		}
+		EXPECT_TRUE(u == 0 || u == -EBUSY) TH_LOG("UNLOAD: %s", strerror(-u));
+		EXPECT_TRUE(a == 0 || a == ENOENT || a == -ENOENT) TH_LOG("ATTACH: %d", a);
+		close(s);
+		if (u == -EBUSY)
+			ASSERT_EQ(0, colibri_dev_unload(self->fd, "u", 1));
+		ASSERT_EQ(0, info_now(self->fd).nr_sessions);
+		ASSERT_EQ(0, colibri_dev_load(self->fd, self->path, "u", NULL, NULL));
+		loads++;
+	}
+	EXPECT_EQ(0, bad);
+	TH_LOG("%d cycles", loads);
 }
 
 TEST_HARNESS_MAIN
