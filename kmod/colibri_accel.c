@@ -213,7 +213,7 @@ static void colibri_bind(struct colibri_accel *acc, struct colibri_model *m)
 	b->rows_used = bitmap_zalloc(b->n_rows, GFP_KERNEL);
 	if (!b->jobs || !b->rows_used)
 		goto put;
-	ret = colibri_buf_alloc(&b->io, 2 * b->row_bytes * b->n_rows);
+	ret = colibri_buf_alloc(&b->io, 2 * b->row_bytes * b->n_rows, false);
 	if (ret)
 		goto put;
 	for (i = 0; i < b->n_jobs; i++) {

@@ -256,13 +256,12 @@ static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
 	m = colibri_model_find(arg.name);
 	if (!m)
 		return -ENOENT;
-	ctx = arg.max_context ? arg.max_context : colibri_default_context;
-	if (m->cfg.max_context)
-		ctx = min(ctx, m->cfg.max_context);
+	/* Never more context than the model's (default_context if unspecified). */
+	ctx = arg.max_context ? arg.max_context :
+	      min(colibri_default_context, colibri_model_context(m));
 	batch = arg.max_batch ? arg.max_batch : 64;
 	ret = -EINVAL;
-	if (arg.max_context > COLIBRI_MAX_CONTEXT || batch > COLIBRI_MAX_BATCH ||
-	    (m->cfg.max_context && arg.max_context > m->cfg.max_context))
+	if (ctx > colibri_model_context(m) || batch > COLIBRI_MAX_BATCH)
 		goto out_put;
 	s = colibri_session_create(m, ctx, batch);
 	ret = PTR_ERR_OR_ZERO(s);

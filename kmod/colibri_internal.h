@@ -10,6 +10,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -23,8 +24,13 @@
 #define COLIBRI_MAX_BATCH	4096U
 #define COLIBRI_MAX_SLOTS	64	/* sessions on one engine: a u64 bitmap */
 
-/* Module parameters (colibri_main.c); read-only after load. */
+/*
+ * Module parameters (colibri_main.c); read-only after load but for the
+ * per-user limits (READ_ONCE).
+ */
 extern unsigned int colibri_mem_limit_mb;
+extern unsigned int colibri_max_sessions_per_user;
+extern unsigned int colibri_mem_limit_per_user_mb;
 extern unsigned int colibri_max_models;
 extern unsigned int colibri_max_sessions;
 extern unsigned int colibri_default_context;
@@ -58,7 +64,7 @@ struct colibri_buf {
 	unsigned int nr_chunks;
 };
 
-int colibri_buf_alloc(struct colibri_buf *buf, u64 size);
+int colibri_buf_alloc(struct colibri_buf *buf, u64 size, bool account);
 void colibri_buf_free(struct colibri_buf *buf);
 int colibri_buf_seal(struct colibri_buf *buf);
 u64 colibri_mem_used(void);
@@ -67,6 +73,25 @@ u64 colibri_mem_total(void);
 int colibri_mem_provider(void);
 int colibri_mem_init(const char *spec);
 void colibri_mem_exit(void);
+
+/*
+ * colibri_acct.c: what a session is charged to its user: a session count
+ * and bytes per uid, RLIMIT_MEMLOCK through the user's locked_vm.
+ */
+struct colibri_user;
+struct user_struct;
+
+struct colibri_charge {
+	kuid_t uid;			/* the attaching task's real uid */
+	struct colibri_user *user;	/* per-user counts; NULL if exempt */
+	struct user_struct *locked;	/* RLIMIT_MEMLOCK charge; NULL if none */
+	unsigned long pages;		/* ... of this many pages */
+	u64 bytes;			/* charged to ->user */
+};
+
+int colibri_charge_session(struct colibri_charge *c);
+int colibri_charge_bytes(struct colibri_charge *c, u64 bytes);
+void colibri_uncharge(struct colibri_charge *c);
 
 /* colibri_exec.c: worker kthreads running engine chunks. */
 struct colibri_pool;
@@ -199,6 +224,7 @@ struct colibri_session {
 	u32 slot;			/* our sequence slot in bat->eng */
 	bool shared;			/* bat is the model's */
 	u64 bytes;			/* pinned bytes of its own (ATTACH.bytes) */
+	struct colibri_charge charge;	/* what its user is charged for it */
 	u32 max_context;
 	u32 max_batch;
 	u32 vocab;
@@ -246,6 +272,7 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 					       u32 max_context, u32 max_batch);
 void colibri_session_put(struct colibri_session *s);
 unsigned int colibri_sessions_count(void);
+u32 colibri_model_context(const struct colibri_model *m);
 int colibri_session_lock(struct colibri_session *s);
 struct colibri_model *colibri_session_model_get(struct colibri_session *s);
 void colibri_session_revoke(struct colibri_session *s);

@@ -15,10 +15,21 @@
 #include "colibri_engine.h"
 #include "colibri.h"
 
-unsigned int colibri_mem_limit_mb = 1024;
+unsigned int colibri_mem_limit_mb;
 module_param_named(mem_limit_mb, colibri_mem_limit_mb, uint, 0444);
 MODULE_PARM_DESC(mem_limit_mb,
-		 "Pinned memory (MiB) the module may use for models and sessions (default 1024)");
+		 "Pinned memory (MiB) the module may use for models and sessions (default 0: half of RAM, or the whole memmap range)");
+
+/* Writable: an administrator may raise or lower them at run time. */
+unsigned int colibri_max_sessions_per_user;
+module_param_named(max_sessions_per_user, colibri_max_sessions_per_user, uint, 0644);
+MODULE_PARM_DESC(max_sessions_per_user,
+		 "Sessions one user (uid) may have attached; CAP_SYS_RESOURCE is exempt (default 0 at load: a quarter of max_sessions)");
+
+unsigned int colibri_mem_limit_per_user_mb;
+module_param_named(mem_limit_per_user_mb, colibri_mem_limit_per_user_mb, uint, 0644);
+MODULE_PARM_DESC(mem_limit_per_user_mb,
+		 "Pinned memory (MiB) one user's sessions may hold; CAP_SYS_RESOURCE is exempt (default 0 at load: a quarter of mem_limit_mb)");
 
 unsigned int colibri_max_models = 8;
 module_param_named(max_models, colibri_max_models, uint, 0444);
@@ -102,6 +113,11 @@ static int __init colibri_init(void)
 	ret = colibri_mem_init(colibri_memmap);
 	if (ret)
 		return ret;
+	/* So that no one user can take what all may share. */
+	if (!colibri_max_sessions_per_user)
+		colibri_max_sessions_per_user = max(colibri_max_sessions / 4, 1U);
+	if (!colibri_mem_limit_per_user_mb)
+		colibri_mem_limit_per_user_mb = max_t(u64, colibri_mem_limit() >> 22, 1);
 	ret = colibri_models_init();
 	if (ret)
 		goto err_mem;
@@ -115,10 +131,11 @@ static int __init colibri_init(void)
 	if (ret)
 		goto err_sched;
 
-	pr_info("loaded: ABI %u, engine %s, %d threads, %s memory, limit %llu MiB\n",
+	pr_info("loaded: ABI %u, engine %s, %d threads, %s memory, limit %llu MiB (per user %u MiB, %u sessions)\n",
 		COLIBRI_ABI_VERSION, colibri_caps.isa_name, colibri_exec_nr_threads(),
 		colibri_mem_provider() == COLIBRI_MEM_MEMMAP ? "memmap" : "pages",
-		colibri_mem_limit() >> 20);
+		colibri_mem_limit() >> 20, colibri_mem_limit_per_user_mb,
+		colibri_max_sessions_per_user);
 	return 0;
 
 err_sched:

@@ -13,9 +13,13 @@
  *   struct pages, so nothing here assumes it has.
  *
  * - pages (the default): the highest-order page allocations the buddy
- *   allocator will give (order 10 down to 0, never retrying hard), mapped
- *   into one kernel virtual range with vmap().  The pages are ours until
- *   freed: never swapped, never migrated.
+ *   allocator will give (order 10 down to 0), mapped into one kernel
+ *   virtual range with vmap().  The pages are ours until freed: never
+ *   swapped, never migrated.  No allocation here may push the machine
+ *   into the OOM killer: high orders give up at once (__GFP_NORETRY),
+ *   order 0 after reclaim has tried (__GFP_RETRY_MAYFAIL), and the loop
+ *   stops on a fatal signal.  A session's pages are charged to the
+ *   attaching task's memory cgroup (__GFP_ACCOUNT; see colibri_acct.c).
  *
  * Either way a buffer keeps its list of physically contiguous chunks, for a
  * short scatter list when a dma-buf exporter needs one.
@@ -29,6 +33,7 @@
 #include <linux/ioport.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -73,6 +78,22 @@ u64 colibri_mem_total(void)
 	return colibri_region.vaddr ? colibri_region.size : colibri_mem_used();
 }
 
+/*
+ * mem_limit_mb=0 (the default): half of RAM for the pages provider (pinned
+ * memory no reclaim can take back; the rest keeps the machine alive), the
+ * whole reserved range for memmap (which is not RAM).  Written back, so
+ * that the parameter shows the limit in force.
+ */
+static void colibri_mem_default_limit(u64 region)
+{
+	if (colibri_mem_limit_mb)
+		return;
+	if (region)
+		colibri_mem_limit_mb = max_t(u64, region >> 20, 1);
+	else
+		colibri_mem_limit_mb = max_t(u64, ((u64)totalram_pages() << PAGE_SHIFT) >> 21, 1);
+}
+
 /* Charge @bytes against the limit, or say -ENOMEM without charging. */
 static int colibri_mem_charge(u64 bytes)
 {
@@ -105,14 +126,15 @@ static void colibri_pages_free(struct colibri_buf *buf)
 	buf->nr_chunks = 0;
 }
 
-static int colibri_pages_alloc(struct colibri_buf *buf, unsigned long nr_pages)
+static int colibri_pages_alloc(struct colibri_buf *buf, unsigned long nr_pages, gfp_t gfp)
 {
 	unsigned int order = COLIBRI_MAX_ORDER, i;
 	unsigned long done = 0;
+	int ret = -ENOMEM;
 
 	/* The worst case is one chunk per page. */
-	buf->pages = kvmalloc_array(nr_pages, sizeof(*buf->pages), GFP_KERNEL);
-	buf->chunks = kvmalloc_array(nr_pages, sizeof(*buf->chunks), GFP_KERNEL);
+	buf->pages = kvmalloc_array(nr_pages, sizeof(*buf->pages), gfp | __GFP_RETRY_MAYFAIL);
+	buf->chunks = kvmalloc_array(nr_pages, sizeof(*buf->chunks), gfp | __GFP_RETRY_MAYFAIL);
 	if (!buf->pages || !buf->chunks)
 		goto err_free;
 
@@ -120,10 +142,14 @@ static int colibri_pages_alloc(struct colibri_buf *buf, unsigned long nr_pages)
 		struct colibri_chunk *c;
 		struct page *page;
 
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err_free;
+		}
 		while (order && (1UL << order) > nr_pages - done)
 			order--;
-		page = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
-				   (order ? __GFP_NORETRY : 0), order);
+		page = alloc_pages(gfp | __GFP_ZERO | __GFP_NOWARN |
+				   (order ? __GFP_NORETRY : __GFP_RETRY_MAYFAIL), order);
 		if (!page) {
 			if (!order)
 				goto err_free;
@@ -147,7 +173,7 @@ static int colibri_pages_alloc(struct colibri_buf *buf, unsigned long nr_pages)
 
 err_free:
 	colibri_pages_free(buf);
-	return -ENOMEM;
+	return ret;
 }
 
 /* --- memmap provider -------------------------------------------------------- */
@@ -204,8 +230,10 @@ int colibri_mem_init(const char *spec)
 	u64 size, base;
 
 	mutex_init(&colibri_region.lock);
-	if (!spec || !*spec)
+	if (!spec || !*spec) {
+		colibri_mem_default_limit(0);
 		return 0;
+	}
 	size = memparse(spec, &end);
 	if (*end != '@' && *end != '$')
 		goto bad_spec;
@@ -234,6 +262,7 @@ int colibri_mem_init(const char *spec)
 	}
 	colibri_region.base = base;
 	colibri_region.size = size;
+	colibri_mem_default_limit(size);
 	pr_info("memory provider: reserved range %pa + %llu MiB\n", &colibri_region.base,
 		size >> 20);
 	return 0;
@@ -259,11 +288,14 @@ void colibri_mem_exit(void)
  * colibri_buf_alloc() - allocate a pinned, zeroed, virtually contiguous buffer.
  * @buf: the buffer to fill in.
  * @size: bytes wanted; rounded up to whole pages.
+ * @account: charge the pages to the calling task's memory cgroup (a
+ *	session's memory, colibri_acct.c), not to the kernel (a model's).
  *
  * Return: 0, -EINVAL for a zero size, -ENOMEM when the memory limit would be
- * exceeded or the memory cannot be had.  On error nothing is held.
+ * exceeded or the memory cannot be had, -EINTR when the caller got a fatal
+ * signal meanwhile.  On error nothing is held.
  */
-int colibri_buf_alloc(struct colibri_buf *buf, u64 size)
+int colibri_buf_alloc(struct colibri_buf *buf, u64 size, bool account)
 {
 	unsigned long nr_pages;
 	int ret;
@@ -281,7 +313,8 @@ int colibri_buf_alloc(struct colibri_buf *buf, u64 size)
 	if (colibri_region.vaddr)
 		ret = colibri_region_alloc(buf, nr_pages);
 	else
-		ret = colibri_pages_alloc(buf, nr_pages);
+		ret = colibri_pages_alloc(buf, nr_pages,
+					  account ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	if (ret) {
 		colibri_mem_uncharge(size);
 		return ret;

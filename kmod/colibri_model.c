@@ -344,7 +344,7 @@ static int colibri_model_build(struct file *f, struct colibri_model *m, char *wh
 	ret = colibri_read_tokenizer(f, info, m, why);
 	if (ret)
 		goto out;
-	ret = colibri_buf_alloc(&m->mem, info->data_size);
+	ret = colibri_buf_alloc(&m->mem, info->data_size, false);
 	if (ret) {
 		snprintf(why, CB_FORMAT_WHY_LEN,
 			 "%llu bytes of pinned memory not available (limit %llu, used %llu)",

@@ -21,6 +21,7 @@
 
 #include <linux/atomic.h>
 #include <linux/bitops.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -48,9 +49,12 @@ static void *colibri_carve(u8 **cur, u64 bytes)
 /*
  * Makes an engine instance of @n_slots sequence slots of @ctx positions,
  * @tokens per forward pass, with the scratch a pass is assembled in.
+ * @charge: a private engine's session charge (its memory is charged to
+ * the attaching user and cgroup), or NULL for the model's shared engine.
  */
 static struct colibri_batcher *colibri_batcher_new(struct colibri_model *m, u32 tokens,
-						   u32 n_slots, u32 ctx)
+						   u32 n_slots, u32 ctx,
+						   struct colibri_charge *charge)
 {
 	struct cb_engine_params p = {
 		.max_batch_tokens = tokens,
@@ -73,15 +77,20 @@ static struct colibri_batcher *colibri_batcher_new(struct colibri_model *m, u32 
 	if (check_add_overflow(ALIGN(eng_bytes, 64), io_bytes, &total))
 		return ERR_PTR(-EINVAL);
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (charge) {
+		ret = colibri_charge_bytes(charge, PAGE_ALIGN(total));
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return ERR_PTR(-ENOMEM);
 	ret = -ENOMEM;
-	b->reqs = kcalloc(n_slots, sizeof(*b->reqs), GFP_KERNEL);
-	b->take = kcalloc(n_slots, sizeof(*b->take), GFP_KERNEL);
+	b->reqs = kcalloc(n_slots, sizeof(*b->reqs), GFP_KERNEL_ACCOUNT);
+	b->take = kcalloc(n_slots, sizeof(*b->take), GFP_KERNEL_ACCOUNT);
 	if (!b->reqs || !b->take)
 		goto err_free;
-	ret = colibri_buf_alloc(&b->buf, total);
+	ret = colibri_buf_alloc(&b->buf, total, !!charge);
 	if (ret)
 		goto err_free;
 	ret = cb_engine_init(&b->eng, &m->cfg, &m->w, &p, b->buf.vaddr, eng_bytes);
@@ -117,14 +126,22 @@ static void colibri_batcher_free(struct colibri_batcher *b)
 	kfree(b);
 }
 
+/**
+ * colibri_model_context() - the most positions a session of @m may hold.
+ * @m: the model.
+ *
+ * Its file's max_context, or default_context when the file leaves it
+ * unspecified (0): never a context nobody asked the model for.
+ */
+u32 colibri_model_context(const struct colibri_model *m)
+{
+	return m->cfg.max_context ?: colibri_default_context;
+}
+
 /* Positions per slot of @m's shared engine: its context, capped. */
 static u32 colibri_shared_context(const struct colibri_model *m)
 {
-	u32 ctx = colibri_default_context;
-
-	if (m->cfg.max_context)
-		ctx = min(ctx, m->cfg.max_context);
-	return ctx;
+	return min(colibri_default_context, colibri_model_context(m));
 }
 
 /*
@@ -146,7 +163,8 @@ static bool colibri_session_share(struct colibri_session *s, u32 max_context, u3
 	mutex_lock(&m->batch_lock);
 	b = m->shared;
 	if (!b) {
-		b = colibri_batcher_new(m, colibri_max_batch_tokens, colibri_batch_slots, ctx);
+		b = colibri_batcher_new(m, colibri_max_batch_tokens, colibri_batch_slots, ctx,
+					NULL);
 		if (IS_ERR(b)) {
 			pr_debug("no shared engine for %s: %ld\n", m->name, PTR_ERR(b));
 			goto out;
@@ -203,6 +221,7 @@ static void colibri_session_detach_locked(struct colibri_session *s)
 		colibri_batcher_free(s->bat);
 	s->bat = NULL;
 	colibri_buf_free(&s->arena);
+	colibri_uncharge(&s->charge);
 	atomic_dec(&colibri_nr_sessions);
 	colibri_model_drop_session(s->model, &s->model_node);
 	s->model = NULL;
@@ -227,9 +246,13 @@ static void colibri_session_detach_work(struct work_struct *w)
  * The session takes a sequence slot of the model's shared engine when it
  * fits (colibri_session_share()), else it gets an engine of its own.
  *
- * Return: the session, or ERR_PTR(-ENOSPC) at max_sessions, -ENOMEM over
- * the memory limit, -EINVAL if the engine refuses the shape, -ENOENT if
- * the model is being unloaded.
+ * Everything the session alone pins is charged to the calling task's
+ * user and memory cgroup first (colibri_acct.c).
+ *
+ * Return: the session, or ERR_PTR(-ENOSPC) at max_sessions, -EDQUOT over
+ * a per-user limit, -ENOMEM over the memory limit or RLIMIT_MEMLOCK,
+ * -EINTR on a fatal signal, -EINVAL if the engine refuses the shape,
+ * -ENOENT if the model is being unloaded.
  */
 struct colibri_session *colibri_session_create(struct colibri_model *m,
 					       u32 max_context, u32 max_batch)
@@ -244,15 +267,18 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 		return ERR_PTR(-ENOSPC);
 
 	ret = -ENOMEM;
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
 		goto err_count;
+	ret = colibri_charge_session(&s->charge);
+	if (ret)
+		goto err_free;
 	s->model = m;
 	if (!colibri_session_share(s, max_context, max_batch)) {
-		s->bat = colibri_batcher_new(m, max_batch, 1, max_context);
+		s->bat = colibri_batcher_new(m, max_batch, 1, max_context, &s->charge);
 		if (IS_ERR(s->bat)) {
 			ret = PTR_ERR(s->bat);
-			goto err_free;
+			goto err_charge;
 		}
 		s->slot = 0;
 	}
@@ -261,7 +287,10 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 	io_bytes = 4 * ALIGN((u64)max_batch * 4, 64) + ALIGN(max_batch, 64) +
 		   ALIGN((u64)m->cfg.vocab_size * 4, 64) +
 		   ALIGN((u64)max_batch * trace_per_token * 4, 64);
-	ret = colibri_buf_alloc(&s->arena, io_bytes);
+	ret = colibri_charge_bytes(&s->charge, PAGE_ALIGN(io_bytes));
+	if (ret)
+		goto err_bat;
+	ret = colibri_buf_alloc(&s->arena, io_bytes, true);
 	if (ret)
 		goto err_bat;
 
@@ -295,6 +324,8 @@ err_bat:
 		colibri_session_unshare(s);
 	else
 		colibri_batcher_free(s->bat);
+err_charge:
+	colibri_uncharge(&s->charge);
 err_free:
 	kfree(s);
 err_count:

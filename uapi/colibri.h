@@ -179,11 +179,24 @@ struct colibri_unload {
  *
  * Any process that may open the device may attach.  One attach per open
  * file; a file whose session was revoked by an UNLOAD may attach again.
+ *
+ * What the session alone pins (@bytes) is charged to the attaching task:
+ * to its user's RLIMIT_MEMLOCK (the user's locked_vm, as io_uring counts
+ * it; not with CAP_IPC_LOCK), to its memory cgroup, and to its user's
+ * share of the module (the max_sessions_per_user and mem_limit_per_user_mb
+ * module parameters; not with CAP_SYS_RESOURCE).  The context is never
+ * more than the model's (default_context for a model file that does not
+ * say).
+ *
  * Errors: -EBUSY if this file is attached already (or its revoked session
  * still has a step in flight); -ENOENT if no model has that name (or it is
- * being unloaded); -ENOSPC when max_sessions are attached; -ENOMEM when
- * the memory limit would be exceeded; -EINVAL for a bad struct or a context
- * beyond the model's.
+ * being unloaded); -ENOSPC when max_sessions are attached; -EDQUOT when
+ * the user is at max_sessions_per_user or would be over
+ * mem_limit_per_user_mb (logged, rate-limited, with the uid); -ENOMEM when
+ * the module's memory limit, the user's RLIMIT_MEMLOCK or the memory
+ * cgroup's limit would be exceeded, or the memory cannot be had; -EINTR
+ * if a fatal signal came while the memory was being allocated; -EINVAL
+ * for a bad struct, a context beyond the model's or a batch beyond 4096.
  */
 struct colibri_attach {
 	__u32 size;

@@ -135,6 +135,41 @@ TEST_F(dev, get_info_reports_abi_isa_provider_limits)
 	       info.mem_provider, (unsigned long long)info.mem_limit);
 }
 
+/* MemTotal of /proc/meminfo in kB, or -1. */
+static long long memtotal_kb(void)
+{
+	char line[256];
+	long long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %lld kB", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * Loaded without mem_limit_mb, the module may pin half of RAM (the rest
+ * keeps the machine alive), or the whole range it was given with
+ * memmap=; the parameter shows the limit in force.  It once defaulted to
+ * 1024 MiB whatever the machine had, more than a 1 GiB guest's RAM.
+ */
+TEST_F(dev, default_memory_limit_is_half_of_ram_or_the_range)
+{
+	struct colibri_info info = { .size = sizeof(info) };
+	long long want = memmap_size() ? (long long)(memmap_size() >> 20) : memtotal_kb() / 2048;
+
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	ASSERT_LT(0, want);
+	EXPECT_EQ(want, modparam("mem_limit_mb"));
+	EXPECT_EQ((unsigned long long)want << 20, info.mem_limit);
+	/* The per-user share: a quarter of it, unless set. */
+	EXPECT_EQ(want / 4 ? want / 4 : 1, modparam("mem_limit_per_user_mb"));
+	EXPECT_EQ(modparam("max_sessions") / 4, modparam("max_sessions_per_user"));
+}
+
 TEST_F(dev, get_info_rejects_sizes_below_ver0)
 {
 	struct colibri_info info;

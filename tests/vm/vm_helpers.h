@@ -184,4 +184,72 @@ static inline int kmsg_bad(int fd, char *first, size_t len)
 	return n;
 }
 
+/*
+ * Writes a small model of config @c to @path with the library's writer:
+ * f32 weights, small finite values from @seed, every checksum right.  For
+ * tests that need a shape no fixture has (max_context 0, hostile sizes
+ * the validator must refuse on their own merits).  Return: 0 or -1.
+ */
+static inline int vm_write_model(const char *path, const struct cb_model_config *c,
+				 uint32_t seed)
+{
+	struct cbfile_meta m = { .name = "vm", .bos_id = -1, .eos_id = -1, .pad_id = -1 };
+	char err[256];
+	struct cbfile_writer *w = cbfile_writer_begin(path, c, &m, err, sizeof(err));
+	uint32_t n, i;
+
+	if (!w)
+		return -1;
+	if (cbfile_writer_layout(w))
+		goto fail;
+	n = cbfile_writer_count(w);
+	for (i = 0; i < n; i++) {
+		struct cb_format_slot sl;
+		uint64_t sz, k;
+		unsigned char *b;
+
+		cbfile_writer_slot(w, i, &sl);
+		sz = cbfile_writer_tensor_size(w, sl.role, sl.layer, sl.expert);
+		b = malloc(sz ? sz : 1);
+		if (!b)
+			goto fail;
+		for (k = 0; k < sz; k++) {
+			seed = seed * 1103515245u + 12345u;
+			b[k] = (unsigned char)(seed >> 16) & 0x3f;	/* small, finite f32 */
+		}
+		if (cbfile_writer_put(w, sl.role, sl.layer, sl.expert, b, sz)) {
+			free(b);
+			goto fail;
+		}
+		free(b);
+	}
+	return cbfile_writer_finish(w, err, sizeof(err)) ? -1 : 0;
+fail:
+	cbfile_writer_abort(w);
+	return -1;
+}
+
+/* A tiny valid MoE config (Mixtral shape), for vm_write_model(). */
+static inline struct cb_model_config vm_tiny_config(void)
+{
+	struct cb_model_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.arch = CB_ARCH_MIXTRAL;
+	c.vocab_size = 64;
+	c.hidden = 16;
+	c.n_layers = 1;
+	c.n_heads = 2;
+	c.n_kv_heads = 1;
+	c.head_dim = 8;
+	c.n_experts = 2;
+	c.top_k = 1;
+	c.expert_ffn = 16;
+	c.decoder_sparse_step = 1;
+	c.rope_theta_bits = 0x461c4000;	/* 10000 */
+	c.rms_eps_bits = 0x3727c5ac;	/* 1e-5 */
+	c.max_context = 64;
+	return c;
+}
+
 #endif /* COLIBRI_VM_HELPERS_H */
