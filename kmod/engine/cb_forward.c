@@ -42,26 +42,6 @@ void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps)
 		out[i] = w[i] * (x[i] * inv);
 }
 
-static float f32_of(cb_u32 bits)
-{
-	union {
-		cb_u32 u;
-		float f;
-	} v = { .u = bits };
-
-	return v.f;
-}
-
-static cb_u32 bits_of(float f)
-{
-	union {
-		cb_u32 u;
-		float f;
-	} v = { .f = f };
-
-	return v.u;
-}
-
 /* weight types whose gemm reads q8_0 activations */
 static int is_block(cb_u32 dt)
 {
@@ -192,7 +172,7 @@ static void embed_chunk(void *arg, int c)
 	const struct cb_batch *b = e->b;
 	const struct cb_tensor *emb = &e->w->embed;
 	cb_size rb = cb_dtype_row_bytes(emb->dtype, emb->cols);
-	float theta = f32_of(e->cfg.rope_theta_bits);
+	float theta = cb_f32_from_bits(e->cfg.rope_theta_bits);
 	int half = e->hd / 2, t, i;
 	int t1 = CB_MIN((int)b->n_tokens, (c + 1) * e->tblk);
 
@@ -216,7 +196,7 @@ static void embed_chunk(void *arg, int c)
 /* x -> xn = rmsnorm(x), plus its q8_0 copy; with @add, x += tmp first */
 static void norm_rows(struct cb_engine *e, int c, const struct cb_tensor *w, int add)
 {
-	float eps = f32_of(e->cfg.rms_eps_bits);
+	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
 	int t, i, t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
 
 	for (t = c * e->tblk; t < t1; t++) {
@@ -275,8 +255,8 @@ static void qk_chunk(void *arg, int c)
 	struct cb_engine *e = arg;
 	const struct cb_model_config *cf = &e->cfg;
 	const struct cb_layer_weights *L = e->lw;
-	float eps = f32_of(cf->rms_eps_bits);
-	float lim = f32_of(cf->clip_qkv_bits);
+	float eps = cb_f32_from_bits(cf->rms_eps_bits);
+	float lim = cb_f32_from_bits(cf->clip_qkv_bits);
 	int t, h, t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
 
 	for (t = c * e->tblk; t < t1; t++) {
@@ -475,7 +455,7 @@ static void route_chunk(void *arg, int c)
 
 				for (j = 0; j < e->K; j++) {
 					tr[2 * j] = id[j];
-					tr[2 * j + 1] = bits_of(w[j]);
+					tr[2 * j + 1] = cb_f32_bits(w[j]);
 				}
 			}
 		} else if (b->route_trace && e->K) {
@@ -582,7 +562,7 @@ static void combine_chunk(void *arg, int c)
 static void final_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	float eps = f32_of(e->cfg.rms_eps_bits);
+	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
 	int t, t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
 
 	for (t = c * e->tblk; t < t1; t++) {
