@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
- * cb_engine_priv.h - engine internals shared by cb_model.c, cb_forward.c,
- * cb_router.c and cb_sample.c.  FPU-side header (uses float): never include
+ * cb_engine_priv.h - engine internals shared by cb_model.c, the forward
+ * pass (cb_forward.c, cb_phase.c, cb_attention.c, cb_moe.c), cb_router.c
+ * and cb_sample.c.  FPU-side header (uses float): never include
  * it from non-FPU kernel code.
  */
 #ifndef CB_ENGINE_PRIV_H
@@ -86,8 +87,39 @@ void cb_topk(const float *logits, int n, int k, cb_u32 *ids, float *vals);
 void cb_route(const float *logits, int n, int k, int renorm, cb_u32 *ids,
 	      float *weights);
 
-/* small primitives (cb_forward.c) */
+/* weight types whose gemm reads q8_0 activations */
+static inline int cb_is_block(cb_u32 dt)
+{
+	return dt == CB_DT_Q8_0 || dt == CB_DT_Q4_0;
+}
+
+/* phases and gemm jobs (cb_phase.c) */
 void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps);
+int cb_run_phase(struct cb_engine *e, struct cb_exec *ex,
+		 void (*fn)(void *, int), int nchunks);
+void cb_jobs_reset(struct cb_engine *e);
+void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
+		cb_size ldo, const float *xf, cb_size xfs, const void *xq,
+		cb_size xqs, int M, const float *bias);
+int cb_run_jobs(struct cb_engine *e, struct cb_exec *ex);
+void cb_quant_row(struct cb_engine *e, void *dst, const float *x, int n);
+
+/* attention (cb_attention.c) */
+void cb_qk_chunk(void *arg, int c);
+void cb_attn_chunk(void *arg, int c);
+void cb_attn_merge_chunk(void *arg, int c);
+void cb_att_quant_chunk(void *arg, int c);
+
+/* routed experts (cb_moe.c) */
+void cb_route_chunk(void *arg, int c);
+void cb_gather_chunk(void *arg, int c);
+void cb_combine_chunk(void *arg, int c);
+void cb_group_by_expert(struct cb_engine *e);
+void cb_expert_gate_up_jobs(struct cb_engine *e);
+int cb_expert_act_down(struct cb_engine *e, struct cb_exec *ex, int slot_chunks);
+int cb_experts_offer(struct cb_engine *e, struct cb_exec *ex);
+int cb_experts_collect(struct cb_engine *e, struct cb_exec *ex);
+int cb_experts_abort(struct cb_engine *e, struct cb_exec *ex, int r);
 
 int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 		   const struct cb_batch *b);

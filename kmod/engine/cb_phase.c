@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * cb_phase.c - the machinery the forward pass is made of.
+ *
+ * A step of the forward pass is a "phase": a parallel_for over chunks with
+ * disjoint outputs (so the result does not depend on which thread ran
+ * what), followed by a yield.  Matrix products are queued as gemm jobs
+ * (cb_job_add) and run as one phase (cb_run_jobs); activation rows are
+ * quantized for the weight types that read them (cb_quant_row); RMSNorm is
+ * the one primitive every architecture uses.
+ */
+#include "cb_engine_priv.h"
+#include "cb_math.h"
+
+#define ROW_ALIGN 16		/* rows per chunk rounded to this */
+#define TOK_BLOCK 32		/* most tokens per gemm chunk */
+
+/* ---- primitives ------------------------------------------------------- */
+
+/* out = x / rms(x) * w  (HF LlamaRMSNorm, in f32) */
+void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps)
+{
+	float ss = 0.0f, inv;
+	int i;
+
+	for (i = 0; i < n; i++)
+		ss += x[i] * x[i];
+	inv = 1.0f / cb_sqrtf(ss / (float)n + eps);
+	for (i = 0; i < n; i++)
+		out[i] = w[i] * (x[i] * inv);
+}
+
+int cb_run_phase(struct cb_engine *e, struct cb_exec *ex,
+		     void (*fn)(void *, int), int nchunks)
+{
+	if (nchunks > 0)
+		ex->parallel_for(ex, fn, e, nchunks);
+	return ex->yield ? ex->yield(ex) : 0;
+}
+
+/* Start a list of gemm jobs for the next phase. */
+void cb_jobs_reset(struct cb_engine *e)
+{
+	e->njobs = 0;
+	e->nchunks = 0;
+}
+
+/*
+ * Queue out = W x for M activation rows.  f32 activations (@xf, stride
+ * @xfs bytes) feed f32/f16/bf16 weights, q8_0 ones (@xq, @xqs) feed the
+ * block types.  Chunks: ROW_ALIGN-multiple row blocks of about
+ * CB_CHUNK_TARGET_FLOPS multiply-adds, times blocks of TOK_BLOCK tokens.
+ */
+void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
+		    cb_size ldo, const float *xf, cb_size xfs, const void *xq,
+		    cb_size xqs, int M, const float *bias)
+{
+	struct cb_gemm_job *j;
+	cb_u64 per_row;
+	int rblk;
+
+	if (M <= 0)
+		return;
+	j = &e->jobs[e->njobs++];
+	j->out = out;
+	j->ldo = ldo;
+	j->w = t->data;
+	j->dtype = t->dtype;
+	j->w_row_bytes = cb_dtype_row_bytes(t->dtype, t->cols);
+	if (cb_is_block(t->dtype)) {
+		j->act = xq;
+		j->act_stride = xqs;
+	} else {
+		j->act = xf;
+		j->act_stride = xfs;
+	}
+	j->bias = bias;
+	j->M = M;
+	j->nrows = (int)t->rows;
+	j->k = (int)t->cols;
+	j->mblk = CB_MIN(M, TOK_BLOCK);
+	per_row = (cb_u64)j->k * (cb_u64)j->mblk;
+	rblk = (int)CB_MIN((cb_u64)j->nrows, CB_MAX((cb_u64)1,
+				CB_CHUNK_TARGET_FLOPS / per_row));
+	if (rblk < j->nrows)
+		rblk = CB_MIN(j->nrows, CB_ALIGN(rblk, ROW_ALIGN));
+	j->rblk = rblk;
+	j->nrb = (j->nrows + rblk - 1) / rblk;
+	j->nmb = (M + j->mblk - 1) / j->mblk;
+	j->nchunks = j->nrb * j->nmb;
+	j->first = e->nchunks;
+	e->nchunks += j->nchunks;
+}
+
+static void gemm_chunk(void *arg, int c)
+{
+	struct cb_engine *e = arg;
+	const struct cb_gemm_job *j;
+	int lo = 0, hi = e->njobs - 1, rb, mb, r0, m0, nr, nm, m, r;
+
+	/* binary search for the job holding chunk c */
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+
+		if (e->jobs[mid].first <= c)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	j = &e->jobs[lo];
+	c -= j->first;
+	/* token blocks inner: consecutive chunks share weight rows (cache) */
+	mb = c % j->nmb;
+	rb = c / j->nmb;
+	r0 = rb * j->rblk;
+	m0 = mb * j->mblk;
+	nr = CB_MIN(j->rblk, j->nrows - r0);
+	nm = CB_MIN(j->mblk, j->M - m0);
+	e->ops->gemm[j->dtype](j->out + (cb_size)m0 * j->ldo + r0, j->ldo,
+			       (const char *)j->w + (cb_size)r0 * j->w_row_bytes,
+			       j->w_row_bytes,
+			       (const char *)j->act + (cb_size)m0 * j->act_stride,
+			       j->act_stride, nm, nr, j->k);
+	if (j->bias)
+		for (m = m0; m < m0 + nm; m++)
+			for (r = r0; r < r0 + nr; r++)
+				j->out[(cb_size)m * j->ldo + r] += j->bias[r];
+}
+
+int cb_run_jobs(struct cb_engine *e, struct cb_exec *ex)
+{
+	return cb_run_phase(e, ex, gemm_chunk, e->nchunks);
+}
+
+/* Quantize row to q8_0 when its length allows (else the q8 copy is unused). */
+void cb_quant_row(struct cb_engine *e, void *dst, const float *x, int n)
+{
+	if (n % CB_QK == 0)
+		e->ops->quantize_q8_0(dst, x, n);
+}
