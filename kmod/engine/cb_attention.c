@@ -116,7 +116,7 @@ void cb_attn_chunk(void *arg, int c)
 		ng = CB_MIN(ATT_HEADS, grp - g0);
 		for (g = 0; g < ng; g++) {
 			if (nsplit == 1)
-				o[g] = e->att + (cb_size)t * e->qdim + (cb_size)(h0 + g) * hd;
+				o[g] = e->att.f + (cb_size)t * e->qdim + (cb_size)(h0 + g) * hd;
 			else
 				o[g] = e->att_part + 2 + (((cb_size)t * nh + h0 + g) *
 							  e->att_nsplit + sp) * (hd + 2);
@@ -187,7 +187,7 @@ void cb_attn_merge_chunk(void *arg, int c)
 		for (h = 0; h < nh; h++) {
 			const float *part = e->att_part +
 				((cb_size)t * nh + h) * e->att_nsplit * (hd + 2);
-			float *o = e->att + (cb_size)t * e->qdim + (cb_size)h * hd;
+			float *o = e->att.f + (cb_size)t * e->qdim + (cb_size)h * hd;
 			float m = part[0], l = 0.0f;
 
 			for (sp = 1; sp < nsplit; sp++)
@@ -214,6 +214,5 @@ void cb_att_quant_chunk(void *arg, int c)
 	int t, t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
 
 	for (t = c * e->tblk; t < t1; t++)
-		cb_quant_row(e, (char *)e->attq + t * e->qrow_q,
-			  e->att + (cb_size)t * e->qdim, e->qdim);
+		cb_acts_quantize(e, &e->att, t);
 }

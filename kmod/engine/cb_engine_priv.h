@@ -14,13 +14,27 @@
 /* Positions per attention chunk (see attn_chunk). */
 #define CB_ATT_SPLIT 512
 
+/*
+ * Activation rows that gemms read: the f32 rows and the same rows in each
+ * quantized form (enum cb_act_kind) that a weight reading them needs.
+ * cb_acts_quantize() keeps the forms in @kinds up to date with the f32
+ * rows; cb_job_add() hands each weight the form its type reads.
+ */
+struct cb_acts {
+	float *f;			/* [rows][n]: the f32 rows */
+	void *q[CB_ACT__COUNT];		/* [rows][q_bytes[k]]: form k; q[CB_ACT_F32] == f */
+	cb_size q_bytes[CB_ACT__COUNT];	/* bytes per row in form k; 0: n is not whole blocks */
+	int n;				/* elements per row */
+	cb_u32 kinds;			/* forms kept up to date (1 << k); f32 always */
+};
+
 /* One matrix product of a phase, split into (row block, token block) chunks. */
 struct cb_gemm_job {
 	float *out;		/* out[m * ldo + r] */
 	cb_size ldo;
 	const void *w;
 	cb_size w_row_bytes;
-	const void *act;	/* f32 or q8_0 rows, by the weight dtype */
+	const void *act;	/* rows in the form the weight dtype reads */
 	cb_size act_stride;
 	const float *bias;	/* [nrows] added to every output row, or NULL */
 	cb_u32 dtype;
@@ -41,24 +55,23 @@ struct cb_engine {
 	/* derived shapes */
 	int H, qdim, kvdim, hd, F, F2;
 	int E, K;
-	cb_size qrow_h, qrow_q, qrow_f, qrow_f2;	/* q8_0 row bytes, 0 if n % 32 */
 
 	/* KV cache: [seq][layer][pos][kvdim] */
 	float *kc, *vc;
 	cb_u32 *seq_len, *seq_tmp;
 
 	/* per-token scratch, [max_batch][...] */
-	float *x, *xn, *tmp, *q, *k, *v, *att, *rope, *rl, *topw;
+	float *x, *tmp, *q, *k, *v, *rope, *rl, *topw;
+	struct cb_acts xn, att;
 	float *att_part;	/* [max_batch][n_heads][max splits][2 + head_dim] */
-	void *xq, *attq;
 	cb_u32 *topid, *slot_of, *out_idx;
 	/* dense / shared-expert MLP */
-	float *mg, *mu, *mo, *sgv;
-	void *mq;
+	struct cb_acts mg;
+	float *mu, *mo, *sgv;
 	/* routed experts, grouped by expert: [max_batch * top_k][...] */
 	cb_u32 *exp_cnt, *exp_off, *exp_cur, *slot_tok;
-	float *xg, *gg, *gu, *yg;
-	void *xgq, *gq;
+	struct cb_acts xg, gg;
+	float *gu, *yg;
 	/*
 	 * Routed experts offered to the host (ex->experts_submit): one task per
 	 * selected expert, and which experts / slots the CPU computes in the
@@ -79,7 +92,6 @@ struct cb_engine {
 	const struct cb_layer_weights *lw;
 	int layer, tblk, n_out, nslots, att_nsplit;
 	int is_moe;
-	int gather_f32, gather_q8;	/* activation forms the experts read */
 };
 
 /* router: top-k by insertion into a sorted buffer, then softmax weights */
@@ -87,22 +99,21 @@ void cb_topk(const float *logits, int n, int k, cb_u32 *ids, float *vals);
 void cb_route(const float *logits, int n, int k, int renorm, cb_u32 *ids,
 	      float *weights);
 
-/* weight types whose gemm reads q8_0 activations */
-static inline int cb_is_block(cb_u32 dt)
-{
-	return dt == CB_DT_Q8_0 || dt == CB_DT_Q4_0;
-}
-
 /* phases and gemm jobs (cb_phase.c) */
 void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps);
 int cb_run_phase(struct cb_engine *e, struct cb_exec *ex,
 		 void (*fn)(void *, int), int nchunks);
 void cb_jobs_reset(struct cb_engine *e);
 void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
-		cb_size ldo, const float *xf, cb_size xfs, const void *xq,
-		cb_size xqs, int M, const float *bias);
+		cb_size ldo, const struct cb_acts *in, cb_size row0, int M,
+		const float *bias);
 int cb_run_jobs(struct cb_engine *e, struct cb_exec *ex);
-void cb_quant_row(struct cb_engine *e, void *dst, const float *x, int n);
+void cb_acts_quantize(struct cb_engine *e, const struct cb_acts *a, cb_size r);
+/* The forms the weights of @t read, as cb_acts.kinds bits (0 if absent). */
+static inline cb_u32 cb_tensor_kinds(const struct cb_tensor *t)
+{
+	return t->data ? 1u << cb_dtype_act(t->dtype) : 0;
+}
 
 /* attention (cb_attention.c) */
 void cb_qk_chunk(void *arg, int c);
@@ -123,5 +134,18 @@ int cb_experts_abort(struct cb_engine *e, struct cb_exec *ex, int r);
 
 int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 		   const struct cb_batch *b);
+
+/* the engine's limit on hidden and FFN sizes (check_config in cb_model.c) */
+#define CB_EXPERT_MAX_DIM 0x100000u	/* 1 << 20 */
+
+/* The scratch of cb_expert_ffn() (cb_sizes.c): byte offsets of its parts. */
+struct cb_expert_layout {
+	cb_u64 x[CB_ACT__COUNT];	/* input rows in quantized form k (k >= 1) */
+	cb_u64 g, u;			/* gate and up outputs, f32 */
+	cb_u64 a[CB_ACT__COUNT];	/* silu(g) * u in quantized form k */
+	cb_u64 size;
+};
+
+int cb_expert_layout(cb_u32 hidden, cb_u32 ffn, cb_u64 n, struct cb_expert_layout *lo);
 
 #endif /* CB_ENGINE_PRIV_H */

@@ -6,99 +6,19 @@
  * cb_expert_task, see cb_engine.h) must hand back exactly what the engine
  * would have computed, or logits would depend on who ran what.  This file
  * is that computation on its own: the same ops table, the same activation
- * forms (q8_0 rows from ops->quantize_q8_0 for block weights, f32 rows
- * otherwise) and the same SwiGLU as cb_forward.c.  A gemm row's result does
- * not depend on how many rows or tokens one call covers (cb_ops.h), so one
- * call over all @n tokens equals the engine's chunked jobs.
+ * forms (cb_dtype_act(): rows quantized by ops->quantize_act for the block
+ * weights, f32 rows for the others) and the same SwiGLU as the forward
+ * pass.  A gemm row's result does not depend on how many rows or tokens one
+ * call covers (cb_ops.h), so one call over all @n tokens equals the
+ * engine's chunked jobs.
  *
- * It needs only the ops (cb_ops_*.c, cb_isa.c), cb_quant.c and cb_math.c,
- * so a separate module (an accelerator, a reference executor) can link it
- * without the engine proper.
- *
- * cb_expert_scratch_size() may be called from non-FPU kernel code although
- * this file is compiled with the FPU enabled; see CB_GPR_ONLY.
+ * It needs only the ops (cb_ops_*.c, cb_isa.c), cb_quant.c, cb_math.c and
+ * its scratch layout (cb_sizes.c, integer only, where
+ * cb_expert_scratch_size() lives), so a separate module (an accelerator, a
+ * reference executor) can link it without the engine proper.
  */
-#include "cb_engine.h"
+#include "cb_engine_priv.h"
 #include "cb_math.h"
-#include "cb_ops.h"
-
-/*
- * Integer-only functions of an FPU-compiled file.  Integer source is not
- * enough: the kernel's zero-initialisation of locals
- * (CONFIG_INIT_STACK_ALL_ZERO) and the vectoriser store through SSE
- * registers, which non-FPU kernel code must not touch.  GCC can be told
- * per function; other compilers get no guarantee (call it in an FPU
- * section there).
- */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define CB_GPR_ONLY __attribute__((__target__("general-regs-only")))
-#else
-#define CB_GPR_ONLY
-#endif
-
-/* the engine's limit on hidden and FFN sizes (check_config in cb_model.c) */
-#define CB_EXPERT_MAX_DIM 0x100000u	/* 1 << 20 */
-
-/* q8_0 bytes of a row of n, or 0 when n is not a whole number of blocks */
-static CB_GPR_ONLY cb_u64 q8_row_bytes(cb_u32 n)
-{
-	return n % CB_QK ? 0 : (cb_u64)n / CB_QK * sizeof(struct cb_block_q8_0);
-}
-
-static int is_block(cb_u32 dt)
-{
-	return dt == CB_DT_Q8_0 || dt == CB_DT_Q4_0;
-}
-
-/*
- * The scratch of @n rows: q8_0 input rows, gate and up outputs (f32), q8_0
- * activation rows, each part 64-byte aligned.  Every part grows with @n, so
- * a scratch sized for max_tokens holds any n <= max_tokens.  Sets *size and
- * the offsets; returns 0, or -CB_EOVERFLOW.
- */
-static CB_GPR_ONLY int expert_layout(cb_u32 hidden, cb_u32 ffn, cb_u64 n,
-				     cb_u64 off[4], cb_u64 *size)
-{
-	cb_u64 part[4], total = 0, v;
-	int i;
-
-	part[0] = q8_row_bytes(hidden);
-	part[1] = (cb_u64)ffn * sizeof(float);
-	part[2] = part[1];
-	part[3] = q8_row_bytes(ffn);
-	for (i = 0; i < 4; i++) {
-		off[i] = total;
-		if (__builtin_mul_overflow(part[i], n, &v) ||
-		    __builtin_add_overflow(v, (cb_u64)63, &v) ||
-		    __builtin_add_overflow(total, v & ~(cb_u64)63, &total))
-			return -CB_EOVERFLOW;
-	}
-	*size = total;
-	return 0;
-}
-
-/**
- * cb_expert_scratch_size() - scratch bytes for cb_expert_ffn().
- * @hidden: the model's hidden size (gate/up columns, down rows).
- * @expert_ffn: the expert's intermediate size.
- * @max_tokens: most rows one call will carry.
- *
- * Integer arithmetic only: non-FPU kernel code may call it.
- * Return: the size, or 0 if a size is out of the engine's limits or the
- * result overflows.
- */
-CB_GPR_ONLY
-cb_u64 cb_expert_scratch_size(cb_u32 hidden, cb_u32 expert_ffn, cb_u32 max_tokens)
-{
-	cb_u64 off[4], size;
-
-	if (!hidden || !expert_ffn || !max_tokens || hidden > CB_EXPERT_MAX_DIM ||
-	    expert_ffn > CB_EXPERT_MAX_DIM)
-		return 0;
-	if (expert_layout(hidden, expert_ffn, max_tokens, off, &size))
-		return 0;
-	return size;
-}
 
 /* @t is a usable [rows, cols] matrix (block types need whole blocks) */
 static int check_matrix(const struct cb_tensor *t, cb_u32 rows, cb_u32 cols)
@@ -125,10 +45,10 @@ int cb_expert_ffn(int isa_max_level, const struct cb_expert_weights *w, cb_u32 n
 		  const void *x, void *y, void *scratch)
 {
 	const struct cb_isa_ops *ops;
-	cb_u32 H, F, t;
-	cb_u64 off[4], size, qh, qf;
+	struct cb_expert_layout lo;
+	cb_u32 H, F, t, kg, ku, kd;
 	const void *xg, *xu, *gact;
-	cb_size xs_g, xs_u, gs;
+	cb_size xs_g, xs_u, gs, qh[CB_ACT__COUNT], qf[CB_ACT__COUNT];
 	char *s = scratch;
 	float *g, *u;
 	int dg, du, dd, i;
@@ -142,27 +62,33 @@ int cb_expert_ffn(int isa_max_level, const struct cb_expert_weights *w, cb_u32 n
 	    check_matrix(&w->gate, F, H) || check_matrix(&w->up, F, H) ||
 	    check_matrix(&w->down, H, F))
 		return -CB_EINVAL;
-	if (expert_layout(H, F, n, off, &size))
+	if (cb_expert_layout(H, F, n, &lo))
 		return -CB_EINVAL;
 
 	ops = cb_isa_select(isa_max_level);
 	dg = (int)w->gate.dtype;
 	du = (int)w->up.dtype;
 	dd = (int)w->down.dtype;
-	qh = q8_row_bytes(H);
-	qf = q8_row_bytes(F);
-	g = (float *)(s + off[1]);
-	u = (float *)(s + off[2]);
+	kg = cb_dtype_act(dg);
+	ku = cb_dtype_act(du);
+	kd = cb_dtype_act(dd);
+	for (i = 0; i < CB_ACT__COUNT; i++) {
+		qh[i] = (cb_size)cb_act_row_bytes(i, H);
+		qf[i] = (cb_size)cb_act_row_bytes(i, F);
+	}
+	g = (float *)(s + lo.g);
+	u = (float *)(s + lo.u);
 
-	/* block weights read q8_0 rows of x, the float types f32 rows */
-	if (is_block(dg) || is_block(du))
-		for (t = 0; t < n; t++)
-			ops->quantize_q8_0(s + off[0] + t * qh,
-					   (const float *)x + (cb_size)t * H, (int)H);
-	xg = is_block(dg) ? (const void *)(s + off[0]) : x;
-	xs_g = is_block(dg) ? qh : (cb_size)H * sizeof(float);
-	xu = is_block(du) ? (const void *)(s + off[0]) : x;
-	xs_u = is_block(du) ? qh : (cb_size)H * sizeof(float);
+	/* x in the forms gate and up read (f32 is x itself) */
+	for (i = CB_ACT_F32 + 1; i < CB_ACT__COUNT; i++)
+		if (kg == (cb_u32)i || ku == (cb_u32)i)
+			for (t = 0; t < n; t++)
+				ops->quantize_act[i](s + lo.x[i] + t * qh[i],
+						     (const float *)x + (cb_size)t * H, (int)H);
+	xg = kg == CB_ACT_F32 ? x : (const void *)(s + lo.x[kg]);
+	xs_g = qh[kg];
+	xu = ku == CB_ACT_F32 ? x : (const void *)(s + lo.x[ku]);
+	xs_u = qh[ku];
 
 	/* g = Wg x, u = Wu x: [n][F] */
 	ops->gemm[dg](g, F, w->gate.data, cb_dtype_row_bytes(dg, H), xg, xs_g,
@@ -170,18 +96,18 @@ int cb_expert_ffn(int isa_max_level, const struct cb_expert_weights *w, cb_u32 n
 	ops->gemm[du](u, F, w->up.data, cb_dtype_row_bytes(du, H), xu, xs_u,
 		      (int)n, (int)F, (int)H);
 
-	/* SwiGLU in place (cb_siluf, as the engine), q8_0 rows for block down */
+	/* SwiGLU in place (cb_siluf, as the engine), in the form down reads */
 	for (t = 0; t < n; t++) {
 		float *gr = g + (cb_size)t * F;
 		const float *ur = u + (cb_size)t * F;
 
 		for (i = 0; i < (int)F; i++)
 			gr[i] = cb_siluf(gr[i]) * ur[i];
-		if (is_block(dd))
-			ops->quantize_q8_0(s + off[3] + t * qf, gr, (int)F);
+		if (kd != CB_ACT_F32)
+			ops->quantize_act[kd](s + lo.a[kd] + t * qf[kd], gr, (int)F);
 	}
-	gact = is_block(dd) ? (const void *)(s + off[3]) : (const void *)g;
-	gs = is_block(dd) ? qf : (cb_size)F * sizeof(float);
+	gact = kd == CB_ACT_F32 ? (const void *)g : (const void *)(s + lo.a[kd]);
+	gs = qf[kd];
 
 	/* y = Wd silu(g) * u: [n][H] */
 	ops->gemm[dd](y, H, w->down.data, cb_dtype_row_bytes(dd, F), gact, gs,

@@ -50,7 +50,7 @@ static void embed_chunk(void *arg, int c)
 	}
 }
 
-/* x -> xn = rmsnorm(x), plus its q8_0 copy; with @add, x += tmp first */
+/* x -> xn = rmsnorm(x), in its activation forms; with @add, x += tmp first */
 static void norm_rows(struct cb_engine *e, int c, const struct cb_tensor *w, int add)
 {
 	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
@@ -62,8 +62,8 @@ static void norm_rows(struct cb_engine *e, int c, const struct cb_tensor *w, int
 		if (add)
 			for (i = 0; i < e->H; i++)
 				x[i] += e->tmp[(cb_size)t * e->H + i];
-		cb_rmsnorm(e->xn + (cb_size)t * e->H, x, w->data, e->H, eps);
-		cb_quant_row(e, (char *)e->xq + t * e->qrow_h, e->xn + (cb_size)t * e->H, e->H);
+		cb_rmsnorm(e->xn.f + (cb_size)t * e->H, x, w->data, e->H, eps);
+		cb_acts_quantize(e, &e->xn, t);
 	}
 }
 
@@ -93,9 +93,9 @@ static void final_chunk(void *arg, int c)
 
 		if (j == 0xffffffffu)
 			continue;
-		cb_rmsnorm(e->xn + j * e->H, e->x + (cb_size)t * e->H,
+		cb_rmsnorm(e->xn.f + j * e->H, e->x + (cb_size)t * e->H,
 			   e->w->final_norm.data, e->H, eps);
-		cb_quant_row(e, (char *)e->xq + j * e->qrow_h, e->xn + j * e->H, e->H);
+		cb_acts_quantize(e, &e->xn, j);
 	}
 }
 
@@ -133,7 +133,6 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 	int n, l, x, tc, s, r, slot_chunks = 0;
 	cb_u32 t, n_out = 0;
 	int H = e->H;
-	cb_size fs = (cb_size)H * sizeof(float);
 
 	if (!ex || !ex->parallel_for || (ex->experts_submit && !ex->experts_wait))
 		return -CB_EINVAL;
@@ -174,12 +173,12 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 
 		/* q, k, v = W xn (+ bias) */
 		cb_jobs_reset(e);
-		cb_job_add(e, &L->wq, e->q, e->qdim, e->xn, fs, e->xq, e->qrow_h, n,
-			cf->qkv_bias ? L->bq.data : CB_NULL);
-		cb_job_add(e, &L->wk, e->k, e->kvdim, e->xn, fs, e->xq, e->qrow_h, n,
-			cf->qkv_bias ? L->bk.data : CB_NULL);
-		cb_job_add(e, &L->wv, e->v, e->kvdim, e->xn, fs, e->xq, e->qrow_h, n,
-			cf->qkv_bias ? L->bv.data : CB_NULL);
+		cb_job_add(e, &L->wq, e->q, e->qdim, &e->xn, 0, n,
+			   cf->qkv_bias ? L->bq.data : CB_NULL);
+		cb_job_add(e, &L->wk, e->k, e->kvdim, &e->xn, 0, n,
+			   cf->qkv_bias ? L->bk.data : CB_NULL);
+		cb_job_add(e, &L->wv, e->v, e->kvdim, &e->xn, 0, n,
+			   cf->qkv_bias ? L->bv.data : CB_NULL);
 		r = cb_run_jobs(e, ex);
 		if (r)
 			return r;
@@ -204,8 +203,7 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 
 		/* output projection: tmp = Wo att */
 		cb_jobs_reset(e);
-		cb_job_add(e, &L->wo, e->tmp, H, e->att, (cb_size)e->qdim * sizeof(float),
-			e->attq, e->qrow_q, n, CB_NULL);
+		cb_job_add(e, &L->wo, e->tmp, H, &e->att, 0, n, CB_NULL);
 		r = cb_run_jobs(e, ex);
 		if (r)
 			return r;
@@ -218,22 +216,19 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 		/* router logits, shared expert / dense MLP gate and up */
 		cb_jobs_reset(e);
 		if (e->is_moe) {
-			cb_job_add(e, &L->router, e->rl, e->E, e->xn, fs, e->xq,
-				e->qrow_h, n, CB_NULL);
+			cb_job_add(e, &L->router, e->rl, e->E, &e->xn, 0, n, CB_NULL);
 			if (cf->shared_ffn) {
-				cb_job_add(e, &L->shared_gate_proj, e->mg, e->F2, e->xn, fs,
-					e->xq, e->qrow_h, n, CB_NULL);
-				cb_job_add(e, &L->shared_up_proj, e->mu, e->F2, e->xn, fs,
-					e->xq, e->qrow_h, n, CB_NULL);
+				cb_job_add(e, &L->shared_gate_proj, e->mg.f, e->F2, &e->xn, 0,
+					   n, CB_NULL);
+				cb_job_add(e, &L->shared_up_proj, e->mu, e->F2, &e->xn, 0, n,
+					   CB_NULL);
 				if (cf->shared_gate)
 					cb_job_add(e, &L->shared_expert_gate, e->sgv, 1,
-						e->xn, fs, e->xq, e->qrow_h, n, CB_NULL);
+						   &e->xn, 0, n, CB_NULL);
 			}
 		} else {
-			cb_job_add(e, &L->mlp_gate, e->mg, e->F2, e->xn, fs, e->xq,
-				e->qrow_h, n, CB_NULL);
-			cb_job_add(e, &L->mlp_up, e->mu, e->F2, e->xn, fs, e->xq,
-				e->qrow_h, n, CB_NULL);
+			cb_job_add(e, &L->mlp_gate, e->mg.f, e->F2, &e->xn, 0, n, CB_NULL);
+			cb_job_add(e, &L->mlp_up, e->mu, e->F2, &e->xn, 0, n, CB_NULL);
 		}
 		r = cb_run_jobs(e, ex);
 		if (r)
@@ -250,18 +245,14 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 			cb_group_by_expert(e);
 			slot_chunks = (e->nslots + e->tblk - 1) / e->tblk;
 			/* copy only the activation forms the experts' dtypes read */
-			e->gather_f32 = 0;
-			e->gather_q8 = 0;
-			for (x = 0; x < e->E; x++) {
-				cb_u32 dg = L->experts[x].gate.dtype, du = L->experts[x].up.dtype;
-
-				if (!e->exp_cnt[x])
-					continue;
-				e->gather_q8 |= cb_is_block(dg) || cb_is_block(du);
-				e->gather_f32 |= !cb_is_block(dg) || !cb_is_block(du);
-			}
-			/* tasks carry f32 rows; q8_0 ones stay for a CPU fallback */
-			e->gather_f32 |= !e->run_all;
+			e->xg.kinds = 0;
+			for (x = 0; x < e->E; x++)
+				if (e->exp_cnt[x])
+					e->xg.kinds |= cb_tensor_kinds(&L->experts[x].gate) |
+						       cb_tensor_kinds(&L->experts[x].up);
+			/* tasks carry f32 rows; the others stay for a CPU fallback */
+			if (!e->run_all)
+				e->xg.kinds |= 1u << CB_ACT_F32;
 			r = cb_run_phase(e, ex, cb_gather_chunk, slot_chunks);
 			if (r)
 				return r;
@@ -277,8 +268,7 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 		/* shared expert / dense MLP down: mo = Wd swiglu */
 		if (!e->is_moe || cf->shared_ffn)
 			cb_job_add(e, e->is_moe ? &L->shared_down_proj : &L->mlp_down,
-				e->mo, H, e->mg, (cb_size)e->F2 * sizeof(float), e->mq,
-				e->qrow_f2, n, CB_NULL);
+				   e->mo, H, &e->mg, 0, n, CB_NULL);
 		r = cb_run_jobs(e, ex);
 		if (r)
 			return cb_experts_abort(e, ex, r);
@@ -321,7 +311,7 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 		return r;
 	cb_jobs_reset(e);
 	cb_job_add(e, cf->tied_embeddings ? &W->embed : &W->lm_head, b->logits,
-		cf->vocab_size, e->xn, fs, e->xq, e->qrow_h, (int)n_out, CB_NULL);
+		   cf->vocab_size, &e->xn, 0, (int)n_out, CB_NULL);
 	r = cb_run_jobs(e, ex);
 	if (r)
 		return r;

@@ -34,11 +34,6 @@ static void *carve(struct bump *a, cb_u64 x, cb_u64 y, cb_u64 z)
 	return a->base ? a->base + off : CB_NULL;
 }
 
-static cb_size q8_row(cb_u32 n)
-{
-	return n % CB_QK ? 0 : n / CB_QK * sizeof(struct cb_block_q8_0);
-}
-
 static int check_tensor(const struct cb_tensor *t, cb_u32 rows, cb_u32 cols,
 			int vector)
 {
@@ -142,6 +137,21 @@ int cb_engine_check_model(const struct cb_model_config *c,
 	return 0;
 }
 
+/* Rows of n activations in f32 and in every form whose blocks n fits. */
+static void carve_acts(struct bump *a, struct cb_acts *acts, cb_u64 rows, cb_u32 n)
+{
+	cb_u32 k;
+
+	acts->n = (int)n;
+	acts->f = carve(a, rows, n, sizeof(float));
+	acts->q[CB_ACT_F32] = acts->f;
+	acts->q_bytes[CB_ACT_F32] = (cb_size)n * sizeof(float);
+	for (k = CB_ACT_F32 + 1; k < CB_ACT__COUNT; k++) {
+		acts->q_bytes[k] = (cb_size)cb_act_row_bytes(k, n);
+		acts->q[k] = acts->q_bytes[k] ? carve(a, rows, acts->q_bytes[k], 1) : CB_NULL;
+	}
+}
+
 /*
  * Carve every buffer of the engine.  With a->base == NULL only sizes; the
  * pointers then stored in *e are meaningless and never used.
@@ -159,14 +169,12 @@ static void layout(struct cb_engine *e, struct bump *a)
 	e->seq_tmp = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
 
 	e->x = carve(a, T, e->H, sizeof(float));
-	e->xn = carve(a, T, e->H, sizeof(float));
+	carve_acts(a, &e->xn, T, e->H);
 	e->tmp = carve(a, T, e->H, sizeof(float));
-	e->xq = carve(a, T, e->qrow_h, 1);
 	e->q = carve(a, T, e->qdim, sizeof(float));
 	e->k = carve(a, T, e->kvdim, sizeof(float));
 	e->v = carve(a, T, e->kvdim, sizeof(float));
-	e->att = carve(a, T, e->qdim, sizeof(float));
-	e->attq = carve(a, T, e->qrow_q, 1);
+	carve_acts(a, &e->att, T, e->qdim);
 	e->rope = carve(a, T, e->hd, sizeof(float));
 	/* partial softmax states, only when a context can exceed one split */
 	if (e->p.max_context > CB_ATT_SPLIT)
@@ -175,9 +183,8 @@ static void layout(struct cb_engine *e, struct bump *a)
 				    (cb_u64)(e->hd + 2) * sizeof(float));
 	e->out_idx = carve(a, T, sizeof(cb_u32), 1);
 
-	e->mg = carve(a, T, e->F2, sizeof(float));
+	carve_acts(a, &e->mg, T, e->F2);
 	e->mu = carve(a, T, e->F2, sizeof(float));
-	e->mq = carve(a, T, e->qrow_f2, 1);
 	e->mo = carve(a, T, e->H, sizeof(float));
 	e->sgv = carve(a, T, sizeof(float), 1);
 
@@ -190,11 +197,9 @@ static void layout(struct cb_engine *e, struct bump *a)
 		e->exp_off = carve(a, e->E + 1, sizeof(cb_u32), 1);
 		e->exp_cur = carve(a, e->E, sizeof(cb_u32), 1);
 		e->slot_tok = carve(a, S, sizeof(cb_u32), 1);
-		e->xg = carve(a, S, e->H, sizeof(float));
-		e->xgq = carve(a, S, e->qrow_h, 1);
-		e->gg = carve(a, S, e->F, sizeof(float));
+		carve_acts(a, &e->xg, S, e->H);
+		carve_acts(a, &e->gg, S, e->F);
 		e->gu = carve(a, S, e->F, sizeof(float));
-		e->gq = carve(a, S, e->qrow_f, 1);
 		e->yg = carve(a, S, e->H, sizeof(float));
 		e->tasks = carve(a, e->E, sizeof(struct cb_expert_task), 1);
 		e->exp_run = carve(a, e->E, 1, 1);
@@ -203,6 +208,47 @@ static void layout(struct cb_engine *e, struct bump *a)
 	e->max_jobs = 2 * e->E + 8;
 	e->jobs = carve(a, e->max_jobs, sizeof(struct cb_gemm_job), 1);
 	e->sample_scratch = carve(a, cb_sample_scratch_size(c->vocab_size), 1, 1);
+}
+
+/*
+ * The activation forms each buffer must be kept in: those of every weight
+ * that reads it.  The experts' gathered rows (xg) are chosen per layer,
+ * from the experts the batch selected.
+ */
+static void set_kinds(struct cb_engine *e, const struct cb_model_weights *w)
+{
+	const struct cb_model_config *c = &e->cfg;
+	cb_u32 l, x, f32 = 1u << CB_ACT_F32;
+
+	e->xn.kinds = f32 | cb_tensor_kinds(c->tied_embeddings ? &w->embed : &w->lm_head);
+	e->att.kinds = f32;
+	e->mg.kinds = f32;
+	e->gg.kinds = f32;
+	for (l = 0; l < c->n_layers; l++) {
+		const struct cb_layer_weights *L = &w->layers[l];
+
+		e->xn.kinds |= cb_tensor_kinds(&L->wq) | cb_tensor_kinds(&L->wk) |
+			       cb_tensor_kinds(&L->wv);
+		e->att.kinds |= cb_tensor_kinds(&L->wo);
+		if (!cb_layer_is_moe(c, l)) {
+			e->xn.kinds |= cb_tensor_kinds(&L->mlp_gate) | cb_tensor_kinds(&L->mlp_up);
+			e->mg.kinds |= cb_tensor_kinds(&L->mlp_down);
+			continue;
+		}
+		e->xn.kinds |= cb_tensor_kinds(&L->router);
+		if (c->shared_ffn) {
+			e->xn.kinds |= cb_tensor_kinds(&L->shared_gate_proj) |
+				       cb_tensor_kinds(&L->shared_up_proj);
+			e->mg.kinds |= cb_tensor_kinds(&L->shared_down_proj);
+		}
+		if (c->shared_ffn && c->shared_gate)
+			e->xn.kinds |= cb_tensor_kinds(&L->shared_expert_gate);
+		for (x = 0; x < c->n_experts; x++) {
+			e->xn.kinds |= cb_tensor_kinds(&L->experts[x].gate) |
+				       cb_tensor_kinds(&L->experts[x].up);
+			e->gg.kinds |= cb_tensor_kinds(&L->experts[x].down);
+		}
+	}
 }
 
 static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
@@ -224,10 +270,6 @@ static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 	e->K = cfg->n_experts ? cfg->top_k : 0;
 	e->F = cfg->expert_ffn;
 	e->F2 = CB_MAX(cfg->shared_ffn, cfg->dense_ffn);
-	e->qrow_h = q8_row(e->H);
-	e->qrow_q = q8_row(e->qdim);
-	e->qrow_f = q8_row(e->F);
-	e->qrow_f2 = q8_row(e->F2);
 
 	/*
 	 * Chunk indices are ints: bound the largest phase.  A gemm chunk has at
@@ -285,6 +327,7 @@ int cb_engine_init(struct cb_engine **out, const struct cb_model_config *cfg,
 	a.cap = arena_size;
 	layout(e, &a);
 	e->w = w;
+	set_kinds(e, w);
 	e->arena_used = a.off;
 	e->ops = cb_isa_select(p->isa_max_level);
 	for (i = 0; i < p->n_seqs; i++)

@@ -50,35 +50,36 @@ void cb_route_chunk(void *arg, int c)
 			}
 		}
 		if (has_mlp) {
-			float *g = e->mg + (cb_size)t * e->F2;
+			float *g = e->mg.f + (cb_size)t * e->F2;
 			const float *u = e->mu + (cb_size)t * e->F2;
 
 			for (i = 0; i < ffn; i++)
 				g[i] = cb_siluf(g[i]) * u[i];
-			cb_quant_row(e, (char *)e->mq + t * e->qrow_f2, g, ffn);
+			cb_acts_quantize(e, &e->mg, t);
 		}
 	}
 }
 
-/* copy each slot's token row (f32 and q8_0) into the grouped buffers */
+/* copy each slot's token row, in the forms xg.kinds names, into the groups */
 void cb_gather_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int s, i, s1 = CB_MIN(e->nslots, (c + 1) * e->tblk);
+	int s, s1 = CB_MIN(e->nslots, (c + 1) * e->tblk);
+	cb_size i;
+	cb_u32 k;
 
 	for (s = c * e->tblk; s < s1; s++) {
 		cb_size t = e->slot_tok[s];
-		const float *src = e->xn + t * e->H;
-		float *dst = e->xg + (cb_size)s * e->H;
-		const char *qs = (const char *)e->xq + t * e->qrow_h;
-		char *qd = (char *)e->xgq + (cb_size)s * e->qrow_h;
 
-		if (e->gather_f32)
-			for (i = 0; i < e->H; i++)
-				dst[i] = src[i];
-		if (e->gather_q8)
-			for (i = 0; i < (int)e->qrow_h; i++)
-				qd[i] = qs[i];
+		for (k = 0; k < CB_ACT__COUNT; k++) {
+			cb_size n = e->xg.q_bytes[k];
+			const char *src = (const char *)e->xn.q[k] + t * n;
+			char *dst = (char *)e->xg.q[k] + (cb_size)s * n;
+
+			if (e->xg.kinds >> k & 1)
+				for (i = 0; i < n; i++)
+					dst[i] = src[i];
+		}
 	}
 }
 
@@ -89,7 +90,7 @@ static void expert_act_chunk(void *arg, int c)
 	int s, i, s1 = CB_MIN(e->nslots, (c + 1) * e->tblk);
 
 	for (s = c * e->tblk; s < s1; s++) {
-		float *g = e->gg + (cb_size)s * e->F;
+		float *g = e->gg.f + (cb_size)s * e->F;
 		const float *u = e->gu + (cb_size)s * e->F;
 
 		/* other slots: a host's expert (stale gg) or done in round 1 */
@@ -97,7 +98,7 @@ static void expert_act_chunk(void *arg, int c)
 			continue;
 		for (i = 0; i < e->F; i++)
 			g[i] = cb_siluf(g[i]) * u[i];
-		cb_quant_row(e, (char *)e->gq + s * e->qrow_f, g, e->F);
+		cb_acts_quantize(e, &e->gg, s);
 	}
 }
 
@@ -171,7 +172,6 @@ void cb_group_by_expert(struct cb_engine *e)
 void cb_expert_gate_up_jobs(struct cb_engine *e)
 {
 	const struct cb_layer_weights *L = e->lw;
-	cb_size fs = (cb_size)e->H * sizeof(float);
 	int x;
 
 	for (x = 0; x < e->E; x++) {
@@ -180,12 +180,10 @@ void cb_expert_gate_up_jobs(struct cb_engine *e)
 
 		if (!e->run_all && !e->exp_run[x])
 			continue;
-		cb_job_add(e, &L->experts[x].gate, e->gg + o * e->F, e->F,
-			e->xg + o * e->H, fs,
-			(char *)e->xgq + o * e->qrow_h, e->qrow_h, m, CB_NULL);
-		cb_job_add(e, &L->experts[x].up, e->gu + o * e->F, e->F,
-			e->xg + o * e->H, fs,
-			(char *)e->xgq + o * e->qrow_h, e->qrow_h, m, CB_NULL);
+		cb_job_add(e, &L->experts[x].gate, e->gg.f + o * e->F, e->F, &e->xg, o, m,
+			   CB_NULL);
+		cb_job_add(e, &L->experts[x].up, e->gu + o * e->F, e->F, &e->xg, o, m,
+			   CB_NULL);
 	}
 }
 
@@ -206,10 +204,8 @@ int cb_expert_act_down(struct cb_engine *e, struct cb_exec *ex, int slot_chunks)
 
 		if (!e->run_all && !e->exp_run[x])
 			continue;
-		cb_job_add(e, &L->experts[x].down, e->yg + o * e->H, e->H,
-			e->gg + o * e->F, (cb_size)e->F * sizeof(float),
-			(char *)e->gq + o * e->qrow_f, e->qrow_f,
-			(int)e->exp_cnt[x], CB_NULL);
+		cb_job_add(e, &L->experts[x].down, e->yg + o * e->H, e->H, &e->gg, o,
+			   (int)e->exp_cnt[x], CB_NULL);
 	}
 	return cb_run_jobs(e, ex);
 }
@@ -251,7 +247,7 @@ int cb_experts_offer(struct cb_engine *e, struct cb_exec *ex)
 		tk->n_tokens = e->exp_cnt[x];
 		tk->state = CB_TASK_CPU;
 		tk->w = &e->lw->experts[x];
-		tk->x = e->xg + o * e->H;
+		tk->x = e->xg.f + o * e->H;
 		tk->y = e->yg + o * e->H;
 		tk->tokens = e->slot_tok + o;
 		i++;

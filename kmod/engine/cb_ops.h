@@ -28,13 +28,14 @@ enum cb_isa_level {
  *   for r in [0, nrows), m in [0, M).
  * W:   nrows rows of k elements of the op's weight type, row r at
  *      w + r * w_row_bytes (bytes).
- * act: M activation rows, row m at act + m * act_stride (bytes); f32 for
- *      the float weight types, q8_0 blocks (from quantize_q8_0) for q8_0
+ * act: M activation rows, row m at act + m * act_stride (bytes), in the
+ *      form cb_dtype_act() names for the weight type: f32 rows for the
+ *      float types, q8_0 blocks (from quantize_act[CB_ACT_Q8_0]) for q8_0
  *      and q4_0.
  * ldo: in floats.  No alignment is required of any pointer or stride.
  * A row's result does not depend on nrows, M or where the call starts
  * (same variant), so any split into chunks gives identical outputs.
- * k is a multiple of CB_QK for the block types; any k >= 1 otherwise.
+ * k is a whole number of the weight type's blocks (cb_dtype_info()).
  * Each weight row is read from memory once for all M activations.
  */
 typedef void (*cb_gemm_fn)(float *out, cb_size ldo, const void *w,
@@ -48,8 +49,13 @@ struct cb_isa_ops {
 
 	cb_gemm_fn gemm[CB_DT__COUNT];
 
-	/* x[n] -> n / 32 q8_0 blocks; n % 32 == 0. */
-	void (*quantize_q8_0)(void *dst, const float *x, int n);
+	/*
+	 * x[n] -> the row in activation form k (enum cb_act_kind), for k >= 1
+	 * (CB_ACT_F32 rows are x itself: NULL); n a whole number of the form's
+	 * blocks.  Quantizes block by block: a row quantized in pieces of
+	 * whole blocks is the same bytes.
+	 */
+	void (*quantize_act[CB_ACT__COUNT])(void *dst, const float *x, int n);
 	/* dot product of two f32 vectors of n elements */
 	float (*dot_f32)(const float *a, const float *b, int n);
 	/* y[i] += a * x[i] */
@@ -93,7 +99,8 @@ void cb_quantize_row(cb_u32 dt, void *dst, const float *x, int n);
 void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n);
 /*
  * q8_0 quantization of a row, the scalar reference every variant's
- * quantize_q8_0 op matches byte for byte (GGUF's reference arithmetic).
+ * quantize_act[CB_ACT_Q8_0] op matches byte for byte (GGUF's reference
+ * arithmetic).
  */
 void cb_quantize_row_q8_0_ref(void *dst, const float *x, int n);
 

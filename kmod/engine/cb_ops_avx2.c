@@ -312,7 +312,9 @@ const struct cb_isa_ops cb_isa_avx2 = {
 		[CB_DT_Q8_0] = avx2_gemm_q8_0,
 		[CB_DT_Q4_0] = avx2_gemm_q4_0,
 	},
-	.quantize_q8_0 = avx2_quantize_q8_0,
+	.quantize_act = {
+		[CB_ACT_Q8_0] = avx2_quantize_q8_0,
+	},
 	.dot_f32 = avx2_dot_f32,
 	.axpy_f32 = avx2_axpy_f32,
 	.exp_sum_f32 = avx2_exp_sum_f32,

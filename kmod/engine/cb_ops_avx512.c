@@ -513,7 +513,9 @@ const struct cb_isa_ops cb_isa_avx512 = {
 		[CB_DT_Q8_0] = avx512_gemm_q8_0,
 		[CB_DT_Q4_0] = avx512_gemm_q4_0,
 	},
-	.quantize_q8_0 = avx512_quantize_q8_0,
+	.quantize_act = {
+		[CB_ACT_Q8_0] = avx512_quantize_q8_0,
+	},
 	.dot_f32 = avx512_dot_f32,
 	.axpy_f32 = avx512_axpy_f32,
 	.exp_sum_f32 = avx512_exp_sum_f32,

@@ -391,7 +391,9 @@ const struct cb_isa_ops cb_isa_scalar = {
 		[CB_DT_Q8_0] = gemm_q8_0,
 		[CB_DT_Q4_0] = gemm_q4_0,
 	},
-	.quantize_q8_0 = cb_quantize_row_q8_0_ref,
+	.quantize_act = {
+		[CB_ACT_Q8_0] = cb_quantize_row_q8_0_ref,
+	},
 	.dot_f32 = dot_f32,
 	.axpy_f32 = axpy_f32,
 	.exp_sum_f32 = exp_sum_f32,

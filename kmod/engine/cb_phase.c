@@ -46,15 +46,15 @@ void cb_jobs_reset(struct cb_engine *e)
 }
 
 /*
- * Queue out = W x for M activation rows.  f32 activations (@xf, stride
- * @xfs bytes) feed f32/f16/bf16 weights, q8_0 ones (@xq, @xqs) feed the
- * block types.  Chunks: ROW_ALIGN-multiple row blocks of about
+ * Queue out = W x for M activation rows, rows @row0.. of @in, in the form
+ * the weight type reads.  Chunks: ROW_ALIGN-multiple row blocks of about
  * CB_CHUNK_TARGET_FLOPS multiply-adds, times blocks of TOK_BLOCK tokens.
  */
 void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
-		    cb_size ldo, const float *xf, cb_size xfs, const void *xq,
-		    cb_size xqs, int M, const float *bias)
+		cb_size ldo, const struct cb_acts *in, cb_size row0, int M,
+		const float *bias)
 {
+	cb_u32 kind = cb_dtype_act(t->dtype);
 	struct cb_gemm_job *j;
 	cb_u64 per_row;
 	int rblk;
@@ -67,13 +67,8 @@ void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
 	j->w = t->data;
 	j->dtype = t->dtype;
 	j->w_row_bytes = cb_dtype_row_bytes(t->dtype, t->cols);
-	if (cb_is_block(t->dtype)) {
-		j->act = xq;
-		j->act_stride = xqs;
-	} else {
-		j->act = xf;
-		j->act_stride = xfs;
-	}
+	j->act_stride = in->q_bytes[kind];
+	j->act = (const char *)in->q[kind] + row0 * j->act_stride;
 	j->bias = bias;
 	j->M = M;
 	j->nrows = (int)t->rows;
@@ -132,9 +127,13 @@ int cb_run_jobs(struct cb_engine *e, struct cb_exec *ex)
 	return cb_run_phase(e, ex, gemm_chunk, e->nchunks);
 }
 
-/* Quantize row to q8_0 when its length allows (else the q8 copy is unused). */
-void cb_quant_row(struct cb_engine *e, void *dst, const float *x, int n)
+/* Row r of @a from its f32 row into every other form in a->kinds. */
+void cb_acts_quantize(struct cb_engine *e, const struct cb_acts *a, cb_size r)
 {
-	if (n % CB_QK == 0)
-		e->ops->quantize_q8_0(dst, x, n);
+	const float *x = a->f + r * a->n;
+	cb_u32 k;
+
+	for (k = CB_ACT_F32 + 1; k < CB_ACT__COUNT; k++)
+		if (a->kinds >> k & 1)
+			e->ops->quantize_act[k]((char *)a->q[k] + r * a->q_bytes[k], x, a->n);
 }

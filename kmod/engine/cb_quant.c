@@ -169,8 +169,8 @@ static void quantize_block_q8_0(struct cb_block_q8_0 *b, const float *x)
  * @x: the values, n of them.
  * @n: a multiple of 32 (a partial last block is ignored).
  *
- * The reference for every variant's quantize_q8_0 op: those must produce
- * the same bytes.
+ * The reference for every variant's quantize_act[CB_ACT_Q8_0] op: those
+ * must produce the same bytes.
  */
 void cb_quantize_row_q8_0_ref(void *dst, const float *x, int n)
 {

@@ -477,7 +477,12 @@ static void run_quantize(int level)
 		memset(a, 0x5a, n / 32 * 34);
 		memset(b, 0xa5, n / 32 * 34);
 		cb_quantize_row_q8_0_ref(a, x, n);
-		ops->quantize_q8_0(b, x, n);
+		if (trial % 2)
+			ops->quantize_act[CB_ACT_Q8_0](b, x, n);
+		else	/* in pieces of whole blocks, as column-split phases do */
+			for (int p = 0; p < n; p += 64)
+				ops->quantize_act[CB_ACT_Q8_0](b + p / 32 * 34, x + p,
+							       p + 64 <= n ? 64 : n - p);
 		if (memcmp(a, b, n / 32 * 34)) {
 			int i;
 
@@ -492,8 +497,8 @@ static void run_quantize(int level)
 		free(b);
 	}
 	CB_CHECK(bad == 0, "%d rows differ", bad);
-	CB_CHECK(cb_isa_scalar.quantize_q8_0 == cb_quantize_row_q8_0_ref,
-		 "scalar quantize_q8_0 is the reference");
+	CB_CHECK(cb_isa_scalar.quantize_act[CB_ACT_Q8_0] == cb_quantize_row_q8_0_ref,
+		 "scalar quantize_act[q8_0] is the reference");
 }
 
 static void run_dot_axpy(int level)
@@ -665,9 +670,12 @@ static void test_tables_complete(void)
 	unsigned i, dt;
 
 	for (i = 0; i < CB_ARRAY_SIZE(all); i++) {
-		CB_CHECK(all[i]->name && all[i]->valid && all[i]->quantize_q8_0 &&
+		CB_CHECK(all[i]->name && all[i]->valid &&
 			 all[i]->dot_f32 && all[i]->axpy_f32 && all[i]->exp_sum_f32,
 			 "table %u incomplete", i);
+		for (dt = CB_ACT_F32 + 1; dt < CB_ACT__COUNT; dt++)
+			CB_CHECK(all[i]->quantize_act[dt], "%s lacks quantize_act %s",
+				 all[i]->name, cb_act_info(dt)->name);
 		CB_CHECK((int)all[i]->level == (int)i, "table %u level %d", i,
 			 all[i]->level);
 		for (dt = 0; dt < CB_DT__COUNT; dt++)
@@ -676,9 +684,42 @@ static void test_tables_complete(void)
 	}
 }
 
+/*
+ * Every weight type reads an activation form that exists, and the row
+ * sizes are whole blocks of the structs cb_quant.h documents.
+ */
+static void test_dtype_and_activation_tables(void)
+{
+	unsigned dt, k;
+
+	for (dt = 0; dt < CB_DT__COUNT; dt++) {
+		const struct cb_block_info *b = cb_dtype_info(dt);
+
+		CB_CHECK(b && b->name && b->block && b->block_bytes && b->act < CB_ACT__COUNT,
+			 "dtype %u: incomplete entry", dt);
+		CB_CHECK(cb_dtype_row_bytes(dt, 64 * b->block) == 64ull * b->block_bytes,
+			 "dtype %s: row bytes", b->name);
+		CB_CHECK(b->block == 1 || !cb_dtype_row_bytes(dt, b->block + 1),
+			 "dtype %s: a partial block accepted", b->name);
+		/* whatever a weight row holds, its activation row has whole blocks */
+		CB_CHECK(b->block % cb_act_info(b->act)->block == 0,
+			 "dtype %s: block %u not a multiple of its activation's", b->name,
+			 b->block);
+	}
+	CB_CHECK(!cb_dtype_info(CB_DT__COUNT) && !cb_dtype_row_bytes(CB_DT__COUNT, 32),
+		 "unknown dtype has an entry");
+	CB_CHECK(cb_dtype_act(CB_DT_Q8_0) == CB_ACT_Q8_0 && cb_dtype_act(CB_DT_Q4_0) == CB_ACT_Q8_0 &&
+		 cb_dtype_act(CB_DT_F16) == CB_ACT_F32, "activation forms of today's types");
+	CB_CHECK(cb_act_row_bytes(CB_ACT_Q8_0, 64) == 2 * sizeof(struct cb_block_q8_0) &&
+		 cb_act_row_bytes(CB_ACT_F32, 5) == 20, "activation row bytes");
+	for (k = 0; k < CB_ACT__COUNT; k++)
+		CB_CHECK(cb_act_info(k) && cb_act_info(k)->name, "form %u: no entry", k);
+}
+
 int main(void)
 {
 	CB_RUN(test_tables_complete);
+	CB_RUN(test_dtype_and_activation_tables);
 	CB_RUN(test_isa_select);
 	CB_RUN(test_scalar_gemm_f32_exact);
 	CB_RUN(test_scalar_gemm_f16_exact);

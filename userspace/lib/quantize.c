@@ -2,7 +2,7 @@
 /*
  * quantize.c - cb_quantize_row_fast() (quantize.h).
  *
- * Every variant's quantize_q8_0 op matches cb_quantize_row_q8_0_ref() byte
+ * Every variant's quantize_act[CB_ACT_Q8_0] op matches cb_quantize_row_q8_0_ref() byte
  * for byte (tests/unit/test_ops.c), so the file does not depend on the CPU
  * that wrote it.
  */
@@ -23,5 +23,5 @@ void cb_quantize_row_fast(unsigned int dt, void *dst, const float *x, int n)
 		o = cb_isa_select(cb_host_isa_cap());
 		__atomic_store_n(&ops, o, __ATOMIC_RELEASE);
 	}
-	o->quantize_q8_0(dst, x, n);
+	o->quantize_act[CB_ACT_Q8_0](dst, x, n);
 }
