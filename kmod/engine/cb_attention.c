@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
  * cb_attention.c - causal multi-head attention with grouped kv heads
- * (GQA): q/k norm, RoPE, the KV cache, and attention over it.
+ * (GQA), over a cache of every position's k and v: the attention of
+ * Llama, Mixtral, Qwen2/3-MoE and OLMoE.
+ *
+ * Two entries (cb_engine_priv.h): cb_attn_rope_cache() readies this
+ * layer's q, k and v (q/k norm, clip, RoPE) and stores k and v in the
+ * cache; cb_attention() attends each token's query heads over the
+ * positions 0..pos of its slot and leaves att in the forms Wo reads.
  */
 #include "cb_engine_priv.h"
 #include "cb_math.h"
@@ -35,16 +41,17 @@ static void clip(float *x, int n, float lim)
 }
 
 /* q/k norm, clip_qkv, RoPE, then store k and v in the slot's cache */
-void cb_qk_chunk(void *arg, int c)
+static void rope_cache_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_model_config *cf = &e->cfg;
 	const struct cb_layer_weights *L = e->lw;
 	float eps = cb_f32_from_bits(cf->rms_eps_bits);
 	float lim = cb_f32_from_bits(cf->clip_qkv_bits);
-	int t, h, t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
+	int t, t1, h;
 
-	for (t = c * e->tblk; t < t1; t++) {
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++) {
 		float *q = e->q + (cb_size)t * e->qdim;
 		float *k = e->k + (cb_size)t * e->kvdim;
 		float *v = e->v + (cb_size)t * e->kvdim;
@@ -74,8 +81,8 @@ void cb_qk_chunk(void *arg, int c)
 		for (h = 0; h < (int)cf->n_kv_heads; h++)
 			rope_head(k + h * e->hd, cs, e->hd, cf->rope_layout);
 		for (i = 0; i < e->kvdim; i++) {
-			e->kc[cache + i] = k[i];
-			e->vc[cache + i] = v[i];
+			e->k_cache[cache + i] = k[i];
+			e->v_cache[cache + i] = v[i];
 		}
 	}
 }
@@ -88,11 +95,11 @@ void cb_qk_chunk(void *arg, int c)
  * read once for the group), then an online softmax in f32 with max
  * subtraction: a new tile maximum rescales what was accumulated.  With one
  * split the result is final; otherwise the split leaves (max, sum,
- * unnormalised output) for cb_attn_merge_chunk.  Splitting bounds a chunk at
+ * unnormalised output) for merge_chunk.  Splitting bounds a chunk at
  * ~group * CB_ATT_SPLIT * head_dim * 4 flops however long the context, and
  * split points depend only on the position, so batching never changes a bit.
  */
-void cb_attn_chunk(void *arg, int c)
+static void attn_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_model_config *cf = &e->cfg;
@@ -128,7 +135,8 @@ void cb_attn_chunk(void *arg, int c)
 
 			/* s[g][i] = q_(h0+g) . k_(p0+i), all heads of the batch at once */
 			e->ops->gemm[CB_DT_F32](&s[0][0], ATT_TILE,
-						e->kc + base + (cb_size)p0 * e->kvdim, kvrow,
+						e->k_cache + base + (cb_size)p0 * e->kvdim,
+						kvrow,
 						e->q + (cb_size)t * e->qdim + (cb_size)h0 * hd,
 						(cb_size)hd * sizeof(float), ng, n, hd);
 			for (g = 0; g < ng; g++) {
@@ -153,7 +161,7 @@ void cb_attn_chunk(void *arg, int c)
 					float w = cb_expf(s[g][i] - m[g]);
 
 					l[g] += w;
-					e->ops->axpy_f32(o[g], w, e->vc + base +
+					e->ops->axpy_f32(o[g], w, e->v_cache + base +
 							 (cb_size)(p0 + i) * e->kvdim, hd);
 				}
 			}
@@ -173,13 +181,13 @@ void cb_attn_chunk(void *arg, int c)
 }
 
 /* Combine the splits of tokens whose context needed more than one. */
-void cb_attn_merge_chunk(void *arg, int c)
+static void merge_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int nh = (int)e->cfg.n_heads, hd = e->hd, t, h, sp, i;
-	int t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
+	int nh = (int)e->cfg.n_heads, hd = e->hd, t, t1, h, sp, i;
 
-	for (t = c * e->tblk; t < t1; t++) {
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++) {
 		int nsplit = ((int)e->b->pos[t] + CB_ATT_SPLIT) / CB_ATT_SPLIT;
 
 		if (nsplit == 1)
@@ -208,11 +216,34 @@ void cb_attn_merge_chunk(void *arg, int c)
 	}
 }
 
-void cb_att_quant_chunk(void *arg, int c)
+/* att rows into the forms Wo reads */
+static void att_quant_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int t, t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
+	int t, t1;
 
-	for (t = c * e->tblk; t < t1; t++)
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++)
 		cb_acts_quantize(e, &e->att, t);
+}
+
+void cb_attn_rope_cache(struct cb_engine *e, struct cb_exec *ex)
+{
+	cb_run_phase(e, ex, rope_cache_chunk, e->tchunks);
+}
+
+void cb_attention(struct cb_engine *e, struct cb_exec *ex)
+{
+	int t;
+
+	/* splits of the longest context in this batch */
+	e->att_nsplit = 1;
+	for (t = 0; t < e->n; t++)
+		e->att_nsplit = CB_MAX(e->att_nsplit,
+				       (int)(e->b->pos[t] + CB_ATT_SPLIT) / CB_ATT_SPLIT);
+	/* chunks of (token, kv head, split) */
+	cb_run_phase(e, ex, attn_chunk, e->n * (int)e->cfg.n_kv_heads * e->att_nsplit);
+	if (e->att_nsplit > 1)
+		cb_run_phase(e, ex, merge_chunk, e->tchunks);
+	cb_run_phase(e, ex, att_quant_chunk, e->tchunks);
 }

@@ -45,6 +45,9 @@ struct cb_gemm_job {
 	int nchunks;
 };
 
+/* "none" in the engine's u32 tables (a slot not in this batch, no logits row) */
+#define CB_NONE 0xffffffffu
+
 struct cb_engine {
 	struct cb_model_config cfg;
 	const struct cb_model_weights *w;
@@ -52,34 +55,69 @@ struct cb_engine {
 	const struct cb_isa_ops *ops;
 	cb_u64 arena_used;
 
-	/* derived shapes */
-	int H, qdim, kvdim, hd, F, F2;
-	int E, K;
+	/* shapes, from the config */
+	int H;			/* hidden */
+	int hd;			/* head_dim */
+	int qdim;		/* n_heads * head_dim */
+	int kvdim;		/* n_kv_heads * head_dim */
+	int F;			/* expert_ffn: one routed expert's MLP */
+	int F2;			/* max(shared_ffn, dense_ffn): the dense or shared MLP */
+	int E, K;		/* routed experts, experts per token (0, 0: dense) */
 
-	/* KV cache: [seq][layer][pos][kvdim] */
-	float *kc, *vc;
-	cb_u32 *seq_len, *seq_tmp;
+	/* the KV cache of every slot: [n_seqs][n_layers][max_context][kvdim] */
+	float *k_cache, *v_cache;
+	cb_u32 *seq_len;	/* [n_seqs] positions filled */
+	cb_u32 *seq_next;	/* [n_seqs] length after this batch, CB_NONE if absent */
 
-	/* per-token scratch, [max_batch][...] */
-	float *x, *tmp, *q, *k, *v, *rope, *rl, *topw;
-	struct cb_acts xn, att;
-	float *att_part;	/* [max_batch][n_heads][max splits][2 + head_dim] */
-	cb_u32 *topid, *slot_of, *out_idx;
-	/* dense / shared-expert MLP */
-	struct cb_acts mg;
-	float *mu, *mo, *sgv;
-	/* routed experts, grouped by expert: [max_batch * top_k][...] */
-	cb_u32 *exp_cnt, *exp_off, *exp_cur, *slot_tok;
-	struct cb_acts xg, gg;
-	float *gu, *yg;
+	/*
+	 * Per token: row t of each is token t of the batch, T =
+	 * max_batch_tokens rows.
+	 */
+	float *x;		/* [T][H] the residual stream */
+	/* [T][H] rmsnorm(x), the input of each block; last, of the logits rows */
+	struct cb_acts x_norm;
+	float *block_out;	/* [T][H] Wo att; the experts' weighted sum */
+	float *q;		/* [T][qdim] */
+	float *k, *v;		/* [T][kvdim] */
+	float *rope;		/* [T][head_dim] cos of each pair's angle, then sin */
+	struct cb_acts att;	/* [T][qdim] attention output, head after head */
+	/* [T][n_heads][splits][2 + head_dim]: each split's max, sum, unnormalised out */
+	float *att_part;
+	cb_u32 *logit_row;	/* [T] token t's row of logits, or CB_NONE */
+
+	/* the dense MLP, or the shared expert of a MoE layer */
+	struct cb_acts mlp_gate;	/* [T][F2] gate projection, then silu(gate) * up */
+	float *mlp_up;		/* [T][F2] up projection */
+	float *mlp_out;		/* [T][H] down projection */
+	float *shared_logit;	/* [T] the shared expert's gate logit */
+
+	/* routing */
+	float *router_logits;	/* [T][E] */
+	cb_u32 *top_id;		/* [T][K] the expert of rank j */
+	float *top_w;		/* [T][K] its weight */
+	cb_u32 *slot_of;	/* [T][K] the slot of (token, rank j) */
+
+	/*
+	 * Routed experts see the batch grouped by expert: slot s holds one
+	 * (token, expert) pair, the slots of one expert are contiguous and in
+	 * token order.  S = T * K slots.
+	 */
+	cb_u32 *exp_cnt;	/* [E] slots of expert x */
+	cb_u32 *exp_off;	/* [E + 1] its first slot */
+	cb_u32 *exp_cur;	/* [E] cursor while grouping */
+	cb_u32 *slot_tok;	/* [S] the token of slot s */
+	struct cb_acts exp_in;	/* [S][H] the x_norm row of each slot's token */
+	struct cb_acts exp_gate;	/* [S][F] gate projection, then silu(gate) * up */
+	float *exp_up;		/* [S][F] up projection */
+	float *exp_out;		/* [S][H] down projection (unweighted) */
 	/*
 	 * Routed experts offered to the host (ex->experts_submit): one task per
 	 * selected expert, and which experts / slots the CPU computes in the
 	 * current round.  run_all = no host executor, nothing is filtered.
 	 */
-	struct cb_expert_task *tasks;	/* [n_experts] */
-	cb_u8 *exp_run;			/* [n_experts] */
-	cb_u8 *slot_run;		/* [max_batch * top_k] */
+	struct cb_expert_task *tasks;	/* [E] */
+	cb_u8 *exp_run;			/* [E] */
+	cb_u8 *slot_run;		/* [S] */
 	int run_all, ntasks, ntaken, nrun;
 
 	struct cb_gemm_job *jobs;
@@ -87,11 +125,15 @@ struct cb_engine {
 
 	void *sample_scratch;
 
-	/* state of the running forward call (read by the chunk functions) */
+	/*
+	 * State of the running forward call, read by the chunk functions.  err
+	 * is sticky: the first failure (a yield or a host hook) is kept, and
+	 * every step after it does nothing, so the pass reads as a plain list.
+	 */
 	const struct cb_batch *b;
 	const struct cb_layer_weights *lw;
-	int layer, tblk, n_out, nslots, att_nsplit;
-	int is_moe;
+	int layer, n, tblk, tchunks, n_out, nslots, att_nsplit;
+	int err;
 };
 
 /* router: top-k by insertion into a sorted buffer, then softmax weights */
@@ -99,15 +141,18 @@ void cb_topk(const float *logits, int n, int k, cb_u32 *ids, float *vals);
 void cb_route(const float *logits, int n, int k, int renorm, cb_u32 *ids,
 	      float *weights);
 
-/* phases and gemm jobs (cb_phase.c) */
-void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps);
-int cb_run_phase(struct cb_engine *e, struct cb_exec *ex,
-		 void (*fn)(void *, int), int nchunks);
+/*
+ * Phases and gemm jobs (cb_phase.c).  A step of the forward pass is a
+ * phase: a parallel_for over chunks with disjoint outputs, then a yield.
+ * Each of these does nothing once e->err is set, and sets it on failure.
+ */
+void cb_run_phase(struct cb_engine *e, struct cb_exec *ex,
+		  void (*fn)(void *, int), int nchunks);
 void cb_jobs_reset(struct cb_engine *e);
 void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
 		cb_size ldo, const struct cb_acts *in, cb_size row0, int M,
 		const float *bias);
-int cb_run_jobs(struct cb_engine *e, struct cb_exec *ex);
+void cb_run_jobs(struct cb_engine *e, struct cb_exec *ex);
 void cb_acts_quantize(struct cb_engine *e, const struct cb_acts *a, cb_size r);
 /* The forms the weights of @t read, as cb_acts.kinds bits (0 if absent). */
 static inline cb_u32 cb_tensor_kinds(const struct cb_tensor *t)
@@ -115,22 +160,39 @@ static inline cb_u32 cb_tensor_kinds(const struct cb_tensor *t)
 	return t->data ? 1u << cb_dtype_act(t->dtype) : 0;
 }
 
-/* attention (cb_attention.c) */
-void cb_qk_chunk(void *arg, int c);
-void cb_attn_chunk(void *arg, int c);
-void cb_attn_merge_chunk(void *arg, int c);
-void cb_att_quant_chunk(void *arg, int c);
+/* primitives */
+void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps);
 
-/* routed experts (cb_moe.c) */
-void cb_route_chunk(void *arg, int c);
-void cb_gather_chunk(void *arg, int c);
-void cb_combine_chunk(void *arg, int c);
-void cb_group_by_expert(struct cb_engine *e);
-void cb_expert_gate_up_jobs(struct cb_engine *e);
-int cb_expert_act_down(struct cb_engine *e, struct cb_exec *ex, int slot_chunks);
-int cb_experts_offer(struct cb_engine *e, struct cb_exec *ex);
-int cb_experts_collect(struct cb_engine *e, struct cb_exec *ex);
-int cb_experts_abort(struct cb_engine *e, struct cb_exec *ex, int r);
+/* Tokens [*t0, *t1) of token-loop chunk c (e->tblk tokens each). */
+static inline void cb_tok_range(const struct cb_engine *e, int c, int *t0, int *t1)
+{
+	*t0 = c * e->tblk;
+	*t1 = CB_MIN(e->n, *t0 + e->tblk);
+}
+
+/*
+ * Attention (cb_attention.c): causal attention with grouped kv heads over
+ * the KV cache of each token's slot.
+ *
+ * cb_attn_rope_cache(): from q, k, v (the projections of this layer's
+ *	x_norm rows): q/k norm, clip_qkv and RoPE in place, then k and v into
+ *	the cache at each token's position;
+ * cb_attention(): att = softmax(q k^T / sqrt(head_dim)) v over positions
+ *	0..pos of each token's slot, head by head, in the forms Wo reads.
+ *
+ * Another kind of attention (sliding window, sinks, a latent cache) is
+ * another file with entries of this shape.
+ */
+void cb_attn_rope_cache(struct cb_engine *e, struct cb_exec *ex);
+void cb_attention(struct cb_engine *e, struct cb_exec *ex);
+
+/*
+ * The routed-expert MLP of a MoE layer (cb_moe.c): from x_norm, x += the
+ * weighted sum of each token's top_k experts (+ the gated shared expert),
+ * with the routing in the batch's trace and the experts offered to the
+ * host's executor when it has one.
+ */
+void cb_moe_layer(struct cb_engine *e, struct cb_exec *ex);
 
 int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 		   const struct cb_batch *b);

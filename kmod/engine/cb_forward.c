@@ -3,24 +3,17 @@
  * cb_forward.c - the forward pass over one batch, for every architecture.
  *
  * One code path, parameterised by struct cb_model_config: read
- * cb_forward_run() top to bottom as the model.  Each step is a "phase": a
- * parallel_for over chunks with disjoint outputs (so the result does not
- * depend on which thread ran what), followed by a yield.  The calling thread
- * itself does only integer bookkeeping (validation, grouping tokens by
- * expert).
+ * cb_forward_run() top to bottom as the model.  Each step is a phase of
+ * chunks with disjoint outputs (cb_phase.c), attention is cb_attention.c,
+ * the routed experts cb_moe.c.  The calling thread itself does only
+ * integer bookkeeping.  Token t of the batch owns row t of every
+ * per-token buffer (struct cb_engine).
  *
- * Batch layout: token t of the batch owns row t of every per-token buffer.
- * The phase machinery is cb_phase.c, attention cb_attention.c, the routed
- * experts cb_moe.c.
+ * The error is sticky: a step after a failure does nothing, and the pass
+ * returns the first failure at the end (slot lengths unchanged).
  */
 #include "cb_engine_priv.h"
 #include "cb_math.h"
-
-/* Number of token-loop chunks: blocks of e->tblk tokens. */
-static int tok_chunks(struct cb_engine *e, int n)
-{
-	return (n + e->tblk - 1) / e->tblk;
-}
 
 /* embedding lookup + RoPE angles of each token's position */
 static void embed_chunk(void *arg, int c)
@@ -30,10 +23,10 @@ static void embed_chunk(void *arg, int c)
 	const struct cb_tensor *emb = &e->w->embed;
 	cb_size rb = cb_dtype_row_bytes(emb->dtype, emb->cols);
 	float theta = cb_f32_from_bits(e->cfg.rope_theta_bits);
-	int half = e->hd / 2, t, i;
-	int t1 = CB_MIN((int)b->n_tokens, (c + 1) * e->tblk);
+	int half = e->hd / 2, t, t1, i;
 
-	for (t = c * e->tblk; t < t1; t++) {
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++) {
 		float *cs = e->rope + (cb_size)t * e->hd;
 		float pos = (float)b->pos[t];
 
@@ -50,20 +43,21 @@ static void embed_chunk(void *arg, int c)
 	}
 }
 
-/* x -> xn = rmsnorm(x), in its activation forms; with @add, x += tmp first */
+/* x -> x_norm = rmsnorm(x) * w, in its forms; with @add, x += block_out first */
 static void norm_rows(struct cb_engine *e, int c, const struct cb_tensor *w, int add)
 {
 	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
-	int t, i, t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
+	int t, t1, i;
 
-	for (t = c * e->tblk; t < t1; t++) {
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++) {
 		float *x = e->x + (cb_size)t * e->H;
 
 		if (add)
 			for (i = 0; i < e->H; i++)
-				x[i] += e->tmp[(cb_size)t * e->H + i];
-		cb_rmsnorm(e->xn.f + (cb_size)t * e->H, x, w->data, e->H, eps);
-		cb_acts_quantize(e, &e->xn, t);
+				x[i] += e->block_out[(cb_size)t * e->H + i];
+		cb_rmsnorm(e->x_norm.f + (cb_size)t * e->H, x, w->data, e->H, eps);
+		cb_acts_quantize(e, &e->x_norm, t);
 	}
 }
 
@@ -81,21 +75,52 @@ static void ffn_norm_chunk(void *arg, int c)
 	norm_rows(e, c, &e->lw->ffn_norm, 1);
 }
 
+/* gate = silu(gate) * up of the dense MLP, in the forms down reads */
+static void swiglu_chunk(void *arg, int c)
+{
+	struct cb_engine *e = arg;
+	int t, t1;
+
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++) {
+		cb_swiglu(e->mlp_gate.f + (cb_size)t * e->F2, e->mlp_up + (cb_size)t * e->F2,
+			  (int)e->cfg.dense_ffn);
+		cb_acts_quantize(e, &e->mlp_gate, t);
+	}
+}
+
+/* x += mlp_out */
+static void residual_chunk(void *arg, int c)
+{
+	struct cb_engine *e = arg;
+	int t, t1, i;
+
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++) {
+		float *x = e->x + (cb_size)t * e->H;
+		const float *mo = e->mlp_out + (cb_size)t * e->H;
+
+		for (i = 0; i < e->H; i++)
+			x[i] += mo[i];
+	}
+}
+
 /* final norm of the tokens whose logits are wanted, compacted */
 static void final_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
-	int t, t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
+	int t, t1;
 
-	for (t = c * e->tblk; t < t1; t++) {
-		cb_size j = e->out_idx[t];
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++) {
+		cb_size j = e->logit_row[t];
 
-		if (j == 0xffffffffu)
+		if (j == CB_NONE)
 			continue;
-		cb_rmsnorm(e->xn.f + j * e->H, e->x + (cb_size)t * e->H,
+		cb_rmsnorm(e->x_norm.f + j * e->H, e->x + (cb_size)t * e->H,
 			   e->w->final_norm.data, e->H, eps);
-		cb_acts_quantize(e, &e->xn, j);
+		cb_acts_quantize(e, &e->x_norm, j);
 	}
 }
 
@@ -109,18 +134,63 @@ static int check_batch(struct cb_engine *e, const struct cb_batch *b)
 	    !b->tokens || !b->seq || !b->pos || !b->logits)
 		return -CB_EINVAL;
 	for (s = 0; s < e->p.n_seqs; s++)
-		e->seq_tmp[s] = 0xffffffffu;	/* not seen in this batch */
+		e->seq_next[s] = CB_NONE;	/* not seen in this batch */
 	for (t = 0; t < b->n_tokens; t++) {
 		s = b->seq[t];
 		if (s >= e->p.n_seqs || b->tokens[t] >= e->cfg.vocab_size ||
 		    b->pos[t] >= e->p.max_context)
 			return -CB_EINVAL;
-		if (e->seq_tmp[s] == 0xffffffffu ? b->pos[t] > e->seq_len[s]
-						 : b->pos[t] != e->seq_tmp[s])
+		if (e->seq_next[s] == CB_NONE ? b->pos[t] > e->seq_len[s]
+					      : b->pos[t] != e->seq_next[s])
 			return -CB_EINVAL;
-		e->seq_tmp[s] = b->pos[t] + 1;
+		e->seq_next[s] = b->pos[t] + 1;
 	}
 	return 0;
+}
+
+/*
+ * The pass's state: the batch, the chunking of token loops, the logits row
+ * of each token, who computes the routed experts.
+ */
+static void start_pass(struct cb_engine *e, struct cb_exec *ex, const struct cb_batch *b)
+{
+	cb_u32 t, n_out = 0;
+
+	e->b = b;
+	e->n = (int)b->n_tokens;
+	e->err = 0;
+	e->ntaken = 0;
+	/* without an expert executor every expert runs here, unfiltered */
+	e->run_all = !ex->experts_submit;
+	e->nrun = 0;
+	/* token-loop chunks: ~16K elements of per-token work each */
+	e->tblk = (int)CB_MAX(1, 16384 / (e->H + e->qdim + e->F2 + 1));
+	e->tchunks = (e->n + e->tblk - 1) / e->tblk;
+	for (t = 0; t < b->n_tokens; t++)
+		e->logit_row[t] = !b->logits_mask || b->logits_mask[t] ? n_out++ : CB_NONE;
+	e->n_out = (int)n_out;
+}
+
+/* A MoE model's dense layer: no experts for this layer in the trace. */
+static void trace_dense_layer(struct cb_engine *e)
+{
+	cb_u32 *tr;
+	int i, j;
+
+	if (!e->b->route_trace || !e->K)
+		return;
+	for (i = 0; i < e->n; i++) {
+		tr = e->b->route_trace + ((cb_size)i * e->cfg.n_layers + e->layer) * e->K * 2;
+		for (j = 0; j < e->K; j++) {
+			tr[2 * j] = CB_TRACE_NONE;
+			tr[2 * j + 1] = 0;
+		}
+	}
+}
+
+static const float *bias(const struct cb_model_config *cf, const struct cb_tensor *t)
+{
+	return cf->qkv_bias ? t->data : CB_NULL;
 }
 
 /* ---- the model -------------------------------------------------------- */
@@ -130,195 +200,96 @@ int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 {
 	const struct cb_model_config *cf = &e->cfg;
 	const struct cb_model_weights *W = e->w;
-	int n, l, x, tc, s, r, slot_chunks = 0;
-	cb_u32 t, n_out = 0;
-	int H = e->H;
+	int l, s, n, H = e->H, F2 = e->F2, r;
 
 	if (!ex || !ex->parallel_for || (ex->experts_submit && !ex->experts_wait))
 		return -CB_EINVAL;
 	r = check_batch(e, b);
 	if (r)
 		return r;
-	e->b = b;
-	e->ntaken = 0;
-	/* without an expert executor every expert runs here, unfiltered */
-	e->run_all = !ex->experts_submit;
-	e->nrun = 0;
-	n = (int)b->n_tokens;
-	/* splits of the longest context in this batch */
-	e->att_nsplit = 1;
-	for (t = 0; t < b->n_tokens; t++)
-		e->att_nsplit = CB_MAX(e->att_nsplit,
-				       (int)(b->pos[t] + CB_ATT_SPLIT) / CB_ATT_SPLIT);
-	/* token-loop chunks: ~16K elements of per-token work each */
-	e->tblk = (int)CB_MAX(1, 16384 / (H + e->qdim + e->F2 + 1));
-	tc = tok_chunks(e, n);
+	start_pass(e, ex, b);
+	n = e->n;
 
-	/* embedding: x[t] = embed[token]; RoPE angles per position */
-	r = cb_run_phase(e, ex, embed_chunk, tc);
-	if (r)
-		return r;
+	/* embedding: x = embed[token]; the RoPE angles of each position */
+	cb_run_phase(e, ex, embed_chunk, e->tchunks);
 
 	for (l = 0; l < (int)cf->n_layers; l++) {
 		const struct cb_layer_weights *L = &W->layers[l];
 
 		e->lw = L;
 		e->layer = l;
-		e->is_moe = cb_layer_is_moe(cf, l);
 
-		/* attention norm: xn = rmsnorm(x) */
-		r = cb_run_phase(e, ex, attn_norm_chunk, tc);
-		if (r)
-			return r;
+		/* attention norm: x_norm = rmsnorm(x) * attn_norm */
+		cb_run_phase(e, ex, attn_norm_chunk, e->tchunks);
 
-		/* q, k, v = W xn (+ bias) */
+		/* q, k, v = Wq x_norm + bq, Wk x_norm + bk, Wv x_norm + bv */
 		cb_jobs_reset(e);
-		cb_job_add(e, &L->wq, e->q, e->qdim, &e->xn, 0, n,
-			   cf->qkv_bias ? L->bq.data : CB_NULL);
-		cb_job_add(e, &L->wk, e->k, e->kvdim, &e->xn, 0, n,
-			   cf->qkv_bias ? L->bk.data : CB_NULL);
-		cb_job_add(e, &L->wv, e->v, e->kvdim, &e->xn, 0, n,
-			   cf->qkv_bias ? L->bv.data : CB_NULL);
-		r = cb_run_jobs(e, ex);
-		if (r)
-			return r;
+		cb_job_add(e, &L->wq, e->q, e->qdim, &e->x_norm, 0, n,
+			   bias(cf, &L->bq));	/* wq: [n_heads*head_dim, hidden] */
+		cb_job_add(e, &L->wk, e->k, e->kvdim, &e->x_norm, 0, n,
+			   bias(cf, &L->bk));	/* wk: [n_kv_heads*head_dim, hidden] */
+		cb_job_add(e, &L->wv, e->v, e->kvdim, &e->x_norm, 0, n,
+			   bias(cf, &L->bv));	/* wv: [n_kv_heads*head_dim, hidden] */
+		cb_run_jobs(e, ex);
 
-		/* q/k norm, RoPE, K/V into the cache */
-		r = cb_run_phase(e, ex, cb_qk_chunk, tc);
-		if (r)
-			return r;
+		/* q/k norm and RoPE; k and v into the cache */
+		cb_attn_rope_cache(e, ex);
 
-		/* attention over the cache: chunks of (token, kv head, split) */
-		r = cb_run_phase(e, ex, cb_attn_chunk, n * (int)cf->n_kv_heads * e->att_nsplit);
-		if (r)
-			return r;
-		if (e->att_nsplit > 1) {
-			r = cb_run_phase(e, ex, cb_attn_merge_chunk, tc);
-			if (r)
-				return r;
-		}
-		r = cb_run_phase(e, ex, cb_att_quant_chunk, tc);
-		if (r)
-			return r;
+		/* attention: att = softmax(q k^T / sqrt(head_dim)) v over the cache */
+		cb_attention(e, ex);
 
-		/* output projection: tmp = Wo att */
+		/* output: block_out = Wo att */
 		cb_jobs_reset(e);
-		cb_job_add(e, &L->wo, e->tmp, H, &e->att, 0, n, CB_NULL);
-		r = cb_run_jobs(e, ex);
-		if (r)
-			return r;
+		cb_job_add(e, &L->wo, e->block_out, H, &e->att, 0, n,
+			   CB_NULL);		/* wo: [hidden, n_heads*head_dim] */
+		cb_run_jobs(e, ex);
 
-		/* residual, then FFN norm: x += tmp; xn = rmsnorm(x) */
-		r = cb_run_phase(e, ex, ffn_norm_chunk, tc);
-		if (r)
-			return r;
+		/* residual, FFN norm: x += block_out; x_norm = rmsnorm(x) * ffn_norm */
+		cb_run_phase(e, ex, ffn_norm_chunk, e->tchunks);
 
-		/* router logits, shared expert / dense MLP gate and up */
-		cb_jobs_reset(e);
-		if (e->is_moe) {
-			cb_job_add(e, &L->router, e->rl, e->E, &e->xn, 0, n, CB_NULL);
-			if (cf->shared_ffn) {
-				cb_job_add(e, &L->shared_gate_proj, e->mg.f, e->F2, &e->xn, 0,
-					   n, CB_NULL);
-				cb_job_add(e, &L->shared_up_proj, e->mu, e->F2, &e->xn, 0, n,
-					   CB_NULL);
-				if (cf->shared_gate)
-					cb_job_add(e, &L->shared_expert_gate, e->sgv, 1,
-						   &e->xn, 0, n, CB_NULL);
-			}
-		} else {
-			cb_job_add(e, &L->mlp_gate, e->mg.f, e->F2, &e->xn, 0, n, CB_NULL);
-			cb_job_add(e, &L->mlp_up, e->mu, e->F2, &e->xn, 0, n, CB_NULL);
-		}
-		r = cb_run_jobs(e, ex);
-		if (r)
-			return r;
-
-		/* routing (softmax, top-k) and SwiGLU of the shared/dense MLP */
-		r = cb_run_phase(e, ex, cb_route_chunk, tc);
-		if (r)
-			return r;
-
-		cb_jobs_reset(e);
-		if (e->is_moe) {
-			/* group the batch by expert, gather the inputs */
-			cb_group_by_expert(e);
-			slot_chunks = (e->nslots + e->tblk - 1) / e->tblk;
-			/* copy only the activation forms the experts' dtypes read */
-			e->xg.kinds = 0;
-			for (x = 0; x < e->E; x++)
-				if (e->exp_cnt[x])
-					e->xg.kinds |= cb_tensor_kinds(&L->experts[x].gate) |
-						       cb_tensor_kinds(&L->experts[x].up);
-			/* tasks carry f32 rows; the others stay for a CPU fallback */
-			if (!e->run_all)
-				e->xg.kinds |= 1u << CB_ACT_F32;
-			r = cb_run_phase(e, ex, cb_gather_chunk, slot_chunks);
-			if (r)
-				return r;
-			/* offer the experts to the host; the CPU runs what it leaves */
-			if (!e->run_all) {
-				r = cb_experts_offer(e, ex);
-				if (r)
-					return r;
-			}
-			/* each CPU expert's gate and up, once for all its tokens */
-			cb_expert_gate_up_jobs(e);
-		}
-		/* shared expert / dense MLP down: mo = Wd swiglu */
-		if (!e->is_moe || cf->shared_ffn)
-			cb_job_add(e, e->is_moe ? &L->shared_down_proj : &L->mlp_down,
-				   e->mo, H, &e->mg, 0, n, CB_NULL);
-		r = cb_run_jobs(e, ex);
-		if (r)
-			return cb_experts_abort(e, ex, r);
-
-		if (e->is_moe) {
-			/* SwiGLU per slot, then each expert's down projection */
-			r = cb_expert_act_down(e, ex, slot_chunks);
-			if (r)
-				return cb_experts_abort(e, ex, r);
-			/* the host's experts; a second CPU round for those it gave back */
-			if (e->ntaken) {
-				r = cb_experts_collect(e, ex);
-				if (r)
-					return r;
-				if (e->nrun) {
-					cb_jobs_reset(e);
-					cb_expert_gate_up_jobs(e);
-					r = cb_run_jobs(e, ex);
-					if (r)
-						return r;
-					r = cb_expert_act_down(e, ex, slot_chunks);
-					if (r)
-						return r;
-				}
-			}
+		if (cb_layer_is_moe(cf, l)) {
+			/* routed experts, residual: x += the top_k experts, weighted */
+			cb_moe_layer(e, ex);
+			continue;
 		}
 
-		/* weighted scatter-add of the experts into the residual */
-		r = cb_run_phase(e, ex, cb_combine_chunk, tc);
-		if (r)
-			return r;
+		/* MLP: gate, up = Wg x_norm, Wu x_norm */
+		cb_jobs_reset(e);
+		cb_job_add(e, &L->mlp_gate, e->mlp_gate.f, F2, &e->x_norm, 0, n,
+			   CB_NULL);		/* mlp_gate: [dense_ffn, hidden] */
+		cb_job_add(e, &L->mlp_up, e->mlp_up, F2, &e->x_norm, 0, n,
+			   CB_NULL);		/* mlp_up: [dense_ffn, hidden] */
+		cb_run_jobs(e, ex);
+
+		/* gate = silu(gate) * up */
+		cb_run_phase(e, ex, swiglu_chunk, e->tchunks);
+
+		/* down: mlp_out = Wd gate */
+		cb_jobs_reset(e);
+		cb_job_add(e, &L->mlp_down, e->mlp_out, H, &e->mlp_gate, 0, n,
+			   CB_NULL);		/* mlp_down: [hidden, dense_ffn] */
+		cb_run_jobs(e, ex);
+
+		/* residual: x += mlp_out */
+		cb_run_phase(e, ex, residual_chunk, e->tchunks);
+		trace_dense_layer(e);
 	}
 
-	/* final norm of the wanted rows, then logits = lm_head xn */
-	for (t = 0; t < b->n_tokens; t++)
-		e->out_idx[t] = !b->logits_mask || b->logits_mask[t] ? n_out++ : 0xffffffffu;
-	e->n_out = (int)n_out;
-	r = cb_run_phase(e, ex, final_chunk, tc);
-	if (r)
-		return r;
+	/* final norm of the rows that want logits, compacted */
+	cb_run_phase(e, ex, final_chunk, e->tchunks);
+
+	/* logits = lm_head x_norm */
 	cb_jobs_reset(e);
 	cb_job_add(e, cf->tied_embeddings ? &W->embed : &W->lm_head, b->logits,
-		   cf->vocab_size, &e->xn, 0, (int)n_out, CB_NULL);
-	r = cb_run_jobs(e, ex);
-	if (r)
-		return r;
+		   cf->vocab_size, &e->x_norm, 0, e->n_out,
+		   CB_NULL);			/* lm_head: [vocab, hidden] */
+	cb_run_jobs(e, ex);
+	if (e->err)
+		return e->err;
 
 	/* commit the new sequence lengths */
 	for (s = 0; s < (int)e->p.n_seqs; s++)
-		if (e->seq_tmp[s] != 0xffffffffu)
-			e->seq_len[s] = e->seq_tmp[s];
+		if (e->seq_next[s] != CB_NONE)
+			e->seq_len[s] = e->seq_next[s];
 	return 0;
 }

@@ -449,3 +449,20 @@ float cb_siluf(float x)
 		return x;
 	return (float)((double)x / (1.0 + exp_fast(-(double)x)));
 }
+
+/**
+ * cb_swiglu() - the SwiGLU activation, in place.
+ * @gate: the gate projection; out: silu(gate) * up.
+ * @up: the up projection.
+ * @n: elements.
+ *
+ * Element by element (one silu, one product each), so any split of a row
+ * gives the same values.
+ */
+void cb_swiglu(float *gate, const float *up, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		gate[i] = cb_siluf(gate[i]) * up[i];
+}

@@ -125,6 +125,8 @@ void cb_sincosf(float x, float *s, float *c);
 float cb_tanhf(float x);
 float cb_sigmoidf(float x);		/* 1 / (1 + e^-x) */
 float cb_siluf(float x);		/* x / (1 + e^-x), rounded once */
+/* SwiGLU in place: gate[i] = silu(gate[i]) * up[i], i < n */
+void cb_swiglu(float *gate, const float *up, int n);
 /*
  * base^e for base >= 0 (a negative base gives NaN, except that e == 0
  * gives 1): RoPE frequencies theta^(-2i/d).  Computed as exp(e * log(base))

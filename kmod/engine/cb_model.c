@@ -163,14 +163,14 @@ static void layout(struct cb_engine *e, struct bump *a)
 	cb_u64 kv = (cb_u64)e->p.n_seqs * c->n_layers;
 
 	carve(a, sizeof(*e), 1, 1);	/* the engine itself, first */
-	e->kc = carve(a, kv * e->p.max_context, e->kvdim, sizeof(float));
-	e->vc = carve(a, kv * e->p.max_context, e->kvdim, sizeof(float));
+	e->k_cache = carve(a, kv * e->p.max_context, e->kvdim, sizeof(float));
+	e->v_cache = carve(a, kv * e->p.max_context, e->kvdim, sizeof(float));
 	e->seq_len = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
-	e->seq_tmp = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
+	e->seq_next = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
 
 	e->x = carve(a, T, e->H, sizeof(float));
-	carve_acts(a, &e->xn, T, e->H);
-	e->tmp = carve(a, T, e->H, sizeof(float));
+	carve_acts(a, &e->x_norm, T, e->H);
+	e->block_out = carve(a, T, e->H, sizeof(float));
 	e->q = carve(a, T, e->qdim, sizeof(float));
 	e->k = carve(a, T, e->kvdim, sizeof(float));
 	e->v = carve(a, T, e->kvdim, sizeof(float));
@@ -181,26 +181,26 @@ static void layout(struct cb_engine *e, struct bump *a)
 		e->att_part = carve(a, T * c->n_heads,
 				    (cb_u64)(e->p.max_context + CB_ATT_SPLIT - 1) / CB_ATT_SPLIT,
 				    (cb_u64)(e->hd + 2) * sizeof(float));
-	e->out_idx = carve(a, T, sizeof(cb_u32), 1);
+	e->logit_row = carve(a, T, sizeof(cb_u32), 1);
 
-	carve_acts(a, &e->mg, T, e->F2);
-	e->mu = carve(a, T, e->F2, sizeof(float));
-	e->mo = carve(a, T, e->H, sizeof(float));
-	e->sgv = carve(a, T, sizeof(float), 1);
+	carve_acts(a, &e->mlp_gate, T, e->F2);
+	e->mlp_up = carve(a, T, e->F2, sizeof(float));
+	e->mlp_out = carve(a, T, e->H, sizeof(float));
+	e->shared_logit = carve(a, T, sizeof(float), 1);
 
 	if (e->E) {
-		e->rl = carve(a, T, e->E, sizeof(float));
-		e->topw = carve(a, T, e->K, sizeof(float));
-		e->topid = carve(a, T, e->K, sizeof(cb_u32));
+		e->router_logits = carve(a, T, e->E, sizeof(float));
+		e->top_w = carve(a, T, e->K, sizeof(float));
+		e->top_id = carve(a, T, e->K, sizeof(cb_u32));
 		e->slot_of = carve(a, T, e->K, sizeof(cb_u32));
 		e->exp_cnt = carve(a, e->E, sizeof(cb_u32), 1);
 		e->exp_off = carve(a, e->E + 1, sizeof(cb_u32), 1);
 		e->exp_cur = carve(a, e->E, sizeof(cb_u32), 1);
 		e->slot_tok = carve(a, S, sizeof(cb_u32), 1);
-		carve_acts(a, &e->xg, S, e->H);
-		carve_acts(a, &e->gg, S, e->F);
-		e->gu = carve(a, S, e->F, sizeof(float));
-		e->yg = carve(a, S, e->H, sizeof(float));
+		carve_acts(a, &e->exp_in, S, e->H);
+		carve_acts(a, &e->exp_gate, S, e->F);
+		e->exp_up = carve(a, S, e->F, sizeof(float));
+		e->exp_out = carve(a, S, e->H, sizeof(float));
 		e->tasks = carve(a, e->E, sizeof(struct cb_expert_task), 1);
 		e->exp_run = carve(a, e->E, 1, 1);
 		e->slot_run = carve(a, S, 1, 1);
@@ -212,7 +212,7 @@ static void layout(struct cb_engine *e, struct bump *a)
 
 /*
  * The activation forms each buffer must be kept in: those of every weight
- * that reads it.  The experts' gathered rows (xg) are chosen per layer,
+ * that reads it.  The experts' gathered rows (exp_in) are chosen per layer,
  * from the experts the batch selected.
  */
 static void set_kinds(struct cb_engine *e, const struct cb_model_weights *w)
@@ -220,33 +220,34 @@ static void set_kinds(struct cb_engine *e, const struct cb_model_weights *w)
 	const struct cb_model_config *c = &e->cfg;
 	cb_u32 l, x, f32 = 1u << CB_ACT_F32;
 
-	e->xn.kinds = f32 | cb_tensor_kinds(c->tied_embeddings ? &w->embed : &w->lm_head);
+	e->x_norm.kinds = f32 | cb_tensor_kinds(c->tied_embeddings ? &w->embed : &w->lm_head);
 	e->att.kinds = f32;
-	e->mg.kinds = f32;
-	e->gg.kinds = f32;
+	e->mlp_gate.kinds = f32;
+	e->exp_gate.kinds = f32;
 	for (l = 0; l < c->n_layers; l++) {
 		const struct cb_layer_weights *L = &w->layers[l];
 
-		e->xn.kinds |= cb_tensor_kinds(&L->wq) | cb_tensor_kinds(&L->wk) |
-			       cb_tensor_kinds(&L->wv);
+		e->x_norm.kinds |= cb_tensor_kinds(&L->wq) | cb_tensor_kinds(&L->wk) |
+				   cb_tensor_kinds(&L->wv);
 		e->att.kinds |= cb_tensor_kinds(&L->wo);
 		if (!cb_layer_is_moe(c, l)) {
-			e->xn.kinds |= cb_tensor_kinds(&L->mlp_gate) | cb_tensor_kinds(&L->mlp_up);
-			e->mg.kinds |= cb_tensor_kinds(&L->mlp_down);
+			e->x_norm.kinds |= cb_tensor_kinds(&L->mlp_gate) |
+					   cb_tensor_kinds(&L->mlp_up);
+			e->mlp_gate.kinds |= cb_tensor_kinds(&L->mlp_down);
 			continue;
 		}
-		e->xn.kinds |= cb_tensor_kinds(&L->router);
+		e->x_norm.kinds |= cb_tensor_kinds(&L->router);
 		if (c->shared_ffn) {
-			e->xn.kinds |= cb_tensor_kinds(&L->shared_gate_proj) |
-				       cb_tensor_kinds(&L->shared_up_proj);
-			e->mg.kinds |= cb_tensor_kinds(&L->shared_down_proj);
+			e->x_norm.kinds |= cb_tensor_kinds(&L->shared_gate_proj) |
+					   cb_tensor_kinds(&L->shared_up_proj);
+			e->mlp_gate.kinds |= cb_tensor_kinds(&L->shared_down_proj);
 		}
 		if (c->shared_ffn && c->shared_gate)
-			e->xn.kinds |= cb_tensor_kinds(&L->shared_expert_gate);
+			e->x_norm.kinds |= cb_tensor_kinds(&L->shared_expert_gate);
 		for (x = 0; x < c->n_experts; x++) {
-			e->xn.kinds |= cb_tensor_kinds(&L->experts[x].gate) |
-				       cb_tensor_kinds(&L->experts[x].up);
-			e->gg.kinds |= cb_tensor_kinds(&L->experts[x].down);
+			e->x_norm.kinds |= cb_tensor_kinds(&L->experts[x].gate) |
+					   cb_tensor_kinds(&L->experts[x].up);
+			e->exp_gate.kinds |= cb_tensor_kinds(&L->experts[x].down);
 		}
 	}
 }

@@ -15,53 +15,39 @@
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
-/* after router / shared / dense gate+up: routing, SwiGLU of the MLP rows */
-void cb_route_chunk(void *arg, int c)
+/* top-k experts of each token, into the trace; SwiGLU of the shared expert */
+static void route_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_batch *b = e->b;
-	int t, i, j, t1 = CB_MIN((int)b->n_tokens, (c + 1) * e->tblk);
-	int has_mlp = !e->is_moe || e->cfg.shared_ffn;
-	int ffn = e->is_moe ? (int)e->cfg.shared_ffn : (int)e->cfg.dense_ffn;
+	int t, t1, j;
 
-	for (t = c * e->tblk; t < t1; t++) {
-		if (e->is_moe) {
-			cb_u32 *id = e->topid + (cb_size)t * e->K;
-			float *w = e->topw + (cb_size)t * e->K;
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++) {
+		cb_u32 *id = e->top_id + (cb_size)t * e->K;
+		float *w = e->top_w + (cb_size)t * e->K;
 
-			cb_route_isa(e->ops, e->rl + (cb_size)t * e->E, e->E, e->K,
-				     e->cfg.norm_topk_prob, id, w);
-			if (b->route_trace) {
-				cb_u32 *tr = b->route_trace +
-					((cb_size)t * e->cfg.n_layers + e->layer) * e->K * 2;
-
-				for (j = 0; j < e->K; j++) {
-					tr[2 * j] = id[j];
-					tr[2 * j + 1] = cb_f32_bits(w[j]);
-				}
-			}
-		} else if (b->route_trace && e->K) {
+		cb_route_isa(e->ops, e->router_logits + (cb_size)t * e->E, e->E, e->K,
+			     e->cfg.norm_topk_prob, id, w);
+		if (b->route_trace) {
 			cb_u32 *tr = b->route_trace +
 				((cb_size)t * e->cfg.n_layers + e->layer) * e->K * 2;
 
 			for (j = 0; j < e->K; j++) {
-				tr[2 * j] = CB_TRACE_NONE;
-				tr[2 * j + 1] = 0;
+				tr[2 * j] = id[j];
+				tr[2 * j + 1] = cb_f32_bits(w[j]);
 			}
 		}
-		if (has_mlp) {
-			float *g = e->mg.f + (cb_size)t * e->F2;
-			const float *u = e->mu + (cb_size)t * e->F2;
-
-			for (i = 0; i < ffn; i++)
-				g[i] = cb_siluf(g[i]) * u[i];
-			cb_acts_quantize(e, &e->mg, t);
+		if (e->cfg.shared_ffn) {
+			cb_swiglu(e->mlp_gate.f + (cb_size)t * e->F2,
+				  e->mlp_up + (cb_size)t * e->F2, (int)e->cfg.shared_ffn);
+			cb_acts_quantize(e, &e->mlp_gate, t);
 		}
 	}
 }
 
-/* copy each slot's token row, in the forms xg.kinds names, into the groups */
-void cb_gather_chunk(void *arg, int c)
+/* copy each slot's token row, in the forms exp_in.kinds names, into the groups */
+static void gather_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	int s, s1 = CB_MIN(e->nslots, (c + 1) * e->tblk);
@@ -72,66 +58,59 @@ void cb_gather_chunk(void *arg, int c)
 		cb_size t = e->slot_tok[s];
 
 		for (k = 0; k < CB_ACT__COUNT; k++) {
-			cb_size n = e->xg.q_bytes[k];
-			const char *src = (const char *)e->xn.q[k] + t * n;
-			char *dst = (char *)e->xg.q[k] + (cb_size)s * n;
+			cb_size n = e->exp_in.q_bytes[k];
+			const char *src = (const char *)e->x_norm.q[k] + t * n;
+			char *dst = (char *)e->exp_in.q[k] + (cb_size)s * n;
 
-			if (e->xg.kinds >> k & 1)
+			if (e->exp_in.kinds >> k & 1)
 				for (i = 0; i < n; i++)
 					dst[i] = src[i];
 		}
 	}
 }
 
-/* SwiGLU in place on gg, for the slots of the experts the CPU runs now */
+/* SwiGLU in place on exp_gate, for the slots of the experts the CPU runs now */
 static void expert_act_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int s, i, s1 = CB_MIN(e->nslots, (c + 1) * e->tblk);
+	int s, s1 = CB_MIN(e->nslots, (c + 1) * e->tblk);
 
 	for (s = c * e->tblk; s < s1; s++) {
-		float *g = e->gg.f + (cb_size)s * e->F;
-		const float *u = e->gu + (cb_size)s * e->F;
-
-		/* other slots: a host's expert (stale gg) or done in round 1 */
+		/* other slots: a host's expert (stale exp_gate) or done in round 1 */
 		if (!e->run_all && !e->slot_run[s])
 			continue;
-		for (i = 0; i < e->F; i++)
-			g[i] = cb_siluf(g[i]) * u[i];
-		cb_acts_quantize(e, &e->gg, s);
+		cb_swiglu(e->exp_gate.f + (cb_size)s * e->F, e->exp_up + (cb_size)s * e->F,
+			  e->F);
+		cb_acts_quantize(e, &e->exp_gate, s);
 	}
 }
 
 /*
  * x += sum over the token's experts, in rank order, of weight * expert out,
- * plus the (gated) shared expert; or x += dense MLP out.  The order of the
- * additions is fixed by the routing alone, whatever the batch and threads.
+ * plus the (gated) shared expert.  The order of the additions is fixed by
+ * the routing alone, whatever the batch and threads.
  */
-void cb_combine_chunk(void *arg, int c)
+static void combine_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int t, i, j, t1 = CB_MIN((int)e->b->n_tokens, (c + 1) * e->tblk);
+	int t, t1, i, j;
 
-	for (t = c * e->tblk; t < t1; t++) {
+	cb_tok_range(e, c, &t, &t1);
+	for (; t < t1; t++) {
 		float *x = e->x + (cb_size)t * e->H;
-		float *acc = e->tmp + (cb_size)t * e->H;
-		const float *mo = e->mo + (cb_size)t * e->H;
+		float *acc = e->block_out + (cb_size)t * e->H;
+		const float *mo = e->mlp_out + (cb_size)t * e->H;
 
-		if (!e->is_moe) {
-			for (i = 0; i < e->H; i++)
-				x[i] += mo[i];
-			continue;
-		}
 		for (i = 0; i < e->H; i++)
 			acc[i] = 0.0f;
 		for (j = 0; j < e->K; j++) {
 			cb_size s = e->slot_of[(cb_size)t * e->K + j];
 
-			e->ops->axpy_f32(acc, e->topw[(cb_size)t * e->K + j],
-					 e->yg + s * e->H, e->H);
+			e->ops->axpy_f32(acc, e->top_w[(cb_size)t * e->K + j],
+					 e->exp_out + s * e->H, e->H);
 		}
 		if (e->cfg.shared_ffn) {
-			float g = e->cfg.shared_gate ? cb_sigmoidf(e->sgv[t]) : 1.0f;
+			float g = e->cfg.shared_gate ? cb_sigmoidf(e->shared_logit[t]) : 1.0f;
 
 			for (i = 0; i < e->H; i++)
 				acc[i] += g * mo[i];
@@ -142,14 +121,14 @@ void cb_combine_chunk(void *arg, int c)
 }
 
 /* Group (token, rank) pairs by expert: counts, offsets, slots. */
-void cb_group_by_expert(struct cb_engine *e)
+static void group_by_expert(struct cb_engine *e)
 {
-	int n = (int)e->b->n_tokens, t, j, x;
+	int n = e->n, t, j, x;
 
 	for (x = 0; x < e->E; x++)
 		e->exp_cnt[x] = 0;
 	for (t = 0; t < n * e->K; t++)
-		e->exp_cnt[e->topid[t]]++;
+		e->exp_cnt[e->top_id[t]]++;
 	e->exp_off[0] = 0;
 	for (x = 0; x < e->E; x++) {
 		e->exp_off[x + 1] = e->exp_off[x] + e->exp_cnt[x];
@@ -157,7 +136,7 @@ void cb_group_by_expert(struct cb_engine *e)
 	}
 	for (t = 0; t < n; t++)
 		for (j = 0; j < e->K; j++) {
-			cb_u32 s = e->exp_cur[e->topid[t * e->K + j]]++;
+			cb_u32 s = e->exp_cur[e->top_id[t * e->K + j]]++;
 
 			e->slot_of[t * e->K + j] = s;
 			e->slot_tok[s] = (cb_u32)t;
@@ -167,9 +146,9 @@ void cb_group_by_expert(struct cb_engine *e)
 
 /*
  * Queue gate and up of each expert the CPU runs in this round, once for all
- * its tokens: gg, gu = Wg xg, Wu xg.
+ * its tokens: exp_gate, exp_up = Wg exp_in, Wu exp_in.
  */
-void cb_expert_gate_up_jobs(struct cb_engine *e)
+static void expert_gate_up_jobs(struct cb_engine *e)
 {
 	const struct cb_layer_weights *L = e->lw;
 	int x;
@@ -180,34 +159,33 @@ void cb_expert_gate_up_jobs(struct cb_engine *e)
 
 		if (!e->run_all && !e->exp_run[x])
 			continue;
-		cb_job_add(e, &L->experts[x].gate, e->gg.f + o * e->F, e->F, &e->xg, o, m,
-			   CB_NULL);
-		cb_job_add(e, &L->experts[x].up, e->gu + o * e->F, e->F, &e->xg, o, m,
-			   CB_NULL);
+		/* gate, up: [expert_ffn, hidden] */
+		cb_job_add(e, &L->experts[x].gate, e->exp_gate.f + o * e->F, e->F,
+			   &e->exp_in, o, m, CB_NULL);
+		cb_job_add(e, &L->experts[x].up, e->exp_up + o * e->F, e->F, &e->exp_in,
+			   o, m, CB_NULL);
 	}
 }
 
-/* SwiGLU of this round's slots, then their experts' down: yg = Wd gg */
-int cb_expert_act_down(struct cb_engine *e, struct cb_exec *ex, int slot_chunks)
+/* SwiGLU of this round's slots, then their experts' down: exp_out = Wd exp_gate */
+static void expert_act_down(struct cb_engine *e, struct cb_exec *ex)
 {
 	const struct cb_layer_weights *L = e->lw;
-	int x, r;
+	int x, slot_chunks = (e->nslots + e->tblk - 1) / e->tblk;
 
 	/* every slot chunk when unfiltered; none when the host took them all */
-	r = cb_run_phase(e, ex, expert_act_chunk,
-		      e->run_all || e->nrun ? slot_chunks : 0);
-	if (r)
-		return r;
+	cb_run_phase(e, ex, expert_act_chunk, e->run_all || e->nrun ? slot_chunks : 0);
 	cb_jobs_reset(e);
 	for (x = 0; x < e->E; x++) {
 		cb_size o = e->exp_off[x];
 
 		if (!e->run_all && !e->exp_run[x])
 			continue;
-		cb_job_add(e, &L->experts[x].down, e->yg + o * e->H, e->H, &e->gg, o,
-			   (int)e->exp_cnt[x], CB_NULL);
+		/* down: [hidden, expert_ffn] */
+		cb_job_add(e, &L->experts[x].down, e->exp_out + o * e->H, e->H, &e->exp_gate,
+			   o, (int)e->exp_cnt[x], CB_NULL);
 	}
-	return cb_run_jobs(e, ex);
+	cb_run_jobs(e, ex);
 }
 
 /* slot_run from exp_run: act_chunk works per slot, not per expert */
@@ -226,15 +204,17 @@ static void mark_slots(struct cb_engine *e)
 
 /*
  * Offer every selected expert of this layer to the host, in expert order,
- * as a task over its grouped rows (xg, yg, slot_tok from exp_off).  The
- * engine keeps its own bookkeeping and reads back only each task's state,
- * so a host that scribbles on other fields cannot mislead it.
- * Return: experts_submit's value; on 0, exp_run holds the CPU's experts.
+ * as a task over its grouped rows (exp_in, exp_out, slot_tok from exp_off).
+ * The engine keeps its own bookkeeping and reads back only each task's
+ * state, so a host that scribbles on other fields cannot mislead it.  On
+ * success exp_run holds the CPU's experts; a failure is e->err.
  */
-int cb_experts_offer(struct cb_engine *e, struct cb_exec *ex)
+static void experts_offer(struct cb_engine *e, struct cb_exec *ex)
 {
-	int x, i = 0, r;
+	int x, i = 0;
 
+	if (e->err)
+		return;
 	for (x = 0; x < e->E; x++) {
 		struct cb_expert_task *tk = &e->tasks[i];
 		cb_size o = e->exp_off[x];
@@ -247,16 +227,16 @@ int cb_experts_offer(struct cb_engine *e, struct cb_exec *ex)
 		tk->n_tokens = e->exp_cnt[x];
 		tk->state = CB_TASK_CPU;
 		tk->w = &e->lw->experts[x];
-		tk->x = e->xg.f + o * e->H;
-		tk->y = e->yg + o * e->H;
+		tk->x = e->exp_in.f + o * e->H;
+		tk->y = e->exp_out + o * e->H;
 		tk->tokens = e->slot_tok + o;
 		i++;
 	}
 	e->ntasks = i;
 	e->ntaken = 0;
-	r = ex->experts_submit(ex, e->tasks, e->ntasks);
-	if (r)
-		return r;	/* the host holds nothing after a failed submit */
+	e->err = ex->experts_submit(ex, e->tasks, e->ntasks);
+	if (e->err)
+		return;		/* the host holds nothing after a failed submit */
 	for (x = 0, i = 0; x < e->E; x++) {
 		if (!e->exp_cnt[x])
 			continue;
@@ -265,23 +245,24 @@ int cb_experts_offer(struct cb_engine *e, struct cb_exec *ex)
 		e->ntaken += !e->exp_run[x];
 	}
 	mark_slots(e);
-	return 0;
 }
 
 /*
  * Wait for the host's experts.  Those not CB_TASK_DONE afterwards (given
  * back, or a host that broke the protocol) become the CPU's second round:
- * exp_run then marks exactly them, and nrun counts them.
- * Return: experts_wait's value.
+ * exp_run then marks exactly them, and nrun counts them.  A failed wait is
+ * e->err (and the host holds nothing after it).
  */
-int cb_experts_collect(struct cb_engine *e, struct cb_exec *ex)
+static void experts_collect(struct cb_engine *e, struct cb_exec *ex)
 {
-	int x, i = 0, r;
+	int x, i = 0;
 
+	if (e->err)
+		return;
 	e->ntaken = 0;
-	r = ex->experts_wait(ex, e->tasks, e->ntasks);
-	if (r)
-		return r;
+	e->err = ex->experts_wait(ex, e->tasks, e->ntasks);
+	if (e->err)
+		return;
 	for (x = 0; x < e->E; x++) {
 		if (!e->exp_cnt[x])
 			continue;
@@ -289,19 +270,95 @@ int cb_experts_collect(struct cb_engine *e, struct cb_exec *ex)
 		i++;
 	}
 	mark_slots(e);
-	return 0;
 }
 
 /*
- * An abort (@r) while the host holds tasks: their x and y live in our
- * scratch, so let the host finish or drop them before returning, whatever
- * the wait says; the abort's value wins.
+ * A failure while the host holds tasks: their x and y live in our scratch,
+ * so let the host finish or drop them before the pass ends, whatever the
+ * wait says; the first failure stays e->err.
  */
-int cb_experts_abort(struct cb_engine *e, struct cb_exec *ex, int r)
+static void experts_abort(struct cb_engine *e, struct cb_exec *ex)
 {
-	if (e->ntaken) {
+	if (e->err && e->ntaken) {
 		e->ntaken = 0;
 		ex->experts_wait(ex, e->tasks, e->ntasks);
 	}
-	return r;
+}
+
+/* The forms the selected experts' gate and up read: the rows to gather. */
+static void gather_kinds(struct cb_engine *e)
+{
+	const struct cb_layer_weights *L = e->lw;
+	int x;
+
+	e->exp_in.kinds = 0;
+	for (x = 0; x < e->E; x++)
+		if (e->exp_cnt[x])
+			e->exp_in.kinds |= cb_tensor_kinds(&L->experts[x].gate) |
+					   cb_tensor_kinds(&L->experts[x].up);
+	/* tasks carry f32 rows; the others stay for a CPU fallback */
+	if (!e->run_all)
+		e->exp_in.kinds |= 1u << CB_ACT_F32;
+}
+
+void cb_moe_layer(struct cb_engine *e, struct cb_exec *ex)
+{
+	const struct cb_model_config *cf = &e->cfg;
+	const struct cb_layer_weights *L = e->lw;
+	int n = e->n;
+
+	/* router logits; the shared expert's gate, up and gate logit */
+	cb_jobs_reset(e);
+	cb_job_add(e, &L->router, e->router_logits, e->E, &e->x_norm, 0, n,
+		   CB_NULL);			/* router: [n_experts, hidden] */
+	if (cf->shared_ffn) {
+		cb_job_add(e, &L->shared_gate_proj, e->mlp_gate.f, e->F2, &e->x_norm, 0, n,
+			   CB_NULL);		/* [shared_ffn, hidden] */
+		cb_job_add(e, &L->shared_up_proj, e->mlp_up, e->F2, &e->x_norm, 0, n,
+			   CB_NULL);		/* [shared_ffn, hidden] */
+	}
+	if (cf->shared_ffn && cf->shared_gate)
+		cb_job_add(e, &L->shared_expert_gate, e->shared_logit, 1, &e->x_norm, 0, n,
+			   CB_NULL);		/* [1, hidden] */
+	cb_run_jobs(e, ex);
+
+	/* routing: softmax, top-k (into the trace); the shared expert's SwiGLU */
+	cb_run_phase(e, ex, route_chunk, e->tchunks);
+	if (e->err)
+		return;		/* the grouping would read top_id not written */
+
+	/* group the batch by expert, gather the inputs in the forms they read */
+	group_by_expert(e);
+	gather_kinds(e);
+	cb_run_phase(e, ex, gather_chunk, (e->nslots + e->tblk - 1) / e->tblk);
+
+	/* offer the experts to the host; the CPU runs what it leaves */
+	if (!e->run_all)
+		experts_offer(e, ex);
+
+	/* each CPU expert's gate and up, once for all its tokens; shared down */
+	cb_jobs_reset(e);
+	expert_gate_up_jobs(e);
+	if (cf->shared_ffn)
+		cb_job_add(e, &L->shared_down_proj, e->mlp_out, e->H, &e->mlp_gate, 0, n,
+			   CB_NULL);		/* [hidden, shared_ffn] */
+	cb_run_jobs(e, ex);
+
+	/* SwiGLU per slot, then each expert's down projection */
+	expert_act_down(e, ex);
+
+	/* the host's experts; a second CPU round for those it gave back */
+	if (e->ntaken) {
+		experts_collect(e, ex);
+		if (e->nrun) {
+			cb_jobs_reset(e);
+			expert_gate_up_jobs(e);
+			cb_run_jobs(e, ex);
+			expert_act_down(e, ex);
+		}
+	}
+	experts_abort(e, ex);
+
+	/* x += the experts' weighted sum and the gated shared expert */
+	cb_run_phase(e, ex, combine_chunk, e->tchunks);
 }

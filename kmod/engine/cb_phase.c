@@ -5,17 +5,19 @@
  * A step of the forward pass is a "phase": a parallel_for over chunks with
  * disjoint outputs (so the result does not depend on which thread ran
  * what), followed by a yield.  Matrix products are queued as gemm jobs
- * (cb_job_add) and run as one phase (cb_run_jobs); activation rows are
- * quantized for the weight types that read them (cb_quant_row); RMSNorm is
- * the one primitive every architecture uses.
+ * (cb_job_add) and run together as one phase (cb_run_jobs); activation
+ * rows are kept in the forms the weights reading them need
+ * (cb_acts_quantize); RMSNorm is the one primitive every architecture
+ * uses.
+ *
+ * The error is sticky (e->err): the first failure is kept and every later
+ * step does nothing, so the forward pass is a plain list of steps.
  */
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
 #define ROW_ALIGN 16		/* rows per chunk rounded to this */
 #define TOK_BLOCK 32		/* most tokens per gemm chunk */
-
-/* ---- primitives ------------------------------------------------------- */
 
 /* out = x / rms(x) * w  (HF LlamaRMSNorm, in f32) */
 void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps)
@@ -30,12 +32,16 @@ void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps)
 		out[i] = w[i] * (x[i] * inv);
 }
 
-int cb_run_phase(struct cb_engine *e, struct cb_exec *ex,
-		     void (*fn)(void *, int), int nchunks)
+/* fn over @nchunks chunks, then the host's yield; nothing after an error */
+void cb_run_phase(struct cb_engine *e, struct cb_exec *ex,
+		  void (*fn)(void *, int), int nchunks)
 {
+	if (e->err)
+		return;
 	if (nchunks > 0)
 		ex->parallel_for(ex, fn, e, nchunks);
-	return ex->yield ? ex->yield(ex) : 0;
+	if (ex->yield)
+		e->err = ex->yield(ex);
 }
 
 /* Start a list of gemm jobs for the next phase. */
@@ -122,9 +128,10 @@ static void gemm_chunk(void *arg, int c)
 				j->out[(cb_size)m * j->ldo + r] += j->bias[r];
 }
 
-int cb_run_jobs(struct cb_engine *e, struct cb_exec *ex)
+/* The queued jobs, as one phase. */
+void cb_run_jobs(struct cb_engine *e, struct cb_exec *ex)
 {
-	return cb_run_phase(e, ex, gemm_chunk, e->nchunks);
+	cb_run_phase(e, ex, gemm_chunk, e->nchunks);
 }
 
 /* Row r of @a from its f32 row into every other form in a->kinds. */
