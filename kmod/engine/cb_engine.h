@@ -16,6 +16,7 @@
 #ifndef CB_ENGINE_H
 #define CB_ENGINE_H
 
+#include "cb_limits.h"
 #include "cb_platform.h"
 #include "cb_quant.h"
 
@@ -51,10 +52,6 @@ enum cb_qk_norm {
 	CB_QK_NORM_HEAD = 1,	/* Qwen3: per head, weight [head_dim] */
 	CB_QK_NORM_FULL = 2,	/* OLMoE: whole projection, weight [heads*head_dim] */
 };
-
-#define CB_MAX_LAYERS 256
-#define CB_MAX_EXPERTS 256
-#define CB_MAX_TOP_K 16
 
 /**
  * struct cb_model_config - everything the forward pass needs to know.
@@ -173,11 +170,19 @@ struct cb_engine_params {
 
 struct cb_engine;
 
+/*
+ * cb_config_check() - the one check of a config (cb_config.c), shared by
+ * model setup and the file validator: 0, or -CB_EINVAL with a one-line
+ * reason naming the field in @why (which may be NULL).
+ */
+int cb_config_check(const struct cb_model_config *cfg, char *why, cb_u32 whylen);
+
 /**
  * cb_engine_check_model() - validate a config and tensor table.
  *
- * Checks every shape against the config, dtypes (norms and biases f32,
- * block types only where cols % 32 == 0) and limits.  Return: 0 or -CB_EINVAL.
+ * cb_config_check(), then every shape against the config and the dtypes
+ * (norms and biases f32, block types only on whole blocks).
+ * Return: 0 or -CB_EINVAL.
  */
 int cb_engine_check_model(const struct cb_model_config *cfg,
 			  const struct cb_model_weights *w);

@@ -197,9 +197,6 @@ void cb_moe_layer(struct cb_engine *e, struct cb_exec *ex);
 int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
 		   const struct cb_batch *b);
 
-/* the engine's limit on hidden and FFN sizes (check_config in cb_model.c) */
-#define CB_EXPERT_MAX_DIM 0x100000u	/* 1 << 20 */
-
 /* The scratch of cb_expert_ffn() (cb_sizes.c): byte offsets of its parts. */
 struct cb_expert_layout {
 	cb_u64 x[CB_ACT__COUNT];	/* input rows in quantized form k (k >= 1) */

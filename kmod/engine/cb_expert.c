@@ -58,7 +58,7 @@ int cb_expert_ffn(int isa_max_level, const struct cb_expert_weights *w, cb_u32 n
 		return -CB_EINVAL;
 	H = w->gate.cols;
 	F = w->gate.rows;
-	if (!H || !F || H > CB_EXPERT_MAX_DIM || F > CB_EXPERT_MAX_DIM ||
+	if (!H || !F || H > CB_MAX_HIDDEN || F > CB_MAX_FFN ||
 	    check_matrix(&w->gate, F, H) || check_matrix(&w->up, F, H) ||
 	    check_matrix(&w->down, H, F))
 		return -CB_EINVAL;

@@ -15,82 +15,7 @@
  * sections), small stack frames.
  */
 #include "cb_format.h"
-
-/* ---- reason strings ------------------------------------------------- */
-
-/*
- * A minimal formatter for the reason line: %s (string), %u (cb_u32),
- * %d (int), %L (cb_u64).  Output is always NUL-terminated and truncated to
- * the caller's buffer.
- */
-struct why_buf {
-	char *p;
-	cb_u32 len;
-	cb_u32 pos;
-};
-
-static void why_putc(struct why_buf *b, char c)
-{
-	if (b->pos + 1 < b->len)
-		b->p[b->pos++] = c;
-}
-
-static void why_putu(struct why_buf *b, cb_u64 v)
-{
-	char tmp[20];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		why_putc(b, tmp[--n]);
-}
-
-static int fail(char *why, cb_u32 whylen, int err, const char *fmt, ...)
-{
-	struct why_buf b = { why, whylen, 0 };
-	__builtin_va_list ap;
-	const char *s;
-	int d;
-
-	if (!why || !whylen)
-		return err;
-	__builtin_va_start(ap, fmt);
-	for (; *fmt; fmt++) {
-		if (*fmt != '%' || !fmt[1]) {
-			why_putc(&b, *fmt);
-			continue;
-		}
-		switch (*++fmt) {
-		case 's':
-			for (s = __builtin_va_arg(ap, const char *); s && *s; s++)
-				why_putc(&b, *s);
-			break;
-		case 'u':
-			why_putu(&b, __builtin_va_arg(ap, cb_u32));
-			break;
-		case 'L':
-			why_putu(&b, __builtin_va_arg(ap, cb_u64));
-			break;
-		case 'd':
-			d = __builtin_va_arg(ap, int);
-			if (d < 0) {
-				why_putc(&b, '-');
-				why_putu(&b, -(cb_s64)d);
-			} else {
-				why_putu(&b, (cb_u64)d);
-			}
-			break;
-		default:
-			why_putc(&b, *fmt);
-		}
-	}
-	__builtin_va_end(ap);
-	b.p[b.pos] = 0;
-	return err;
-}
+#include "cb_why.h"
 
 /* ---- little-endian field access ------------------------------------- */
 
@@ -192,7 +117,7 @@ static cb_u32 n_global(const struct cb_model_config *c)
 	return c->tied_embeddings ? 2 : 3;
 }
 
-/* Tensors of layer l (the config has passed check_config()). */
+/* Tensors of layer l (the config has passed cb_config_check()). */
 static cb_u32 layer_count(const struct cb_model_config *c, cb_u32 l)
 {
 	cb_u32 roles[16];
@@ -358,16 +283,6 @@ static void iter_next(const struct cb_model_config *c, struct slot_iter *it,
 
 /* ---- config ----------------------------------------------------------- */
 
-/* An f32 bit pattern that is finite and > 0 (or == 0 when zero_ok). */
-static int f32_bits_ok(cb_u32 bits, int zero_ok)
-{
-	if (bits & 0x80000000u)
-		return 0;			/* negative (or -0) */
-	if ((bits & 0x7f800000u) == 0x7f800000u)
-		return 0;			/* inf or NaN */
-	return bits || zero_ok;
-}
-
 static void config_from_file(const cb_u8 *h, struct cb_model_config *c)
 {
 	cb_u32 i;
@@ -435,94 +350,20 @@ void cb_format_config_to_file(const struct cb_model_config *c,
 		f->mlp_only_layers[i] = c->mlp_only_layers[i];
 }
 
-#define CFG_FAIL(...) fail(why, whylen, -CB_EINVAL, "config: " __VA_ARGS__)
-
-/*
- * Everything the engine's own check wants (cb_model.c check_config) plus
- * what makes the file canonical: booleans 0/1, fields that do not apply
- * zero, real numbers finite.
- */
-static int check_config(const struct cb_model_config *c, char *why, cb_u32 whylen)
-{
-	cb_u32 l, any_dense = 0;
-
-	if (c->arch >= CB_ARCH__COUNT)
-		return CFG_FAIL("unknown architecture %u", c->arch);
-	if (!c->vocab_size || c->vocab_size > (1u << 24))
-		return CFG_FAIL("vocab_size %u outside 1..16777216", c->vocab_size);
-	if (!c->hidden || c->hidden > (1u << 20))
-		return CFG_FAIL("hidden %u outside 1..1048576", c->hidden);
-	if (!c->n_layers || c->n_layers > CB_MAX_LAYERS)
-		return CFG_FAIL("n_layers %u outside 1..%u", c->n_layers, CB_MAX_LAYERS);
-	if (!c->n_heads || c->n_heads > 1024)
-		return CFG_FAIL("n_heads %u outside 1..1024", c->n_heads);
-	if (!c->n_kv_heads || c->n_heads % c->n_kv_heads)
-		return CFG_FAIL("n_kv_heads %u does not divide n_heads %u",
-				c->n_kv_heads, c->n_heads);
-	if (!c->head_dim || c->head_dim % 2 || c->head_dim > 1024)
-		return CFG_FAIL("head_dim %u is not even in 2..1024", c->head_dim);
-	if (c->n_experts > CB_MAX_EXPERTS)
-		return CFG_FAIL("n_experts %u above %u", c->n_experts, CB_MAX_EXPERTS);
-	if (c->n_experts) {
-		if (!c->top_k || c->top_k > c->n_experts || c->top_k > CB_MAX_TOP_K)
-			return CFG_FAIL("top_k %u outside 1..min(n_experts, %u)",
-					c->top_k, CB_MAX_TOP_K);
-		if (!c->expert_ffn || c->expert_ffn > (1u << 20))
-			return CFG_FAIL("expert_ffn %u outside 1..1048576", c->expert_ffn);
-		if (c->shared_ffn > (1u << 20))
-			return CFG_FAIL("shared_ffn %u above 1048576", c->shared_ffn);
-		if (c->shared_gate > 1 || (c->shared_gate && !c->shared_ffn))
-			return CFG_FAIL("shared_gate %u without a shared expert",
-					c->shared_gate);
-		if (c->norm_topk_prob > 1)
-			return CFG_FAIL("norm_topk_prob %u is not 0 or 1", c->norm_topk_prob);
-	} else if (c->top_k || c->expert_ffn || c->shared_ffn || c->shared_gate ||
-		   c->norm_topk_prob) {
-		return CFG_FAIL("dense model (n_experts 0) with expert fields set");
-	}
-	if (c->dense_ffn > (1u << 20))
-		return CFG_FAIL("dense_ffn %u above 1048576", c->dense_ffn);
-	if (!c->decoder_sparse_step || c->decoder_sparse_step > CB_MAX_LAYERS)
-		return CFG_FAIL("decoder_sparse_step %u outside 1..%u",
-				c->decoder_sparse_step, CB_MAX_LAYERS);
-	if (c->rope_layout > CB_ROPE_INTERLEAVED)
-		return CFG_FAIL("unknown rope_layout %u", c->rope_layout);
-	if (c->qk_norm > CB_QK_NORM_FULL)
-		return CFG_FAIL("unknown qk_norm %u", c->qk_norm);
-	if (c->qkv_bias > 1 || c->tied_embeddings > 1)
-		return CFG_FAIL("qkv_bias %u / tied_embeddings %u not 0 or 1",
-				c->qkv_bias, c->tied_embeddings);
-	if (!f32_bits_ok(c->rope_theta_bits, 0))
-		return CFG_FAIL("rope_theta is not a finite positive number");
-	if (!f32_bits_ok(c->rms_eps_bits, 0))
-		return CFG_FAIL("rms_eps is not a finite positive number");
-	if (!f32_bits_ok(c->clip_qkv_bits, 1))
-		return CFG_FAIL("clip_qkv is not finite and >= 0");
-	for (l = c->n_layers; l < CB_MAX_LAYERS; l++)
-		if (c->mlp_only_layers[l / 64] >> (l % 64) & 1)
-			return CFG_FAIL("mlp_only_layers has bit %u at or above n_layers %u",
-					l, c->n_layers);
-	for (l = 0; l < c->n_layers; l++)
-		any_dense |= !cb_layer_is_moe(c, l);
-	if (any_dense && !c->dense_ffn)
-		return CFG_FAIL("dense layers but dense_ffn is 0");
-	return 0;
-}
-
 /* ---- public: counting and indexing ----------------------------------- */
 
 int cb_format_check_config(const struct cb_model_config *c, char *why, cb_u32 whylen)
 {
 	if (c->reserved)
-		return CFG_FAIL("reserved is not zero");
-	return check_config(c, why, whylen);
+		return cb_why(why, whylen, -CB_EINVAL, "config: reserved is not zero");
+	return cb_config_check(c, why, whylen);
 }
 
 cb_u32 cb_format_tensor_count(const struct cb_model_config *c)
 {
 	cb_u32 l, n;
 
-	if (check_config(c, CB_NULL, 0))
+	if (cb_config_check(c, CB_NULL, 0))
 		return 0;
 	n = n_global(c);
 	for (l = 0; l < c->n_layers; l++)
@@ -535,7 +376,7 @@ int cb_format_tensor_slot(const struct cb_model_config *c, cb_u32 index,
 {
 	cb_u32 l, n;
 
-	if (check_config(c, CB_NULL, 0))
+	if (cb_config_check(c, CB_NULL, 0))
 		return -CB_EINVAL;
 	if (index < n_global(c)) {
 		slot_global(c, index, s);
@@ -559,7 +400,7 @@ cb_s64 cb_format_tensor_index(const struct cb_model_config *c, cb_u32 role,
 	cb_u32 roles[16], n, l, i;
 	cb_s64 base;
 
-	if (check_config(c, CB_NULL, 0))
+	if (cb_config_check(c, CB_NULL, 0))
 		return -1;
 	if (layer == COLIBRI_FILE_NONE) {
 		if (expert != COLIBRI_FILE_NONE)
@@ -615,8 +456,8 @@ static int check_token_id(cb_s32 id, const struct cb_model_config *c)
 	return id == -1 || (id >= 0 && (cb_u32)id < c->vocab_size);
 }
 
-#define HFAIL(...) fail(why, whylen, -CB_EINVAL, "header: " __VA_ARGS__)
-#define HOVF(...) fail(why, whylen, -CB_EOVERFLOW, "header: " __VA_ARGS__)
+#define HFAIL(...) cb_why(why, whylen, -CB_EINVAL, "header: " __VA_ARGS__)
+#define HOVF(...) cb_why(why, whylen, -CB_EOVERFLOW, "header: " __VA_ARGS__)
 
 static int check_name(const cb_u8 *h, struct cb_format_info *info, char *why,
 		      cb_u32 whylen)
@@ -764,7 +605,7 @@ int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 			    (cb_u64)COLIBRI_FILE_MAX_SIZE);
 
 	config_from_file(h, &info->cfg);
-	r = check_config(&info->cfg, why, whylen);
+	r = cb_config_check(&info->cfg, why, whylen);
 	if (r)
 		return r;
 
@@ -818,7 +659,7 @@ int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 
 /* "tensor 17 (layer 2 expert 5 expert_up): " + the problem */
 #define TFAIL(err, msg, ...)						\
-	fail(why, whylen, err, "tensor %u (layer %d expert %d %s): " msg, i,	\
+	cb_why(why, whylen, err, "tensor %u (layer %d expert %d %s): " msg, i,	\
 	     (int)s.layer, (int)s.expert, cb_format_role_name(s.role), ##__VA_ARGS__)
 
 static int check_entry(const cb_u8 *e, cb_u32 i, const struct cb_format_slot *sp,
@@ -894,12 +735,12 @@ int cb_format_check_directory(const void *buf, cb_u64 len, cb_u64 file_size,
 	if (r)
 		return r;
 	if (len < info->dir_end)
-		return fail(why, whylen, -CB_EINVAL,
+		return cb_why(why, whylen, -CB_EINVAL,
 			    "directory: %L bytes given, the directory ends at %L", len,
 			    info->dir_end);
 	crc = header_crc(h, info->dir_end);
 	if (crc != rd32(h, HOFF(header_crc32c)))
-		return fail(why, whylen, -CB_EINVAL,
+		return cb_why(why, whylen, -CB_EINVAL,
 			    "header/directory checksum mismatch (corrupt file)");
 
 	iter_init(&info->cfg, &it);
@@ -1014,14 +855,14 @@ int cb_format_bind(const struct cb_format_info *info, const void *dir,
 	cb_u32 l, k = 0;
 
 	if (!dir || !data || !mem || !cfg || !w)
-		return fail(why, whylen, -CB_EINVAL, "bind: NULL argument");
+		return cb_why(why, whylen, -CB_EINVAL, "bind: NULL argument");
 	if ((cb_uptr)data % 64 || (cb_uptr)mem % 8)
-		return fail(why, whylen, -CB_EINVAL, "bind: data or table memory misaligned");
+		return cb_why(why, whylen, -CB_EINVAL, "bind: data or table memory misaligned");
 	if (data_size < info->data_size)
-		return fail(why, whylen, -CB_EINVAL, "bind: %L data bytes, the file has %L",
+		return cb_why(why, whylen, -CB_EINVAL, "bind: %L data bytes, the file has %L",
 			    data_size, info->data_size);
 	if (mem_size < need)
-		return fail(why, whylen, -CB_ENOMEM, "bind: %L table bytes, need %L",
+		return cb_why(why, whylen, -CB_ENOMEM, "bind: %L table bytes, need %L",
 			    mem_size, need);
 	for (i = 0; i < need; i++)
 		m[i] = 0;
@@ -1035,8 +876,8 @@ int cb_format_bind(const struct cb_format_info *info, const void *dir,
 		if (cb_layer_is_moe(c, l))
 			layers[l].experts = experts + (cb_u64)k++ * c->n_experts;
 
-	if (check_config(c, why, whylen) || info->n_tensors != cb_format_tensor_count(c))
-		return fail(why, whylen, -CB_EINVAL, "bind: header not checked");
+	if (cb_config_check(c, why, whylen) || info->n_tensors != cb_format_tensor_count(c))
+		return cb_why(why, whylen, -CB_EINVAL, "bind: header not checked");
 	iter_init(c, &it);
 	for (i = 0; i < info->n_tensors; i++) {
 		const cb_u8 *e = (const cb_u8 *)dir + info->dir_offset +
@@ -1046,10 +887,10 @@ int cb_format_bind(const struct cb_format_info *info, const void *dir,
 
 		iter_next(c, &it, &s);
 		if (__builtin_add_overflow(off, size, &end) || end > info->data_size)
-			return fail(why, whylen, -CB_EINVAL, "bind: tensor %L out of range", i);
+			return cb_why(why, whylen, -CB_EINVAL, "bind: tensor %L out of range", i);
 		t = tensor_of(w, layers, &s);
 		if (!t)
-			return fail(why, whylen, -CB_EINVAL, "bind: tensor %L has no place", i);
+			return cb_why(why, whylen, -CB_EINVAL, "bind: tensor %L has no place", i);
 		t->data = (const cb_u8 *)data + off;
 		t->dtype = rd32(e, TOFF(dtype));
 		t->rows = rd32(e, TOFF(rows));
@@ -1058,7 +899,7 @@ int cb_format_bind(const struct cb_format_info *info, const void *dir,
 	w->layers = layers;
 	*cfg = *c;
 	if (cb_engine_check_model(cfg, w))
-		return fail(why, whylen, -CB_EINVAL, "bind: the engine rejects the model");
+		return cb_why(why, whylen, -CB_EINVAL, "bind: the engine rejects the model");
 	return 0;
 }
 

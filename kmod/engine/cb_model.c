@@ -55,34 +55,12 @@ static int check_mlp(const struct cb_tensor *g, const struct cb_tensor *u,
 	return 0;
 }
 
-static int check_config(const struct cb_model_config *c)
-{
-	if (!c->vocab_size || !c->hidden || !c->n_layers || !c->n_heads ||
-	    !c->n_kv_heads || !c->head_dim)
-		return -CB_EINVAL;
-	if (c->n_layers > CB_MAX_LAYERS || c->n_heads % c->n_kv_heads ||
-	    c->head_dim % 2 || c->head_dim > 1024 || c->hidden > (1u << 20) ||
-	    c->vocab_size > (1u << 24) || c->n_heads > 1024)
-		return -CB_EINVAL;
-	if (c->n_experts > CB_MAX_EXPERTS || c->top_k > CB_MAX_TOP_K)
-		return -CB_EINVAL;
-	if (c->n_experts && (!c->top_k || c->top_k > c->n_experts || !c->expert_ffn))
-		return -CB_EINVAL;
-	if (!c->decoder_sparse_step || c->rope_layout > CB_ROPE_INTERLEAVED ||
-	    c->qk_norm > CB_QK_NORM_FULL || c->arch >= CB_ARCH__COUNT)
-		return -CB_EINVAL;
-	if (c->shared_ffn > (1u << 20) || c->dense_ffn > (1u << 20) ||
-	    c->expert_ffn > (1u << 20))
-		return -CB_EINVAL;
-	return 0;
-}
-
 int cb_engine_check_model(const struct cb_model_config *c,
 			  const struct cb_model_weights *w)
 {
 	cb_u32 qd, kvd, l, x;
 
-	if (check_config(c))
+	if (cb_config_check(c, CB_NULL, 0))
 		return -CB_EINVAL;
 	qd = c->n_heads * c->head_dim;
 	kvd = c->n_kv_heads * c->head_dim;
@@ -255,9 +233,9 @@ static void set_kinds(struct cb_engine *e, const struct cb_model_weights *w)
 static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 		 const struct cb_engine_params *p)
 {
-	if (check_config(cfg) || !p->max_batch_tokens || !p->n_seqs ||
-	    !p->max_context || p->max_batch_tokens > (1u << 20) ||
-	    p->n_seqs > (1u << 20) || p->max_context > (1u << 24))
+	if (cb_config_check(cfg, CB_NULL, 0) || !p->max_batch_tokens || !p->n_seqs ||
+	    !p->max_context || p->max_batch_tokens > CB_MAX_BATCH_TOKENS ||
+	    p->n_seqs > CB_MAX_SEQS || p->max_context > CB_MAX_CONTEXT)
 		return -CB_EINVAL;
 	if (cfg->max_context && p->max_context > cfg->max_context)
 		return -CB_EINVAL;

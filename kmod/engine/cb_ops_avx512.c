@@ -252,7 +252,7 @@ avx512_q2_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
  *    the lower index) is counted with 15 rotations of [K | K + 1] instead.
  * Empty lanes get a key below every real key, so they never count.
  */
-#define TK_MAX_N 256	/* CB_MAX_EXPERTS */
+#define TK_MAX_N 256	/* the fast path's reach; beyond, cb_topk_base() */
 #define TK_SIGN (-0x7fffffff - 1)	/* 0x80000000 as an int: below every key */
 
 static const int avx512_tk_iota[16] = {

@@ -67,8 +67,8 @@ cb_u64 cb_expert_scratch_size(cb_u32 hidden, cb_u32 expert_ffn, cb_u32 max_token
 {
 	struct cb_expert_layout lo;
 
-	if (!hidden || !expert_ffn || !max_tokens || hidden > CB_EXPERT_MAX_DIM ||
-	    expert_ffn > CB_EXPERT_MAX_DIM)
+	if (!hidden || !expert_ffn || !max_tokens || hidden > CB_MAX_HIDDEN ||
+	    expert_ffn > CB_MAX_FFN)
 		return 0;
 	if (cb_expert_layout(hidden, expert_ffn, max_tokens, &lo))
 		return 0;
