@@ -136,11 +136,6 @@ struct cb_engine {
 	int err;
 };
 
-/* router: top-k by insertion into a sorted buffer, then softmax weights */
-void cb_topk(const float *logits, int n, int k, cb_u32 *ids, float *vals);
-void cb_route(const float *logits, int n, int k, int renorm, cb_u32 *ids,
-	      float *weights);
-
 /*
  * Phases and gemm jobs (cb_phase.c).  A step of the forward pass is a
  * phase: a parallel_for over chunks with disjoint outputs, then a yield.

@@ -27,8 +27,8 @@ static void route_chunk(void *arg, int c)
 		cb_u32 *id = e->top_id + (cb_size)t * e->K;
 		float *w = e->top_w + (cb_size)t * e->K;
 
-		cb_route_isa(e->ops, e->router_logits + (cb_size)t * e->E, e->E, e->K,
-			     e->cfg.norm_topk_prob, id, w);
+		cb_route(e->ops, e->router_logits + (cb_size)t * e->E, e->E, e->K,
+			 e->cfg.norm_topk_prob, id, w);
 		if (b->route_trace) {
 			cb_u32 *tr = b->route_trace +
 				((cb_size)t * e->cfg.n_layers + e->layer) * e->K * 2;

@@ -56,16 +56,8 @@ struct cb_isa_ops {
 	 * whole blocks is the same bytes.
 	 */
 	void (*quantize_act[CB_ACT__COUNT])(void *dst, const float *x, int n);
-	/* dot product of two f32 vectors of n elements */
-	float (*dot_f32)(const float *a, const float *b, int n);
 	/* y[i] += a * x[i] */
 	void (*axpy_f32)(float *y, float a, const float *x, int n);
-	/*
-	 * Softmax numerators: x[i] = e^(x[i] - m) for i < n, returns their
-	 * f32 sum.  Scalar: cb_expf (<= 1 ULP); SIMD: <= 2 ULP of the exact
-	 * value per element (tests/unit/test_ops.c).
-	 */
-	float (*exp_sum_f32)(float *x, float m, int n);
 	/*
 	 * Router top-k: the k largest of logits[0..n) into ids/vals in
 	 * descending order, ties to the lower index, NaN as -infinity: the
@@ -105,16 +97,15 @@ void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n);
 void cb_quantize_row_q8_0_ref(void *dst, const float *x, int n);
 
 /*
- * Router selection (cb_router.c).  cb_topk_ref() is the insertion
+ * Router selection (cb_ops_scalar.c).  cb_topk_ref() is the insertion
  * reference every topk_f32 op matches; cb_topk_base() is the x86-64
  * baseline (SSE2) path with the reference behind it, the scalar variant's
- * op and every variant's fallback.  cb_topk() and cb_route() (in
- * cb_engine_priv.h) use the best variant of this CPU; cb_route_isa() takes
- * the engine's own choice.
+ * op and every variant's fallback.  cb_route() (cb_router.c) selects with
+ * the variant it is given and computes the routing weights.
  */
 void cb_topk_ref(const float *logits, int n, int k, cb_u32 *ids, float *vals);
 void cb_topk_base(const float *logits, int n, int k, cb_u32 *ids, float *vals);
-void cb_route_isa(const struct cb_isa_ops *ops, const float *logits, int n, int k,
-		  int renorm, cb_u32 *ids, float *weights);
+void cb_route(const struct cb_isa_ops *ops, const float *logits, int n, int k,
+	      int renorm, cb_u32 *ids, float *weights);
 
 #endif /* CB_OPS_H */

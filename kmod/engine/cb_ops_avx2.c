@@ -32,18 +32,6 @@
 #define VF_LOAD_BF16(p)							\
 	_mm256_castsi256_ps(_mm256_slli_epi32(				\
 		_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
-#define VF_SUB(a, b) _mm256_sub_ps(a, b)
-#define VF_MIN(a, b) _mm256_min_ps(a, b)
-#define VF_MAX(a, b) _mm256_max_ps(a, b)
-#define VF_ROUND(v) _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-#define VI __m256i
-#define VF_CVT_I(v) _mm256_cvtps_epi32(v)
-#define VI_ADD(a, b) _mm256_add_epi32(a, b)
-#define VI_SUB(a, b) _mm256_sub_epi32(a, b)
-#define VI_SRAI1(v) _mm256_srai_epi32(v, 1)
-#define VI_SLLI23(v) _mm256_slli_epi32(v, 23)
-#define VI_SET1(x) _mm256_set1_epi32(x)
-#define VF_FROM_VI(v) _mm256_castsi256_ps(v)
 #define F_MT 2
 #define Q_MT 2
 /* u8 x s8 pairs to s16 (|w| <= 128, |x| <= 127: no saturation), then to s32 */
@@ -315,9 +303,7 @@ const struct cb_isa_ops cb_isa_avx2 = {
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx2_quantize_q8_0,
 	},
-	.dot_f32 = avx2_dot_f32,
 	.axpy_f32 = avx2_axpy_f32,
-	.exp_sum_f32 = avx2_exp_sum_f32,
 	.topk_f32 = avx2_topk_f32,
 };
 #endif /* __CHECKER__ */

@@ -36,18 +36,6 @@
 #define VF_LOAD_BF16(p)							\
 	_mm512_castsi512_ps(_mm512_slli_epi32(				\
 		_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
-#define VF_SUB(a, b) _mm512_sub_ps(a, b)
-#define VF_MIN(a, b) _mm512_min_ps(a, b)
-#define VF_MAX(a, b) _mm512_max_ps(a, b)
-#define VF_ROUND(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-#define VI __m512i
-#define VF_CVT_I(v) _mm512_cvtps_epi32(v)
-#define VI_ADD(a, b) _mm512_add_epi32(a, b)
-#define VI_SUB(a, b) _mm512_sub_epi32(a, b)
-#define VI_SRAI1(v) _mm512_srai_epi32(v, 1)
-#define VI_SLLI23(v) _mm512_slli_epi32(v, 23)
-#define VI_SET1(x) _mm512_set1_epi32(x)
-#define VF_FROM_VI(v) _mm512_castsi512_ps(v)
 #define F_MT 4
 #define Q_MT 4
 #define Q_DOT(u, s)							\
@@ -516,9 +504,7 @@ const struct cb_isa_ops cb_isa_avx512 = {
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx512_quantize_q8_0,
 	},
-	.dot_f32 = avx512_dot_f32,
 	.axpy_f32 = avx512_axpy_f32,
-	.exp_sum_f32 = avx512_exp_sum_f32,
 	.topk_f32 = avx512_topk_f32,
 };
 #endif /* __CHECKER__ */

@@ -123,34 +123,12 @@ static void name(float *out, cb_size ldo, const void *w, cb_size w_row_bytes,	\
 DEFINE_GEMM_Q(gemm_q8_0, struct cb_block_q8_0, block_dot_q8_0)
 DEFINE_GEMM_Q(gemm_q4_0, struct cb_block_q4_0, block_dot_q4_0)
 
-static float dot_f32(const float *a, const float *b, int n)
-{
-	float sum = 0.0f;
-	int i;
-
-	for (i = 0; i < n; i++)
-		sum += a[i] * b[i];
-	return sum;
-}
-
 static void axpy_f32(float *y, float a, const float *x, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
 		y[i] += a * x[i];
-}
-
-static float exp_sum_f32(float *x, float m, int n)
-{
-	float sum = 0.0f;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		x[i] = cb_expf(x[i] - m);
-		sum += x[i];
-	}
-	return sum;
 }
 
 /* --- router top-k ---------------------------------------------------------------- */
@@ -394,8 +372,6 @@ const struct cb_isa_ops cb_isa_scalar = {
 	.quantize_act = {
 		[CB_ACT_Q8_0] = cb_quantize_row_q8_0_ref,
 	},
-	.dot_f32 = dot_f32,
 	.axpy_f32 = axpy_f32,
-	.exp_sum_f32 = exp_sum_f32,
 	.topk_f32 = cb_topk_base,
 };

@@ -14,11 +14,6 @@
  *   VF_ADD, VF_MUL     lane-wise, one rounding each
  *   VF_FMA(a, b, c)    a * b + c, one rounding (an explicit FMA)
  *   VF_HSUM(v)         sum of the lanes as a float
- *   VF_SUB, VF_MIN, VF_MAX, VF_ROUND(v) (to nearest even)
- *   VI, VF_CVT_I(v), VI_ADD, VI_SUB, VI_SRAI1(v), VI_SLLI23(v), VI_SET1,
- *   VF_FROM_VI (bit cast)
- *                      the matching int32 vector and the few operations
- *                      the vector exponential needs
  *   VF_LOAD_F16(p)     VF_N halves at p, converted to floats (exact)
  *   VF_LOAD_BF16(p)    VF_N bfloat16 at p, converted to floats (exact)
  *   F_MT               tokens per register tile in the float kernels
@@ -455,27 +450,6 @@ static void PFX(quantize_q8_0)(void *dst, const float *x, int n)
 	}
 }
 
-/* Four accumulators to hide the add latency; the tail is scalar. */
-static float PFX(dot_f32)(const float *a, const float *b, int n)
-{
-	VF s0 = VF_ZERO(), s1 = VF_ZERO(), s2 = VF_ZERO(), s3 = VF_ZERO();
-	float sum;
-	int i = 0;
-
-	for (; i + 4 * VF_N <= n; i += 4 * VF_N) {
-		s0 = VF_FMA(VF_LOADU(a + i), VF_LOADU(b + i), s0);
-		s1 = VF_FMA(VF_LOADU(a + i + VF_N), VF_LOADU(b + i + VF_N), s1);
-		s2 = VF_FMA(VF_LOADU(a + i + 2 * VF_N), VF_LOADU(b + i + 2 * VF_N), s2);
-		s3 = VF_FMA(VF_LOADU(a + i + 3 * VF_N), VF_LOADU(b + i + 3 * VF_N), s3);
-	}
-	for (; i + VF_N <= n; i += VF_N)
-		s0 = VF_FMA(VF_LOADU(a + i), VF_LOADU(b + i), s0);
-	sum = VF_HSUM(VF_ADD(VF_ADD(s0, s1), VF_ADD(s2, s3)));
-	for (; i < n; i++)
-		sum += a[i] * b[i];
-	return sum;
-}
-
 /*
  * y += a * x with a multiply and an add (no FMA), exactly as the scalar
  * reference rounds: the result is bit-identical across variants.
@@ -489,71 +463,4 @@ static void PFX(axpy_f32)(float *y, float a, const float *x, int n)
 		VF_STOREU(y + i, VF_ADD(VF_LOADU(y + i), VF_MUL(va, VF_LOADU(x + i))));
 	for (; i < n; i++)
 		y[i] += a * x[i];
-}
-
-/*
- * e^x per lane, for the softmax numerators.  x is clamped to [-104, 89]
- * (beyond, e^x is 0 or inf in float anyway: the clamp gives 0 and
- * 4.5e38 -> inf through the scaling below).  n = round(x / ln 2),
- * r = x - n ln2 in two steps (n ln2_hi exact), e^r by Taylor to degree 7
- * (truncation 0.347^8 / 8! < 6e-9) evaluated by FMA Horner, times 2^n in
- * two halves so subnormal results come out right.  Max error 2 ULP
- * (tests/unit/test_ops.c).
- */
-static inline CB_ALWAYS_INLINE VF PFX(vexp)(VF x)
-{
-	const VF ln2_hi = VF_SET1(0.693145751953125f);	/* 16 bits: n ln2_hi exact */
-	const VF ln2_lo = VF_SET1(1.42860682030941723212e-6f);
-	VF n, r, p;
-	VI ni, n1, n2;
-
-	/* max/min return their second operand for NaN: NaN stays NaN */
-	x = VF_MIN(VF_SET1(89.0f), VF_MAX(VF_SET1(-104.0f), x));
-	n = VF_ROUND(VF_MUL(x, VF_SET1(1.44269504088896341f)));
-	r = VF_SUB(x, VF_MUL(n, ln2_hi));	/* exact (Sterbenz-like, n small) */
-	r = VF_SUB(r, VF_MUL(n, ln2_lo));
-	p = VF_SET1(1.0f / 5040);
-	p = VF_FMA(p, r, VF_SET1(1.0f / 720));
-	p = VF_FMA(p, r, VF_SET1(1.0f / 120));
-	p = VF_FMA(p, r, VF_SET1(1.0f / 24));
-	p = VF_FMA(p, r, VF_SET1(1.0f / 6));
-	p = VF_FMA(p, r, VF_SET1(0.5f));
-	p = VF_FMA(p, r, VF_SET1(1.0f));
-	p = VF_FMA(p, r, VF_SET1(1.0f));
-	/* 2^n = 2^n1 2^n2, n1 = n >> 1, each a valid normal float */
-	ni = VF_CVT_I(n);
-	n1 = VI_SRAI1(ni);
-	n2 = VI_SUB(ni, n1);
-	p = VF_MUL(p, VF_FROM_VI(VI_SLLI23(VI_ADD(n1, VI_SET1(127)))));
-	return VF_MUL(p, VF_FROM_VI(VI_SLLI23(VI_ADD(n2, VI_SET1(127)))));
-}
-
-/* x[i] = e^(x[i] - m), returns the sum; the tail uses cb_expf. */
-static float PFX(exp_sum_f32)(float *x, float m, int n)
-{
-	VF vm = VF_SET1(m), s0 = VF_ZERO(), s1 = VF_ZERO();
-	float sum;
-	int i = 0;
-
-	for (; i + 2 * VF_N <= n; i += 2 * VF_N) {
-		VF a = PFX(vexp)(VF_SUB(VF_LOADU(x + i), vm));
-		VF b = PFX(vexp)(VF_SUB(VF_LOADU(x + i + VF_N), vm));
-
-		VF_STOREU(x + i, a);
-		VF_STOREU(x + i + VF_N, b);
-		s0 = VF_ADD(s0, a);
-		s1 = VF_ADD(s1, b);
-	}
-	for (; i + VF_N <= n; i += VF_N) {
-		VF a = PFX(vexp)(VF_SUB(VF_LOADU(x + i), vm));
-
-		VF_STOREU(x + i, a);
-		s0 = VF_ADD(s0, a);
-	}
-	sum = VF_HSUM(VF_ADD(s0, s1));
-	for (; i < n; i++) {
-		x[i] = cb_expf(x[i] - m);
-		sum += x[i];
-	}
-	return sum;
 }

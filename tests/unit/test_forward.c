@@ -285,6 +285,7 @@ static void test_route_trace(void)
 
 static void test_topk_matches_sort(void)
 {
+	const struct cb_isa_ops *ops = cb_isa_select(CB_ISA__COUNT - 1);
 	float l[64], v[8];
 	cb_u32 id[8];
 	int trial, i, j;
@@ -294,7 +295,7 @@ static void test_topk_matches_sort(void)
 	for (trial = 0; trial < 2000; trial++) {
 		for (i = 0; i < 64; i++)	/* coarse values: plenty of ties */
 			l[i] = (float)(int)(cb_tm_frand() * 8);
-		cb_topk(l, 64, 8, id, v);
+		ops->topk_f32(l, 64, 8, id, v);
 		for (j = 0; j < 8; j++) {
 			int rank = 0;
 
@@ -313,7 +314,7 @@ static void test_topk_matches_sort(void)
 			tab[i / 64][i % 64] = cb_tm_frand();
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (trial = 0; trial < 100000; trial++)
-			cb_topk(tab[trial & 255], 64, 8, id, v);
+			ops->topk_f32(tab[trial & 255], 64, 8, id, v);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 	}
 	ns = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 100000.0;
@@ -328,7 +329,7 @@ static void test_route_renormalised_weights_sum_to_one(void)
 
 	for (i = 0; i < 16; i++)
 		l[i] = cb_tm_frand() * 3;
-	cb_route(l, 16, 4, 1, id, w);
+	cb_route(cb_isa_select(CB_ISA__COUNT - 1), l, 16, 4, 1, id, w);
 	for (i = 0; i < 4; i++)
 		s += w[i];
 	CB_CHECK(s > 0.999999f && s < 1.000001f, "sum %.9g", s);

@@ -153,14 +153,11 @@ static int check_one(const struct cb_isa_ops *ops, const float *l, int n, int k,
 	memset(id, 0xa5, sizeof(id));
 	memset(v, 0xa5, sizeof(v));
 	cb_topk_ref(l, n, k, rid, rv);
-	if (ops)
-		ops->topk_f32(l, n, k, id, v);
-	else
-		cb_topk(l, n, k, id, v);
+	ops->topk_f32(l, n, k, id, v);
 	if (memcmp(id, rid, kk * sizeof(cb_u32)) || memcmp(v, rv, kk * sizeof(float)) ||
 	    id[kk] != 0xa5a5a5a5u) {
 		CB_CHECK(0, "%s %s n %d k %d: ids %u %u %u .. vs %u %u %u .., vals %a %a vs %a %a",
-			 ops ? ops->name : "cb_topk", what, n, k, id[0], id[1 % kk],
+			 ops->name, what, n, k, id[0], id[1 % kk],
 			 id[kk - 1], rid[0], rid[1 % kk], rid[kk - 1], v[0], v[kk - 1], rv[0],
 			 rv[kk - 1]);
 		return 1;
@@ -245,12 +242,6 @@ static void test_avx512_topk_matches_ref(void)
 	run_variant(CB_ISA_AVX512);
 }
 
-/* cb_topk() (the best variant) too. */
-static void test_cb_topk_matches_ref(void)
-{
-	run_random(NULL, 100000);
-}
-
 /* Every variant fills the slot. */
 static void test_tables_have_topk(void)
 {
@@ -307,7 +298,7 @@ static void test_reference_rules(void)
 	}
 }
 
-/* cb_route_isa() gives the same ids and weights whatever the variant. */
+/* cb_route() gives the same ids and weights whatever the variant. */
 static void test_route_same_for_every_variant(void)
 {
 	float l[MAXN], w0[MAXK], w[MAXK];
@@ -322,7 +313,7 @@ static void test_route_same_for_every_variant(void)
 		int j;
 
 		fill(l, n, t % 3 ? GEN_ROUTER : GEN_WIDE);
-		cb_route_isa(&cb_isa_scalar, l, n, k, renorm, id0, w0);
+		cb_route(&cb_isa_scalar, l, n, k, renorm, id0, w0);
 		for (j = 0; j < k; j++)
 			sum += w0[j];
 		CB_CHECK(renorm ? fabsf(sum - 1.0f) < 1e-5f : sum <= 1.0f + 1e-5f,
@@ -332,13 +323,10 @@ static void test_route_same_for_every_variant(void)
 
 			if (!ops)
 				continue;
-			cb_route_isa(ops, l, n, k, renorm, id, w);
+			cb_route(ops, l, n, k, renorm, id, w);
 			CB_CHECK(!memcmp(id, id0, k * 4) && !memcmp(w, w0, k * 4),
 				 "%s route differs (n %d k %d)", ops->name, n, k);
 		}
-		cb_route(l, n, k, renorm, id, w);
-		CB_CHECK(!memcmp(id, id0, k * 4) && !memcmp(w, w0, k * 4),
-			 "cb_route differs (n %d k %d)", n, k);
 	}
 }
 
@@ -350,7 +338,6 @@ int main(void)
 	CB_RUN(test_scalar_topk_matches_ref);
 	CB_RUN(test_avx2_topk_matches_ref);
 	CB_RUN(test_avx512_topk_matches_ref);
-	CB_RUN(test_cb_topk_matches_ref);
 	CB_RUN(test_route_same_for_every_variant);
 	return cb_test_done();
 }

@@ -220,7 +220,7 @@ int cb_router_bench(int experts, int k, int rows, long iters, struct cb_router_r
 		c0 = cpu_s();
 		for (it = 0; it < iters; it++)
 			for (i = 0; i < rows; i++) {
-				cb_route_isa(ops, lg + (size_t)i * n, n, k, 1, ids, vals);
+				cb_route(ops, lg + (size_t)i * n, n, k, 1, ids, vals);
 				sink += ids[0];
 			}
 		tr[rep] = (cpu_s() - c0) * 1e9 / ((double)iters * rows);
