@@ -67,7 +67,7 @@ MODULE_PARM_DESC(fpu_slice_us,
 int colibri_max_isa = -1;
 module_param_named(max_isa, colibri_max_isa, int, 0444);
 MODULE_PARM_DESC(max_isa,
-		 "Highest engine ISA level to use: 0 scalar, 1 avx2, 2 avx512; -1 best the CPU offers (default)");
+		 "Highest engine ISA level to use: 0 scalar, 1 avx2, 2 avx512, 3 avx512 with VNNI; -1 best the CPU offers (default)");
 
 char *colibri_memmap;
 module_param_named(memmap, colibri_memmap, charp, 0444);
@@ -80,8 +80,8 @@ static int __init colibri_init(void)
 {
 	int ret;
 
-	if (colibri_max_isa < -1 || colibri_max_isa > COLIBRI_ISA_AVX512) {
-		pr_err("max_isa=%d is not one of -1, 0, 1, 2\n", colibri_max_isa);
+	if (colibri_max_isa < -1 || colibri_max_isa > COLIBRI_ISA_AVX512_VNNI) {
+		pr_err("max_isa=%d is not one of -1, 0, 1, 2, 3\n", colibri_max_isa);
 		return -EINVAL;
 	}
 	/* The variants' valid() hooks live in SIMD objects: FPU section. */

@@ -39,7 +39,8 @@
 /* Engine ISA levels (struct colibri_info.isa_level). */
 #define COLIBRI_ISA_SCALAR	0	/* portable C, the reference */
 #define COLIBRI_ISA_AVX2	1	/* AVX2 + FMA + F16C */
-#define COLIBRI_ISA_AVX512	2	/* AVX-512 F/BW/VL (+VNNI when present) */
+#define COLIBRI_ISA_AVX512	2	/* AVX-512 F/BW/VL */
+#define COLIBRI_ISA_AVX512_VNNI	3	/* AVX-512 F/BW/VL + VNNI */
 
 /* Memory providers (struct colibri_info.mem_provider). */
 #define COLIBRI_MEM_PAGES	0	/* high-order page allocations */

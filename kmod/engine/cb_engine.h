@@ -30,6 +30,18 @@
  */
 #define CB_CHUNK_TARGET_FLOPS (512u * 1024u)
 
+/*
+ * ISA variants of the engine, in increasing order of preference.  ABI:
+ * GET_INFO reports one, max_isa caps them (uapi COLIBRI_ISA_*).
+ */
+enum cb_isa_level {
+	CB_ISA_SCALAR = 0,	/* portable C, the reference */
+	CB_ISA_AVX2 = 1,	/* AVX2 + FMA + F16C */
+	CB_ISA_AVX512 = 2,	/* AVX-512 F/BW/VL */
+	CB_ISA_AVX512_VNNI = 3,	/* the same with AVX512-VNNI int8 dot products */
+	CB_ISA__COUNT
+};
+
 /* Architectures: the HF class the config came from (informational). */
 enum cb_arch {
 	CB_ARCH_LLAMA = 0,		/* LlamaForCausalLM (dense) */
@@ -159,7 +171,7 @@ static inline int cb_layer_is_moe(const struct cb_model_config *c, cb_u32 l)
  * @max_batch_tokens: most tokens one cb_engine_forward() call may carry.
  * @n_seqs: sequence slots, each with its own KV cache.
  * @max_context: positions per slot (<= config max_context if that is set).
- * @isa_max_level: cap for the ISA variant (enum cb_isa_level; 2 = best).
+ * @isa_max_level: cap for the ISA variant (enum cb_isa_level).
  */
 struct cb_engine_params {
 	cb_u32 max_batch_tokens;

@@ -10,6 +10,7 @@
 #include "cb_ops.h"
 
 static const struct cb_isa_ops *const cb_isa_list[] = {
+	&cb_isa_avx512_vnni,
 	&cb_isa_avx512,
 	&cb_isa_avx2,
 	&cb_isa_scalar,

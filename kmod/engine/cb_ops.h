@@ -2,8 +2,9 @@
 /*
  * cb_ops.h - the engine's ISA variants, the lib/raid6 way.
  *
- * One small ops table per ISA (scalar reference, AVX2+FMA+F16C, AVX-512),
- * one list in order of preference, one chosen at init.  Every variant of
+ * One small ops table per ISA (scalar reference, AVX2+FMA+F16C, AVX-512,
+ * AVX-512 with VNNI), one list in order of preference, one chosen at init
+ * (enum cb_isa_level in cb_engine.h).  Every variant of
  * every op is tested against the scalar one (tests/unit/).
  *
  * FPU-side header: only engine objects (compiled with FPU flags in the
@@ -12,16 +13,7 @@
 #ifndef CB_OPS_H
 #define CB_OPS_H
 
-#include "cb_platform.h"
-#include "cb_quant.h"
-
-/* ISA levels, in increasing order of preference.  ABI: reported by GET_INFO. */
-enum cb_isa_level {
-	CB_ISA_SCALAR = 0,
-	CB_ISA_AVX2 = 1,
-	CB_ISA_AVX512 = 2,
-	CB_ISA__COUNT
-};
+#include "cb_engine.h"
 
 /*
  * gemm_fn: out[m * ldo + r] = sum_i W[r][i] * act_m[i]
@@ -71,6 +63,7 @@ struct cb_isa_ops {
 extern const struct cb_isa_ops cb_isa_scalar;
 extern const struct cb_isa_ops cb_isa_avx2;
 extern const struct cb_isa_ops cb_isa_avx512;
+extern const struct cb_isa_ops cb_isa_avx512_vnni;
 
 /*
  * The best valid variant whose level is <= max_level (so a test or an

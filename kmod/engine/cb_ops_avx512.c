@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_ops_avx512.c - the AVX-512 variant (F, BW, VL; VNNI when present).
+ * cb_ops_avx512.c - the two AVX-512 variants: F, BW, VL ("avx512") and
+ * the same with VNNI ("avx512_vnni").
  *
  * The kernels are in cb_ops_x86_tmpl.h.  Float gemms use 16-float zmm
  * vectors and, with 32 registers, 4 rows x 4 tokens of accumulators.  The
- * block gemms: with AVX512-VNNI, q2_tile below takes two 32-blocks per zmm
- * and vpdpbusd; without it, the template's one-block-per-ymm tile with
- * vpmaddubsw + vpmaddwd (EVEX-encoded, so all 32 registers are usable).
+ * block gemms: the VNNI variant's q2_tile below takes two 32-blocks per
+ * zmm and vpdpbusd; the other's are the template's one-block-per-ymm tile
+ * with vpmaddubsw + vpmaddwd (EVEX-encoded, so all 32 registers are
+ * usable).  Everything but the block gemms is shared by the two tables.
  *
- * Only AVX512F/BW/VL (and VNNI, checked per call) instructions are used
- * here, although the file is compiled with -mavx512dq too.
+ * Only AVX512F/BW/VL (and VNNI in the VNNI variant's gemms) instructions
+ * are used here, although the file is compiled with -mavx512dq too.
  */
 /*
  * sparse cannot parse GCC's intrinsic headers (it lacks the target
@@ -490,6 +492,11 @@ static int avx512_valid(void)
 	       cb_cpu_has(CB_CPU_FMA) && cb_cpu_has(CB_CPU_F16C);
 }
 
+static int avx512_vnni_valid(void)
+{
+	return avx512_valid() && cb_cpu_has(CB_CPU_AVX512VNNI);
+}
+
 const struct cb_isa_ops cb_isa_avx512 = {
 	.name = "avx512",
 	.level = CB_ISA_AVX512,
@@ -500,6 +507,24 @@ const struct cb_isa_ops cb_isa_avx512 = {
 		[CB_DT_BF16] = avx512_gemm_bf16,
 		[CB_DT_Q8_0] = avx512_gemm_q8_0,
 		[CB_DT_Q4_0] = avx512_gemm_q4_0,
+	},
+	.quantize_act = {
+		[CB_ACT_Q8_0] = avx512_quantize_q8_0,
+	},
+	.axpy_f32 = avx512_axpy_f32,
+	.topk_f32 = avx512_topk_f32,
+};
+
+const struct cb_isa_ops cb_isa_avx512_vnni = {
+	.name = "avx512_vnni",
+	.level = CB_ISA_AVX512_VNNI,
+	.valid = avx512_vnni_valid,
+	.gemm = {
+		[CB_DT_F32] = avx512_gemm_f32,
+		[CB_DT_F16] = avx512_gemm_f16,
+		[CB_DT_BF16] = avx512_gemm_bf16,
+		[CB_DT_Q8_0] = avx512_gemm_q8_0_vnni,
+		[CB_DT_Q4_0] = avx512_gemm_q4_0_vnni,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx512_quantize_q8_0,

@@ -22,11 +22,12 @@
  *                      and s summed in groups (only the total of the 8
  *                      lanes matters); u <= 128, |s| <= 127 so that no
  *                      16-bit intermediate saturates
- *   Q_DPBUSD(acc, u, s) optional: acc + the same, with vpdpbusd; when
- *                      defined (with Q_HAVE_VNNI), the block gemms check
- *                      CB_CPU_AVX512VNNI per call and use it when present
+ *   Q_DPBUSD(acc, u, s) optional: acc + the same, with vpdpbusd; with
+ *                      Q_HAVE_VNNI, gemm_q8_0_vnni and gemm_q4_0_vnni are
+ *                      made too, for a variant of its own (the CPU is
+ *                      checked once, by that variant's valid())
  *   Q_VNNI_TILE, Q_VNNI_MT  optional: a tile function (same signature as
- *                      q_tile) and its token tile for the VNNI case
+ *                      q_tile) and its token tile for the VNNI gemms
  *
  * Tiling: R_TILE = 4 weight rows times up to F_MT / Q_MT tokens of
  * accumulators live in registers; each group of 4 rows is streamed from
@@ -351,37 +352,16 @@ static void PFX(name)(float *out, cb_size ldo, const void *w,		\
 DEFINE_GEMM(gemm_f32, PFX(f_tile), F_MT, CB_DT_F32, k)
 DEFINE_GEMM(gemm_f16, PFX(f_tile), F_MT, CB_DT_F16, k)
 DEFINE_GEMM(gemm_bf16, PFX(f_tile), F_MT, CB_DT_BF16, k)
-#ifndef Q_HAVE_VNNI
 DEFINE_GEMM(gemm_q8_0, PFX(q_tile), Q_MT, CB_DT_Q8_0, k / CB_QK)
 DEFINE_GEMM(gemm_q4_0, PFX(q_tile), Q_MT, CB_DT_Q4_0, k / CB_QK)
-#else
-DEFINE_GEMM(gemm_q8_0_dp, PFX(q_tile), Q_MT, CB_DT_Q8_0, k / CB_QK)
-DEFINE_GEMM(gemm_q4_0_dp, PFX(q_tile), Q_MT, CB_DT_Q4_0, k / CB_QK)
+#ifdef Q_HAVE_VNNI
+/* The VNNI variant's block gemms: its own tile, vpdpbusd. */
 #ifndef Q_VNNI_TILE
 #define Q_VNNI_TILE PFX(q_tile)
 #define Q_VNNI_MT Q_MT
 #endif
 DEFINE_GEMM(gemm_q8_0_vnni, Q_VNNI_TILE, Q_VNNI_MT, CB_DT_Q8_0 | QF_VNNI, k / CB_QK)
 DEFINE_GEMM(gemm_q4_0_vnni, Q_VNNI_TILE, Q_VNNI_MT, CB_DT_Q4_0 | QF_VNNI, k / CB_QK)
-
-/* VNNI is optional within the variant: asked per call, it is cheap. */
-static void PFX(gemm_q8_0)(float *out, cb_size ldo, const void *w, cb_size wrb,
-			   const void *act, cb_size as, int M, int nrows, int k)
-{
-	if (cb_cpu_has(CB_CPU_AVX512VNNI))
-		PFX(gemm_q8_0_vnni)(out, ldo, w, wrb, act, as, M, nrows, k);
-	else
-		PFX(gemm_q8_0_dp)(out, ldo, w, wrb, act, as, M, nrows, k);
-}
-
-static void PFX(gemm_q4_0)(float *out, cb_size ldo, const void *w, cb_size wrb,
-			   const void *act, cb_size as, int M, int nrows, int k)
-{
-	if (cb_cpu_has(CB_CPU_AVX512VNNI))
-		PFX(gemm_q4_0_vnni)(out, ldo, w, wrb, act, as, M, nrows, k);
-	else
-		PFX(gemm_q4_0_dp)(out, ldo, w, wrb, act, as, M, nrows, k);
-}
 #endif
 
 /*

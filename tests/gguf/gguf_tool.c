@@ -238,7 +238,7 @@ static int logits(const char *path, const char *ids)
 	p.max_batch_tokens = n;
 	p.n_seqs = 1;
 	p.max_context = n;
-	p.isa_max_level = 2;
+	p.isa_max_level = cb_host_isa_cap();
 	asz = cb_engine_arena_size(cfg, &p);
 	arena = asz ? aligned_alloc(64, asz) : NULL;
 	out = malloc((size_t)n * cfg->vocab_size * sizeof(float));

@@ -35,6 +35,8 @@ static void test_cpu_features_consistent(void)
 	CB_CHECK(cb_cpu_has(CB_CPU__COUNT) == 0, "out-of-range feature present");
 	if (cb_cpu_has(CB_CPU_AVX512BW) || cb_cpu_has(CB_CPU_AVX512VL))
 		CB_CHECK(cb_cpu_has(CB_CPU_AVX512F), "BW/VL without F");
+	if (cb_host_isa_cap() < CB_ISA_AVX512_VNNI)
+		CB_CHECK(!cb_cpu_has(CB_CPU_AVX512VNNI), "VNNI above the cap");
 	if (cb_host_isa_cap() < CB_ISA_AVX512)
 		CB_CHECK(!cb_cpu_has(CB_CPU_AVX512F), "AVX-512 above the cap");
 	if (cb_host_isa_cap() < CB_ISA_AVX2)

@@ -349,7 +349,7 @@ static void offload_identical(enum mode md, int level)
 
 static int best_level(void)
 {
-	return cb_isa_select(CB_ISA_AVX512)->level;
+	return cb_isa_select(CB_ISA__COUNT - 1)->level;
 }
 
 /* One forward of @b with the host freshly reset to @md. */

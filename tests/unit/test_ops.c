@@ -255,7 +255,8 @@ static const struct cb_isa_ops *variant(int level)
 	const struct cb_isa_ops *ops = cb_isa_get(level);
 
 	if (!ops)
-		CB_SKIP(level == CB_ISA_AVX512 ? "CPU (or COLIBRI_ISA) lacks AVX-512" :
+		CB_SKIP(level == CB_ISA_AVX512_VNNI ? "CPU (or COLIBRI_ISA) lacks AVX512-VNNI" :
+			level == CB_ISA_AVX512 ? "CPU (or COLIBRI_ISA) lacks AVX-512" :
 			"CPU (or COLIBRI_ISA) lacks AVX2/FMA/F16C");
 	return ops;
 }
@@ -540,6 +541,7 @@ static void test_##nm##_axpy(void) { run_axpy(lvl); }
 
 VARIANT_TESTS(CB_ISA_AVX2, avx2)
 VARIANT_TESTS(CB_ISA_AVX512, avx512)
+VARIANT_TESTS(CB_ISA_AVX512_VNNI, avx512_vnni)
 
 #define RUN_VARIANT(nm)							\
 	do {								\
@@ -557,14 +559,14 @@ VARIANT_TESTS(CB_ISA_AVX512, avx512)
 /* The selection follows the preference list and the cap. */
 static void test_isa_select(void)
 {
-	const struct cb_isa_ops *best = cb_isa_select(CB_ISA_AVX512);
+	const struct cb_isa_ops *best = cb_isa_select(CB_ISA__COUNT - 1);
 	int lvl;
 
 	CB_CHECK(cb_isa_select(CB_ISA_SCALAR) == &cb_isa_scalar, "cap 0 -> scalar");
 	CB_CHECK(cb_isa_select(-1) == &cb_isa_scalar, "cap -1 -> scalar");
 	CB_CHECK(cb_isa_get(CB_ISA_SCALAR) == &cb_isa_scalar, "scalar always valid");
 	CB_CHECK(cb_isa_get(7) == NULL, "unknown level");
-	for (lvl = CB_ISA_AVX512; lvl > CB_ISA_SCALAR; lvl--)
+	for (lvl = CB_ISA__COUNT - 1; lvl > CB_ISA_SCALAR; lvl--)
 		if (cb_isa_get(lvl))
 			break;
 	CB_CHECK((int)best->level == lvl, "best %s, expected level %d", best->name, lvl);
@@ -572,6 +574,14 @@ static void test_isa_select(void)
 		CB_CHECK(cb_isa_select(CB_ISA_AVX2) == &cb_isa_avx2, "cap 1 -> avx2");
 	CB_CHECK(cb_isa_get(CB_ISA_AVX512) == NULL || cb_cpu_has(CB_CPU_AVX512BW),
 		 "avx512 valid without BW");
+	/* VNNI is a variant of its own: valid exactly when the CPU has it */
+	CB_CHECK(!cb_isa_get(CB_ISA_AVX512_VNNI) ==
+		 (!cb_isa_get(CB_ISA_AVX512) || !cb_cpu_has(CB_CPU_AVX512VNNI)),
+		 "avx512_vnni valid %d, avx512 %d, vnni %d", !!cb_isa_get(CB_ISA_AVX512_VNNI),
+		 !!cb_isa_get(CB_ISA_AVX512), cb_cpu_has(CB_CPU_AVX512VNNI));
+	if (cb_isa_get(CB_ISA_AVX512))
+		CB_CHECK(cb_isa_select(CB_ISA_AVX512) == &cb_isa_avx512,
+			 "cap 2 -> avx512, without VNNI");
 	printf("# selected %s (avx512 vnni %s)\n", best->name,
 	       cb_cpu_has(CB_CPU_AVX512VNNI) ? "yes" : "no");
 }
@@ -579,7 +589,8 @@ static void test_isa_select(void)
 /* Every variant fills every slot of the table. */
 static void test_tables_complete(void)
 {
-	const struct cb_isa_ops *all[] = { &cb_isa_scalar, &cb_isa_avx2, &cb_isa_avx512 };
+	const struct cb_isa_ops *all[] = { &cb_isa_scalar, &cb_isa_avx2, &cb_isa_avx512,
+					   &cb_isa_avx512_vnni };
 	unsigned i, dt;
 
 	for (i = 0; i < CB_ARRAY_SIZE(all); i++) {
@@ -640,5 +651,6 @@ int main(void)
 	CB_RUN(test_scalar_gemm_q4_0_exact);
 	RUN_VARIANT(avx2);
 	RUN_VARIANT(avx512);
+	RUN_VARIANT(avx512_vnni);
 	return cb_test_done();
 }

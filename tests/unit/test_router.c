@@ -242,11 +242,16 @@ static void test_avx512_topk_matches_ref(void)
 	run_variant(CB_ISA_AVX512);
 }
 
+static void test_avx512_vnni_topk_matches_ref(void)
+{
+	run_variant(CB_ISA_AVX512_VNNI);
+}
+
 /* Every variant fills the slot. */
 static void test_tables_have_topk(void)
 {
-	CB_CHECK(cb_isa_scalar.topk_f32 && cb_isa_avx2.topk_f32 && cb_isa_avx512.topk_f32,
-		 "a table lacks topk_f32");
+	CB_CHECK(cb_isa_scalar.topk_f32 && cb_isa_avx2.topk_f32 && cb_isa_avx512.topk_f32 &&
+		 cb_isa_avx512_vnni.topk_f32, "a table lacks topk_f32");
 }
 
 /* The rules themselves, spelled out on the reference and on every variant. */
@@ -318,7 +323,7 @@ static void test_route_same_for_every_variant(void)
 			sum += w0[j];
 		CB_CHECK(renorm ? fabsf(sum - 1.0f) < 1e-5f : sum <= 1.0f + 1e-5f,
 			 "weights sum %g (renorm %d)", sum, renorm);
-		for (lvl = CB_ISA_AVX2; lvl <= CB_ISA_AVX512; lvl++) {
+		for (lvl = CB_ISA_AVX2; lvl < CB_ISA__COUNT; lvl++) {
 			const struct cb_isa_ops *ops = cb_isa_get(lvl);
 
 			if (!ops)
@@ -332,12 +337,13 @@ static void test_route_same_for_every_variant(void)
 
 int main(void)
 {
-	printf("# best variant: %s\n", cb_isa_select(CB_ISA_AVX512)->name);
+	printf("# best variant: %s\n", cb_isa_select(CB_ISA__COUNT - 1)->name);
 	CB_RUN(test_tables_have_topk);
 	CB_RUN(test_reference_rules);
 	CB_RUN(test_scalar_topk_matches_ref);
 	CB_RUN(test_avx2_topk_matches_ref);
 	CB_RUN(test_avx512_topk_matches_ref);
+	CB_RUN(test_avx512_vnni_topk_matches_ref);
 	CB_RUN(test_route_same_for_every_variant);
 	return cb_test_done();
 }

@@ -73,6 +73,8 @@ static int expected_isa(void)
 		if (strstr(line, " avx512f") && strstr(line, " avx512bw") &&
 		    strstr(line, " avx512vl") && level == COLIBRI_ISA_AVX2)
 			level = COLIBRI_ISA_AVX512;
+		if (strstr(line, " avx512_vnni") && level == COLIBRI_ISA_AVX512)
+			level = COLIBRI_ISA_AVX512_VNNI;
 		break;
 	}
 	if (f)

@@ -120,7 +120,7 @@ TEST(unload_refused_while_device_open)
 TEST(bad_parameters_are_refused)
 {
 	ASSERT_EQ(0, mod_unload());
-	EXPECT_EQ(-EINVAL, mod_load("max_isa=3"));
+	EXPECT_EQ(-EINVAL, mod_load("max_isa=4"));
 	EXPECT_EQ(-EINVAL, mod_load("max_isa=-2"));
 	EXPECT_EQ(0, mod_loaded());
 	mod_restore();

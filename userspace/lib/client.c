@@ -33,6 +33,7 @@ const char *colibri_isa_name(unsigned int isa_level)
 		[COLIBRI_ISA_SCALAR] = "scalar",
 		[COLIBRI_ISA_AVX2] = "avx2",
 		[COLIBRI_ISA_AVX512] = "avx512",
+		[COLIBRI_ISA_AVX512_VNNI] = "avx512_vnni",
 	};
 
 	return isa_level < sizeof(names) / sizeof(names[0]) ? names[isa_level] : "unknown";

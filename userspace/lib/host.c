@@ -46,7 +46,6 @@
 /* ------------------------------------------------------------------ */
 
 static int isa_cap = -1;		/* CB_ISA_*, -1 until read */
-static int no_vnni;			/* COLIBRI_ISA=avx512novnni */
 static unsigned int cpu_bits;		/* 1 << CB_CPU_*, valid once cpu_init */
 static int cpu_init;
 
@@ -57,20 +56,20 @@ int cb_host_isa_cap(void)
 
 	if (cap >= 0)
 		return cap;
-	cap = CB_ISA_AVX512;
+	cap = CB_ISA__COUNT - 1;
 	s = getenv("COLIBRI_ISA");
 	if (s && *s) {
 		if (!strcmp(s, "scalar"))
 			cap = CB_ISA_SCALAR;
 		else if (!strcmp(s, "avx2"))
 			cap = CB_ISA_AVX2;
-		else if (!strcmp(s, "avx512"))
-			cap = CB_ISA_AVX512;
-		else if (!strcmp(s, "avx512novnni"))
-			no_vnni = 1;	/* tests the non-VNNI AVX-512 path */
+		else if (!strcmp(s, "avx512") || !strcmp(s, "avx512novnni"))
+			cap = CB_ISA_AVX512;	/* the old name of the same cap */
+		else if (!strcmp(s, "avx512_vnni"))
+			cap = CB_ISA_AVX512_VNNI;
 		else
 			fprintf(stderr,
-				"colibri: COLIBRI_ISA=%s unknown (scalar, avx2, avx512, avx512novnni); ignored\n",
+				"colibri: COLIBRI_ISA=%s unknown (scalar, avx2, avx512, avx512_vnni); ignored\n",
 				s);
 	}
 	__atomic_store_n(&isa_cap, cap, __ATOMIC_RELEASE);
@@ -140,7 +139,7 @@ static unsigned int cap_mask(int cap)
 		return 0;
 	if (cap == CB_ISA_AVX2)
 		return avx2;
-	return no_vnni ? ~(1u << CB_CPU_AVX512VNNI) : ~0u;
+	return cap == CB_ISA_AVX512 ? ~(1u << CB_CPU_AVX512VNNI) : ~0u;
 }
 
 int cb_cpu_has(enum cb_cpu_feature f)

@@ -16,16 +16,17 @@
 /*
  * cb_cpu_has() (declared in cb_platform.h) answers from cpuid, also checks
  * that the OS saves the AVX / AVX-512 register state (xgetbv), and honours
- * the environment variable COLIBRI_ISA=scalar|avx2|avx512 as a cap: with
- * "avx2" every AVX-512 feature reads as absent, with "scalar" every feature
- * does.  "avx512novnni" hides only AVX512-VNNI (to test the AVX-512 path
- * without it).  The environment is read once, on the first call.
+ * the environment variable COLIBRI_ISA=scalar|avx2|avx512|avx512_vnni as a
+ * cap, named as the ISA variants are: with "avx512" AVX512-VNNI reads as
+ * absent, with "avx2" every AVX-512 feature does, with "scalar" every
+ * feature does ("avx512novnni" is an old name of "avx512").  The
+ * environment is read once, on the first call.
  */
 
 /**
  * cb_host_isa_cap() - the ISA level cap from COLIBRI_ISA.
  *
- * Return: CB_ISA_SCALAR (0), CB_ISA_AVX2 (1) or CB_ISA_AVX512 (2); 2 when the
+ * Return: an enum cb_isa_level; CB_ISA__COUNT - 1 (no cap) when the
  * variable is unset.  An unknown value is reported once on stderr and treated
  * as unset.
  */
