@@ -6,7 +6,10 @@
 #ifndef COLIBRI_ENGINE_H
 #define COLIBRI_ENGINE_H
 
-/* kmod/engine/cb_isa_query.c: best ISA level <= max_level valid here. */
+/*
+ * kmod/engine/cb_isa.c (integer only, callable anywhere): the best ISA
+ * level <= max_level valid on this CPU, and its name.
+ */
 int colibri_engine_isa(int max_level, const char **name);
 
 #endif /* COLIBRI_ENGINE_H */

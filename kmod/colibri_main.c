@@ -9,7 +9,6 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/printk.h>
-#include <asm/fpu/api.h>
 
 #include "colibri_internal.h"
 #include "colibri_engine.h"
@@ -84,12 +83,10 @@ static int __init colibri_init(void)
 		pr_err("max_isa=%d is not one of -1, 0, 1, 2, 3\n", colibri_max_isa);
 		return -EINVAL;
 	}
-	/* The variants' valid() hooks live in SIMD objects: FPU section. */
-	kernel_fpu_begin();
+	/* Integer-only engine code (cb_isa.c): no FPU section needed. */
 	colibri_caps.isa_level = colibri_engine_isa(colibri_max_isa < 0 ? INT_MAX :
 						    colibri_max_isa,
 						    &colibri_caps.isa_name);
-	kernel_fpu_end();
 
 	if (!colibri_fpu_slice_us || colibri_fpu_slice_us > 10000 ||
 	    !colibri_default_context || colibri_default_context > COLIBRI_MAX_CONTEXT) {

@@ -189,9 +189,6 @@ void cb_attention(struct cb_engine *e, struct cb_exec *ex);
  */
 void cb_moe_layer(struct cb_engine *e, struct cb_exec *ex);
 
-int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
-		   const struct cb_batch *b);
-
 /* The scratch of cb_expert_ffn() (cb_sizes.c): byte offsets of its parts. */
 struct cb_expert_layout {
 	cb_u64 x[CB_ACT__COUNT];	/* input rows in quantized form k (k >= 1) */
@@ -201,5 +198,29 @@ struct cb_expert_layout {
 };
 
 int cb_expert_layout(cb_u32 hidden, cb_u32 ffn, cb_u64 n, struct cb_expert_layout *lo);
+
+/*
+ * The sampler's scratch (cb_sample.c), laid out by cb_sample_layout()
+ * (cb_sizes.c, integer only, where cb_sample_scratch_size() lives): the
+ * call's state, then per-token weights and per-chunk tables, each part
+ * 64-byte aligned, at these byte offsets.
+ */
+#define CB_SMP_CHUNK 4096		/* tokens per chunk: ~35 us of cb_expf */
+#define CB_SMP_LEVELS 4			/* radix digits of a weight's key */
+#define CB_SMP_BINS 256			/* bins of the widest digit */
+#define CB_SMP_HSTRIDE (CB_SMP_BINS + 8)	/* per-chunk histogram: + 8 spare bins */
+#define CB_SMP_STATE 192		/* struct smp, 64-byte aligned (asserted) */
+
+struct cb_sample_layout {
+	cb_u64 nch;			/* chunks */
+	cb_u64 w;			/* [n] f32 weights */
+	cb_u64 cmax, carg, cties;	/* [nch] f32, u32, u32 */
+	cb_u64 cmass;			/* [nch] f64 */
+	cb_u64 hcnt, hmass;		/* [nch][CB_SMP_HSTRIDE] u32, f64 */
+	cb_u64 rcnt, rmass;		/* [CB_SMP_LEVELS][CB_SMP_BINS] u32, f64 */
+	cb_u64 size;
+};
+
+void cb_sample_layout(cb_u32 n, struct cb_sample_layout *lo);
 
 #endif /* CB_ENGINE_PRIV_H */

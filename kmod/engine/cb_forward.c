@@ -3,7 +3,7 @@
  * cb_forward.c - the forward pass over one batch, for every architecture.
  *
  * One code path, parameterised by struct cb_model_config: read
- * cb_forward_run() top to bottom as the model.  Each step is a phase of
+ * cb_engine_forward() top to bottom as the model.  Each step is a phase of
  * chunks with disjoint outputs (cb_phase.c), attention is cb_attention.c,
  * the routed experts cb_moe.c.  The calling thread itself does only
  * integer bookkeeping.  Token t of the batch owns row t of every
@@ -195,8 +195,8 @@ static const float *bias(const struct cb_model_config *cf, const struct cb_tenso
 
 /* ---- the model -------------------------------------------------------- */
 
-int cb_forward_run(struct cb_engine *e, struct cb_exec *ex,
-		   const struct cb_batch *b)
+int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
+		      const struct cb_batch *b)
 {
 	const struct cb_model_config *cf = &e->cfg;
 	const struct cb_model_weights *W = e->w;

@@ -6,8 +6,35 @@
  * accepts this CPU (and whose level the caller allows) wins.  Nothing is
  * cached here: each engine instance asks once at init and keeps the
  * pointer, so several engines may run at different levels side by side.
+ *
+ * Integer only, built without SSE (Kbuild's cb-int-only): the module
+ * chooses outside FPU sections, at load and in every cb_engine_init().
+ * The valid() hooks are here for the same reason; the tables they belong
+ * to are in the variants' objects (data only is read from them).
  */
 #include "cb_ops.h"
+
+int cb_isa_scalar_valid(void)
+{
+	return 1;
+}
+
+int cb_isa_avx2_valid(void)
+{
+	return cb_cpu_has(CB_CPU_AVX2) && cb_cpu_has(CB_CPU_FMA) && cb_cpu_has(CB_CPU_F16C);
+}
+
+int cb_isa_avx512_valid(void)
+{
+	/* the 256-bit parts and F16C conversions need AVX2/FMA/F16C too */
+	return cb_cpu_has(CB_CPU_AVX512F) && cb_cpu_has(CB_CPU_AVX512BW) &&
+	       cb_cpu_has(CB_CPU_AVX512VL) && cb_isa_avx2_valid();
+}
+
+int cb_isa_avx512_vnni_valid(void)
+{
+	return cb_isa_avx512_valid() && cb_cpu_has(CB_CPU_AVX512VNNI);
+}
 
 static const struct cb_isa_ops *const cb_isa_list[] = {
 	&cb_isa_avx512_vnni,
@@ -53,4 +80,18 @@ const struct cb_isa_ops *cb_isa_get(int level)
 			return ops->valid() ? ops : CB_NULL;
 	}
 	return CB_NULL;
+}
+
+/*
+ * The choice as plain integers, for the module's non-FPU code, which may
+ * not include cb_ops.h (kmod/colibri_engine.h declares it).
+ */
+int colibri_engine_isa(int max_level, const char **name);
+
+int colibri_engine_isa(int max_level, const char **name)
+{
+	const struct cb_isa_ops *ops = cb_isa_select(max_level);
+
+	*name = ops->name;
+	return ops->level;
 }

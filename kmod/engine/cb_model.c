@@ -4,7 +4,8 @@
  *
  * The arena is carved by one function (layout()) that both sizes it and,
  * given a real base, assigns the engine's pointers, so the two can never
- * disagree.  No floating point here: init may be called from non-FPU code.
+ * disagree.  No floating point here, and no call into code that has it:
+ * init may be called from non-FPU code (tests/fpu/run checks).
  */
 #include "cb_engine_priv.h"
 
@@ -338,16 +339,4 @@ int cb_engine_seq_len(const struct cb_engine *e, cb_u32 seq)
 	if (seq >= e->p.n_seqs)
 		return -CB_EINVAL;
 	return (int)e->seq_len[seq];
-}
-
-int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
-		      const struct cb_batch *b)
-{
-	return cb_forward_run(e, ex, b);
-}
-
-int cb_engine_sample(struct cb_engine *e, const void *logits,
-		     const struct cb_sample_params *p, cb_u64 counter)
-{
-	return cb_sample(logits, e->cfg.vocab_size, p, counter, e->sample_scratch);
 }

@@ -37,7 +37,7 @@ typedef void (*cb_gemm_fn)(float *out, cb_size ldo, const void *w,
 struct cb_isa_ops {
 	const char *name;
 	enum cb_isa_level level;
-	int (*valid)(void);	/* all CPU features present? */
+	int (*valid)(void);	/* all CPU features present? (cb_isa.c) */
 
 	cb_gemm_fn gemm[CB_DT__COUNT];
 
@@ -64,6 +64,17 @@ extern const struct cb_isa_ops cb_isa_scalar;
 extern const struct cb_isa_ops cb_isa_avx2;
 extern const struct cb_isa_ops cb_isa_avx512;
 extern const struct cb_isa_ops cb_isa_avx512_vnni;
+
+/*
+ * The variants' valid() hooks.  They live in cb_isa.c, an integer-only
+ * object (no SSE, Kbuild's cb-int-only), because the module asks them
+ * outside FPU sections (at load and at every engine's init), while the
+ * variants' own objects are compiled with SSE and their ISA.
+ */
+int cb_isa_scalar_valid(void);
+int cb_isa_avx2_valid(void);
+int cb_isa_avx512_valid(void);
+int cb_isa_avx512_vnni_valid(void);
 
 /*
  * The best valid variant whose level is <= max_level (so a test or an

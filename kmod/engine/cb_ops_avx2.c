@@ -283,16 +283,10 @@ static void avx2_topk_f32(const float *logits, int n, int k, cb_u32 *ids, float 
 	cb_topk_base(logits, n, k, ids, vals);
 }
 
-static int avx2_valid(void)
-{
-	return cb_cpu_has(CB_CPU_AVX2) && cb_cpu_has(CB_CPU_FMA) &&
-	       cb_cpu_has(CB_CPU_F16C);
-}
-
 const struct cb_isa_ops cb_isa_avx2 = {
 	.name = "avx2",
 	.level = CB_ISA_AVX2,
-	.valid = avx2_valid,
+	.valid = cb_isa_avx2_valid,
 	.gemm = {
 		[CB_DT_F32] = avx2_gemm_f32,
 		[CB_DT_F16] = avx2_gemm_f16,

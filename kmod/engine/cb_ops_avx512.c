@@ -484,23 +484,10 @@ static void avx512_topk_f32(const float *logits, int n, int k, cb_u32 *ids, floa
 	cb_topk_base(logits, n, k, ids, vals);
 }
 
-static int avx512_valid(void)
-{
-	/* the 256-bit parts and F16C conversions need AVX2/FMA/F16C too */
-	return cb_cpu_has(CB_CPU_AVX512F) && cb_cpu_has(CB_CPU_AVX512BW) &&
-	       cb_cpu_has(CB_CPU_AVX512VL) && cb_cpu_has(CB_CPU_AVX2) &&
-	       cb_cpu_has(CB_CPU_FMA) && cb_cpu_has(CB_CPU_F16C);
-}
-
-static int avx512_vnni_valid(void)
-{
-	return avx512_valid() && cb_cpu_has(CB_CPU_AVX512VNNI);
-}
-
 const struct cb_isa_ops cb_isa_avx512 = {
 	.name = "avx512",
 	.level = CB_ISA_AVX512,
-	.valid = avx512_valid,
+	.valid = cb_isa_avx512_valid,
 	.gemm = {
 		[CB_DT_F32] = avx512_gemm_f32,
 		[CB_DT_F16] = avx512_gemm_f16,
@@ -518,7 +505,7 @@ const struct cb_isa_ops cb_isa_avx512 = {
 const struct cb_isa_ops cb_isa_avx512_vnni = {
 	.name = "avx512_vnni",
 	.level = CB_ISA_AVX512_VNNI,
-	.valid = avx512_vnni_valid,
+	.valid = cb_isa_avx512_vnni_valid,
 	.gemm = {
 		[CB_DT_F32] = avx512_gemm_f32,
 		[CB_DT_F16] = avx512_gemm_f16,

@@ -353,15 +353,10 @@ void cb_topk_base(const float *logits, int n, int k, cb_u32 *ids, float *vals)
 	topk_insertion(logits, n, k, ids, vals);
 }
 
-static int scalar_valid(void)
-{
-	return 1;
-}
-
 const struct cb_isa_ops cb_isa_scalar = {
 	.name = "scalar",
 	.level = CB_ISA_SCALAR,
-	.valid = scalar_valid,
+	.valid = cb_isa_scalar_valid,
 	.gemm = {
 		[CB_DT_F32] = gemm_f32,
 		[CB_DT_F16] = gemm_f16,

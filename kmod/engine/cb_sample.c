@@ -6,7 +6,7 @@
  * request replays exactly from (seed, position) with no hidden state, on
  * any thread, in the kernel or in userspace.
  *
- * The work runs as phases of fixed chunks of SMP_CHUNK tokens through the
+ * The work runs as phases of fixed chunks of CB_SMP_CHUNK tokens through the
  * executor, like the forward pass: in the kernel every chunk is a short
  * FPU section on a worker, and the calling thread does only O(chunks +
  * bins) work between phases, never O(vocabulary).  No sort is needed: the
@@ -56,16 +56,12 @@
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
-#define SMP_CHUNK 4096		/* tokens per chunk: ~35 us of cb_expf */
-#define SMP_LEVELS 4
-#define SMP_BINS 256		/* bins of the widest digit */
-#define SMP_HSTRIDE (SMP_BINS + 8)	/* per-chunk histogram: + 8 spare bins */
 #define SMP_RGROUP 32		/* bins per reduce chunk */
 #define SMP_NO_ARG 0xffffffffu
 
 /* Radix digits of the 30-bit key, most significant first. */
-static const int lvl_shift[SMP_LEVELS] = { 22, 14, 6, 0 };
-static const int lvl_bits[SMP_LEVELS] = { 8, 8, 8, 6 };
+static const int lvl_shift[CB_SMP_LEVELS] = { 22, 14, 6, 0 };
+static const int lvl_bits[CB_SMP_LEVELS] = { 8, 8, 8, 6 };
 
 /* State of one sampling call; lives at the start of the scratch. */
 struct smp {
@@ -80,12 +76,12 @@ struct smp {
 	cb_u32 *carg;		/* [nch] its lowest id, SMP_NO_ARG if all NaN */
 	double *cmass;		/* [nch] chunk mass, then kept mass */
 	cb_u32 *cties;		/* [nch] tokens whose key == thr */
-	cb_u32 *hcnt;		/* [nch][SMP_HSTRIDE] */
-	double *hmass;		/* [nch][SMP_HSTRIDE] */
-	cb_u32 *rcnt;		/* [SMP_LEVELS][SMP_BINS] reduced over chunks */
-	double *rmass;		/* [SMP_LEVELS][SMP_BINS] */
-	cb_u32 rpre[SMP_LEVELS];	/* prefix each reduced level is for ... */
-	int rvalid[SMP_LEVELS];		/* ... if valid */
+	cb_u32 *hcnt;		/* [nch][CB_SMP_HSTRIDE] */
+	double *hmass;		/* [nch][CB_SMP_HSTRIDE] */
+	cb_u32 *rcnt;		/* [CB_SMP_LEVELS][CB_SMP_BINS] reduced over chunks */
+	double *rmass;		/* [CB_SMP_LEVELS][CB_SMP_BINS] */
+	cb_u32 rpre[CB_SMP_LEVELS];	/* prefix each reduced level is for ... */
+	int rvalid[CB_SMP_LEVELS];		/* ... if valid */
 
 	/* the histogram being built */
 	int level;
@@ -100,56 +96,29 @@ struct smp {
 	int token;
 };
 
-static cb_u64 al64(cb_u64 x)
-{
-	return (x + 63) & ~(cb_u64)63;
-}
+/* The state above sits at the start of the scratch (cb_sample_layout()). */
+CB_STATIC_ASSERT(CB_ALIGN(sizeof(struct smp), 64) == CB_SMP_STATE,
+		 "CB_SMP_STATE is the sampler state, 64-byte aligned");
 
-static cb_u64 smp_nchunks(cb_u32 n)
-{
-	return ((cb_u64)n + SMP_CHUNK - 1) / SMP_CHUNK;
-}
-
-/*
- * Plain integer arithmetic only: cb_model.c calls this from code that is
- * not in an FPU section in the kernel.
- */
-cb_u64 cb_sample_scratch_size(cb_u32 n)
-{
-	cb_u64 nch = smp_nchunks(n);
-
-	return al64(sizeof(struct smp)) + al64((cb_u64)n * 4) +
-	       al64(nch * 4) * 3 + al64(nch * 8) +
-	       al64(nch * SMP_HSTRIDE * 4) + al64(nch * SMP_HSTRIDE * 8) +
-	       al64(SMP_LEVELS * SMP_BINS * 4) + al64(SMP_LEVELS * SMP_BINS * 8);
-}
-
-/* Same layout as cb_sample_scratch_size(). */
+/* Carves the scratch as cb_sample_layout() (cb_sizes.c) lays it out. */
 static struct smp *smp_carve(void *scratch, cb_u32 n)
 {
 	char *b = scratch;
 	struct smp *s = scratch;
-	cb_u64 nch = smp_nchunks(n), off = al64(sizeof(*s));
+	struct cb_sample_layout lo;
 
-	s->w = (float *)(b + off);
-	off += al64((cb_u64)n * 4);
-	s->cmax = (float *)(b + off);
-	off += al64(nch * 4);
-	s->carg = (cb_u32 *)(b + off);
-	off += al64(nch * 4);
-	s->cties = (cb_u32 *)(b + off);
-	off += al64(nch * 4);
-	s->cmass = (double *)(b + off);
-	off += al64(nch * 8);
-	s->hcnt = (cb_u32 *)(b + off);
-	off += al64(nch * SMP_HSTRIDE * 4);
-	s->hmass = (double *)(b + off);
-	off += al64(nch * SMP_HSTRIDE * 8);
-	s->rcnt = (cb_u32 *)(b + off);
-	off += al64(SMP_LEVELS * SMP_BINS * 4);
-	s->rmass = (double *)(b + off);
+	cb_sample_layout(n, &lo);
+	s->w = (float *)(b + lo.w);
+	s->cmax = (float *)(b + lo.cmax);
+	s->carg = (cb_u32 *)(b + lo.carg);
+	s->cties = (cb_u32 *)(b + lo.cties);
+	s->cmass = (double *)(b + lo.cmass);
+	s->hcnt = (cb_u32 *)(b + lo.hcnt);
+	s->hmass = (double *)(b + lo.hmass);
+	s->rcnt = (cb_u32 *)(b + lo.rcnt);
+	s->rmass = (double *)(b + lo.rmass);
 	s->n = n;
-	s->nch = (int)nch;
+	s->nch = (int)lo.nch;
 	return s;
 }
 
@@ -163,7 +132,7 @@ static cb_u64 splitmix64(cb_u64 x)
 
 static cb_u32 chunk_end(const struct smp *s, int j)
 {
-	cb_u64 e = ((cb_u64)j + 1) * SMP_CHUNK;
+	cb_u64 e = ((cb_u64)j + 1) * CB_SMP_CHUNK;
 
 	return e < s->n ? (cb_u32)e : s->n;
 }
@@ -178,7 +147,7 @@ static cb_u32 chunk_end(const struct smp *s, int j)
 static void phase_max(void *arg, int j)
 {
 	struct smp *s = arg;
-	cb_u32 i = (cb_u32)j * SMP_CHUNK, end = chunk_end(s, j), best = SMP_NO_ARG;
+	cb_u32 i = (cb_u32)j * CB_SMP_CHUNK, end = chunk_end(s, j), best = SMP_NO_ARG;
 	const float *l = s->l;
 	float m0 = -CB_INFINITY_F, m1 = m0, m2 = m0, m3 = m0;
 
@@ -194,7 +163,7 @@ static void phase_max(void *arg, int j)
 	m0 = m2 > m0 ? m2 : m0;
 	m0 = m3 > m0 ? m3 : m0;
 	/* none equal: every token is NaN */
-	for (i = (cb_u32)j * SMP_CHUNK; i < end; i++)
+	for (i = (cb_u32)j * CB_SMP_CHUNK; i < end; i++)
 		if (l[i] == m0) {
 			best = i;
 			break;
@@ -208,9 +177,9 @@ static void hist_clear(struct smp *s, int j, cb_u32 **cnt, double **mass)
 {
 	int b, nb = 1 << lvl_bits[s->level];
 
-	*cnt = s->hcnt + (cb_size)j * SMP_HSTRIDE;
-	*mass = s->hmass + (cb_size)j * SMP_HSTRIDE;
-	for (b = SMP_BINS; b < SMP_HSTRIDE; b++) {
+	*cnt = s->hcnt + (cb_size)j * CB_SMP_HSTRIDE;
+	*mass = s->hmass + (cb_size)j * CB_SMP_HSTRIDE;
+	for (b = CB_SMP_BINS; b < CB_SMP_HSTRIDE; b++) {
 		(*cnt)[b] = 0;
 		(*mass)[b] = 0.0;
 	}
@@ -224,7 +193,7 @@ static void hist_clear(struct smp *s, int j, cb_u32 **cnt, double **mass)
 static void phase_weight(void *arg, int j)
 {
 	struct smp *s = arg;
-	cb_u32 i = (cb_u32)j * SMP_CHUNK, end = chunk_end(s, j), *cnt = CB_NULL;
+	cb_u32 i = (cb_u32)j * CB_SMP_CHUNK, end = chunk_end(s, j), *cnt = CB_NULL;
 	double sum = 0.0, *mass = CB_NULL;
 
 	if (s->hist)
@@ -256,7 +225,7 @@ static void phase_weight(void *arg, int j)
 static void phase_hist(void *arg, int j)
 {
 	struct smp *s = arg;
-	cb_u32 i = (cb_u32)j * SMP_CHUNK, end = chunk_end(s, j), *cnt;
+	cb_u32 i = (cb_u32)j * CB_SMP_CHUNK, end = chunk_end(s, j), *cnt;
 	int sh = lvl_shift[s->level], hi = sh + lvl_bits[s->level];
 	cb_u32 mask = (1u << lvl_bits[s->level]) - 1, pre = s->prefix;
 	double *mass;
@@ -279,7 +248,7 @@ static void phase_hist(void *arg, int j)
 		 * No branch: tokens outside the prefix go to spare bins, in
 		 * turn so that the updates do not wait on each other.
 		 */
-		cb_u32 b = u >> hi == pre ? (u >> sh) & mask : SMP_BINS + (i & 7);
+		cb_u32 b = u >> hi == pre ? (u >> sh) & mask : CB_SMP_BINS + (i & 7);
 
 		cnt[b]++;
 		mass[b] += s->w[i];
@@ -290,8 +259,8 @@ static void phase_hist(void *arg, int j)
 static void phase_reduce(void *arg, int g)
 {
 	struct smp *s = arg;
-	cb_u32 *rc = s->rcnt + s->level * SMP_BINS;
-	double *rm = s->rmass + s->level * SMP_BINS;
+	cb_u32 *rc = s->rcnt + s->level * CB_SMP_BINS;
+	double *rm = s->rmass + s->level * CB_SMP_BINS;
 	int b, j;
 
 	for (b = g * SMP_RGROUP; b < (g + 1) * SMP_RGROUP; b++) {
@@ -299,8 +268,8 @@ static void phase_reduce(void *arg, int g)
 		double m = 0.0;
 
 		for (j = 0; j < s->nch; j++) {
-			c += s->hcnt[(cb_size)j * SMP_HSTRIDE + b];
-			m += s->hmass[(cb_size)j * SMP_HSTRIDE + b];
+			c += s->hcnt[(cb_size)j * CB_SMP_HSTRIDE + b];
+			m += s->hmass[(cb_size)j * CB_SMP_HSTRIDE + b];
 		}
 		rc[b] = c;
 		rm[b] = m;
@@ -311,7 +280,7 @@ static void phase_reduce(void *arg, int g)
 static void phase_kept(void *arg, int j)
 {
 	struct smp *s = arg;
-	cb_u32 i = (cb_u32)j * SMP_CHUNK, end = chunk_end(s, j), ties = 0;
+	cb_u32 i = (cb_u32)j * CB_SMP_CHUNK, end = chunk_end(s, j), ties = 0;
 	double sum = 0.0;
 
 	for (; i < end; i++) {
@@ -331,7 +300,7 @@ static void phase_walk(void *arg, int unused)
 {
 	struct smp *s = arg;
 	int j = s->draw_chunk;
-	cb_u32 i = (cb_u32)j * SMP_CHUNK, end = chunk_end(s, j), q = s->quota;
+	cb_u32 i = (cb_u32)j * CB_SMP_CHUNK, end = chunk_end(s, j), q = s->quota;
 	cb_u32 last = SMP_NO_ARG;
 	double acc = 0.0;
 
@@ -368,7 +337,7 @@ static void need_level(struct smp *s, struct cb_exec *ex, int level, cb_u32 pref
 	s->prefix = prefix;
 	if (level) {	/* level 0 comes with the weights */
 		int up = level - 1;
-		cb_u32 under = s->rcnt[up * SMP_BINS + (prefix & ((1u << lvl_bits[up]) - 1))];
+		cb_u32 under = s->rcnt[up * CB_SMP_BINS + (prefix & ((1u << lvl_bits[up]) - 1))];
 
 		/* the way to loop only changes the speed, never the result */
 		s->sparse = under < s->n / 16;
@@ -396,13 +365,13 @@ static void select_top_k(struct smp *s, struct cb_exec *ex, cb_u32 k,
 	double above = 0.0;
 	int level, b = 0;
 
-	for (level = 0; level < SMP_LEVELS; level++) {
+	for (level = 0; level < CB_SMP_LEVELS; level++) {
 		const cb_u32 *rc;
 		const double *rm;
 
 		need_level(s, ex, level, prefix);
-		rc = s->rcnt + level * SMP_BINS;
-		rm = s->rmass + level * SMP_BINS;
+		rc = s->rcnt + level * CB_SMP_BINS;
+		rm = s->rmass + level * CB_SMP_BINS;
 		for (b = (1 << lvl_bits[level]) - 1; b > 0; b--) {
 			if (rc[b] >= need)
 				break;
@@ -415,12 +384,12 @@ static void select_top_k(struct smp *s, struct cb_exec *ex, cb_u32 k,
 			*kmass = above + rm[b];
 			return;
 		}
-		if (level == SMP_LEVELS - 1)
+		if (level == CB_SMP_LEVELS - 1)
 			break;
 		prefix = (prefix << lvl_bits[level]) | (cb_u32)b;
 	}
 	/* one key: the need lowest-id tokens of it */
-	*thr = bin_lo(SMP_LEVELS - 1, prefix, b);
+	*thr = bin_lo(CB_SMP_LEVELS - 1, prefix, b);
 	*m = need;
 	*kmass = above + (double)need * cb_f32_from_bits((cb_u32)*thr);
 }
@@ -433,13 +402,13 @@ static void select_top_p(struct smp *s, struct cb_exec *ex, double target,
 	double above = 0.0, wt, t;
 	int level, b, low;
 
-	for (level = 0; level < SMP_LEVELS; level++) {
+	for (level = 0; level < CB_SMP_LEVELS; level++) {
 		const cb_u32 *rc;
 		const double *rm;
 
 		need_level(s, ex, level, prefix);
-		rc = s->rcnt + level * SMP_BINS;
-		rm = s->rmass + level * SMP_BINS;
+		rc = s->rcnt + level * CB_SMP_BINS;
+		rm = s->rmass + level * CB_SMP_BINS;
 		low = 0;
 		for (b = (1 << lvl_bits[level]) - 1; b >= 0; b--) {
 			if (!rc[b])
@@ -458,13 +427,13 @@ static void select_top_p(struct smp *s, struct cb_exec *ex, double target,
 			*m = 0;
 			return;
 		}
-		if (level == SMP_LEVELS - 1)
+		if (level == CB_SMP_LEVELS - 1)
 			break;
 		prefix = (prefix << lvl_bits[level]) | (cb_u32)b;
 	}
 	/* one key: the fewest of its tokens that reach the target */
-	*thr = bin_lo(SMP_LEVELS - 1, prefix, b);
-	c = s->rcnt[(SMP_LEVELS - 1) * SMP_BINS + b];
+	*thr = bin_lo(CB_SMP_LEVELS - 1, prefix, b);
+	c = s->rcnt[(CB_SMP_LEVELS - 1) * CB_SMP_BINS + b];
 	wt = cb_f32_from_bits((cb_u32)*thr);
 	if (wt <= 0.0) {
 		*m = c;
@@ -526,14 +495,14 @@ int cb_sample_ex(struct cb_exec *ex, const void *logits, cb_u32 n,
 	s->hist = k < n || topp;
 	s->level = 0;
 	s->prefix = 0;
-	for (level = 0; level < SMP_LEVELS; level++)
+	for (level = 0; level < CB_SMP_LEVELS; level++)
 		s->rvalid[level] = 0;
 	ex->parallel_for(ex, phase_weight, s, s->nch);
 
 	/* 3: the kept prefix */
 	s->thr = -1;
 	if (s->hist) {
-		ex->parallel_for(ex, phase_reduce, s, SMP_BINS / SMP_RGROUP);
+		ex->parallel_for(ex, phase_reduce, s, CB_SMP_BINS / SMP_RGROUP);
 		s->rpre[0] = 0;
 		s->rvalid[0] = 1;
 		if (k < n) {
@@ -599,4 +568,10 @@ int cb_engine_sample_ex(struct cb_engine *e, struct cb_exec *ex, const void *log
 			const struct cb_sample_params *p, cb_u64 counter)
 {
 	return cb_sample_ex(ex, logits, e->cfg.vocab_size, p, counter, e->sample_scratch);
+}
+
+int cb_engine_sample(struct cb_engine *e, const void *logits,
+		     const struct cb_sample_params *p, cb_u64 counter)
+{
+	return cb_sample(logits, e->cfg.vocab_size, p, counter, e->sample_scratch);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_sizes.c - scratch sizes and layouts of the engine's FPU-side helpers.
+ * cb_sizes.c - scratch sizes and layouts of the engine's FPU-side helpers:
+ * the routed expert of cb_expert.c and the sampler of cb_sample.c.
  *
  * Integer only, and built with the kernel's normal flags (no SSE at all:
  * Kbuild's cb-int-only), so the module may call these anywhere, outside
@@ -72,5 +73,51 @@ cb_u64 cb_expert_scratch_size(cb_u32 hidden, cb_u32 expert_ffn, cb_u32 max_token
 		return 0;
 	if (cb_expert_layout(hidden, expert_ffn, max_tokens, &lo))
 		return 0;
+	return lo.size;
+}
+
+static cb_u64 al64(cb_u64 x)
+{
+	return (x + 63) & ~(cb_u64)63;
+}
+
+/**
+ * cb_sample_layout() - the sampler's scratch for a vocabulary of @n.
+ * @n: tokens.
+ * @lo: out: the offset of each part and the total.
+ *
+ * No overflow is possible: n < 2^32, so every part is below 2^36.
+ */
+void cb_sample_layout(cb_u32 n, struct cb_sample_layout *lo)
+{
+	cb_u64 nch = ((cb_u64)n + CB_SMP_CHUNK - 1) / CB_SMP_CHUNK, off = CB_SMP_STATE;
+
+	lo->nch = nch;
+	lo->w = off;
+	off += al64((cb_u64)n * 4);
+	lo->cmax = off;
+	off += al64(nch * 4);
+	lo->carg = off;
+	off += al64(nch * 4);
+	lo->cties = off;
+	off += al64(nch * 4);
+	lo->cmass = off;
+	off += al64(nch * 8);
+	lo->hcnt = off;
+	off += al64(nch * CB_SMP_HSTRIDE * 4);
+	lo->hmass = off;
+	off += al64(nch * CB_SMP_HSTRIDE * 8);
+	lo->rcnt = off;
+	off += al64(CB_SMP_LEVELS * CB_SMP_BINS * 4);
+	lo->rmass = off;
+	lo->size = off + al64(CB_SMP_LEVELS * CB_SMP_BINS * 8);
+}
+
+/* Scratch bytes cb_sample() needs for a vocabulary of n tokens. */
+cb_u64 cb_sample_scratch_size(cb_u32 n)
+{
+	struct cb_sample_layout lo;
+
+	cb_sample_layout(n, &lo);
 	return lo.size;
 }

@@ -275,10 +275,8 @@ static int refaccel_bind(struct colibri_accel *acc, struct colibri_accel_model *
 		return -ENOMEM;
 	b->m = m;
 	b->rows = refaccel_rows(m);
-	/* Integer-only, but it lives in an FPU object: call it in a section. */
-	kernel_fpu_begin();
+	/* Integer-only code (cb_sizes.c): no FPU section needed. */
 	scratch = cb_expert_scratch_size(m->hidden, m->expert_ffn, b->rows);
-	kernel_fpu_end();
 	if (!scratch || scratch > SZ_256M) {
 		ret = -EINVAL;
 		goto err_free;
