@@ -36,7 +36,7 @@ KO := $(foreach r,$(KRELS),$(BUILD)/kmod/$(r)/colibri.ko)
 # The reference accelerator (tests/accel/), a second module using colibri.ko's
 # accelerator API.
 ACCEL_KO := $(foreach r,$(KRELS),$(BUILD)/kmod/$(r)/accel/colibri_refaccel.ko)
-ACCEL_SRCS := $(wildcard tests/accel/Kbuild tests/accel/*.c) kmod/colibri_accel.h \
+ACCEL_SRCS := $(wildcard tests/accel/Kbuild tests/accel/*.c uapi/*.h) kmod/colibri_accel.h \
 	kmod/colibri_cpu.c $(wildcard kmod/engine/*.c kmod/engine/*.h)
 KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h)
 
@@ -100,7 +100,7 @@ $(BUILD)/kmod/%/colibri.ko: $(KMOD_SRCS)
 $(BUILD)/kmod/%/accel/colibri_refaccel.ko: $(ACCEL_SRCS) $(BUILD)/kmod/%/colibri.ko
 	@mkdir -p $(BUILD)/kmod/$*/accel/tests
 	$(Q)cp -sf $(CURDIR)/tests/accel/Kbuild $(BUILD)/kmod/$*/accel/Kbuild
-	$(Q)cp -rsf $(CURDIR)/kmod $(BUILD)/kmod/$*/accel/
+	$(Q)cp -rsf $(CURDIR)/kmod $(CURDIR)/uapi $(BUILD)/kmod/$*/accel/
 	$(Q)cp -rsf $(CURDIR)/tests/accel $(BUILD)/kmod/$*/accel/tests/
 	$(Q)find $(BUILD)/kmod/$*/accel -xtype l -delete
 	@echo "  MODULE  $* (refaccel)"

@@ -44,6 +44,8 @@
 #include <linux/list.h>
 #include <linux/types.h>
 
+#include "colibri_format.h"
+
 struct dma_buf;
 struct module;
 
@@ -51,15 +53,16 @@ struct module;
 #define COLIBRI_ACCEL_API_VERSION	1
 
 /*
- * Weight types (the .colibri dtypes, uapi/colibri_format.h): layouts in
- * docs/format.md; q8_0 and q4_0 are GGUF's blocks of 32.
+ * Weight types: the .colibri dtypes of uapi/colibri_format.h, whose
+ * numbers the engine's dtypes equal (so a tensor's dtype is passed as is);
+ * layouts in docs/format.md; q8_0 and q4_0 are GGUF's blocks of 32.
  */
 enum colibri_accel_dtype {
-	COLIBRI_ACCEL_F32 = 0,
-	COLIBRI_ACCEL_F16 = 1,
-	COLIBRI_ACCEL_BF16 = 2,
-	COLIBRI_ACCEL_Q8_0 = 3,
-	COLIBRI_ACCEL_Q4_0 = 4,
+	COLIBRI_ACCEL_F32 = COLIBRI_DT_F32,
+	COLIBRI_ACCEL_F16 = COLIBRI_DT_F16,
+	COLIBRI_ACCEL_BF16 = COLIBRI_DT_BF16,
+	COLIBRI_ACCEL_Q8_0 = COLIBRI_DT_Q8_0,
+	COLIBRI_ACCEL_Q4_0 = COLIBRI_DT_Q4_0,
 };
 
 /**
@@ -90,9 +93,10 @@ struct colibri_accel_tensor {
  * @n_layers: layers; @n_experts: routed experts per MoE layer; @top_k:
  *	experts per token.
  * @max_tokens: most rows one job carries.
- * @cpu_isa_level: the ISA level colibri's CPU engine runs at (0 scalar,
- *	1 AVX2, 2 AVX-512).  A driver that emulates the CPU path on the CPU
- *	(like the reference one) runs at this level to give identical bits.
+ * @cpu_isa_level: the ISA level colibri's CPU engine runs at (COLIBRI_ISA_*:
+ *	0 scalar, 1 AVX2, 2 AVX-512, 3 AVX-512 with VNNI).  A driver that
+ *	emulates the CPU path on the CPU (like the reference one) runs at this
+ *	level to give identical bits.
  * @priv: the driver's, set in bind().
  *
  * Everything is valid from bind() until unbind() returns.

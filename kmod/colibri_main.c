@@ -75,6 +75,13 @@ MODULE_PARM_DESC(memmap,
 
 struct colibri_engine_caps colibri_caps;
 
+/* uapi owns the ISA numbers (GET_INFO, max_isa): the engine's equal them. */
+static_assert(CB_ISA_SCALAR == COLIBRI_ISA_SCALAR);
+static_assert(CB_ISA_AVX2 == COLIBRI_ISA_AVX2);
+static_assert(CB_ISA_AVX512 == COLIBRI_ISA_AVX512);
+static_assert(CB_ISA_AVX512_VNNI == COLIBRI_ISA_AVX512_VNNI);
+static_assert(COLIBRI_ISA_AVX512_VNNI + 1 == CB_ISA__COUNT);
+
 static int __init colibri_init(void)
 {
 	int ret;

@@ -36,7 +36,11 @@
 #define COLIBRI_DEVICE_PATH	"/dev/colibri"
 #define COLIBRI_IOC_MAGIC	0xC1
 
-/* Engine ISA levels (struct colibri_info.isa_level). */
+/*
+ * Engine ISA levels (struct colibri_info.isa_level, and the module's
+ * max_isa): the engine's enum cb_isa_level equals them (asserted in
+ * kmod/colibri_main.c).
+ */
 #define COLIBRI_ISA_SCALAR	0	/* portable C, the reference */
 #define COLIBRI_ISA_AVX2	1	/* AVX2 + FMA + F16C */
 #define COLIBRI_ISA_AVX512	2	/* AVX-512 F/BW/VL */

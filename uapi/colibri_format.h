@@ -94,6 +94,35 @@
 #define COLIBRI_TOK_F_ALL		(COLIBRI_TOK_F_ADD_BOS | COLIBRI_TOK_F_ADD_EOS)
 
 /*
+ * The numbers of the enumerated fields.  They are ABI (files carry them);
+ * the engine's own enums (kmod/engine/cb_engine.h, cb_quant.h) equal them,
+ * which kmod/engine/cb_format.c asserts at compile time.
+ */
+
+/* colibri_file_tensor.dtype: weight types (layouts in docs/format.md) */
+#define COLIBRI_DT_F32			0
+#define COLIBRI_DT_F16			1	/* IEEE half */
+#define COLIBRI_DT_BF16			2	/* bfloat16 */
+#define COLIBRI_DT_Q8_0			3	/* GGUF Q8_0: 32 x s8, f16 scale */
+#define COLIBRI_DT_Q4_0			4	/* GGUF Q4_0: 32 x 4 bits, f16 scale */
+
+/* colibri_file_config.arch: the Hugging Face class the model came from */
+#define COLIBRI_ARCH_LLAMA		0	/* LlamaForCausalLM (dense) */
+#define COLIBRI_ARCH_MIXTRAL		1	/* MixtralForCausalLM */
+#define COLIBRI_ARCH_QWEN2_MOE		2	/* Qwen2MoeForCausalLM */
+#define COLIBRI_ARCH_QWEN3_MOE		3	/* Qwen3MoeForCausalLM */
+#define COLIBRI_ARCH_OLMOE		4	/* OlmoeForCausalLM */
+
+/* colibri_file_config.rope_layout: how RoPE pairs a head's dimensions */
+#define COLIBRI_ROPE_NEOX		0	/* HF: (i, i + d/2), "rotate_half" */
+#define COLIBRI_ROPE_INTERLEAVED	1	/* GGUF llama: (2i, 2i + 1) */
+
+/* colibri_file_config.qk_norm: RMSNorm of q and k before RoPE */
+#define COLIBRI_QK_NORM_NONE		0
+#define COLIBRI_QK_NORM_HEAD		1	/* Qwen3: per head, [head_dim] */
+#define COLIBRI_QK_NORM_FULL		2	/* OLMoE: whole projection */
+
+/*
  * struct colibri_file_config - struct cb_model_config in fixed-width fields.
  *
  * Field for field the engine's config (kmod/engine/cb_engine.h), same
@@ -101,7 +130,7 @@
  * or 1.  Bits of @mlp_only_layers at or above @n_layers must be zero.
  */
 struct colibri_file_config {
-	__u32 arch;			/* enum cb_arch */
+	__u32 arch;			/* COLIBRI_ARCH_* */
 	__u32 vocab_size;
 	__u32 hidden;
 	__u32 n_layers;
@@ -116,12 +145,12 @@ struct colibri_file_config {
 	__u32 shared_gate;
 	__u32 dense_ffn;
 	__u32 decoder_sparse_step;
-	__u32 rope_layout;		/* enum cb_rope_layout */
+	__u32 rope_layout;		/* COLIBRI_ROPE_* */
 	__u32 rope_theta_bits;
 	__u32 rms_eps_bits;
 	__u32 clip_qkv_bits;		/* 0: no clipping */
 	__u32 qkv_bias;
-	__u32 qk_norm;			/* enum cb_qk_norm */
+	__u32 qk_norm;			/* COLIBRI_QK_NORM_* */
 	__u32 tied_embeddings;
 	__u32 max_context;
 	__u32 reserved0;		/* must be 0 */
@@ -238,7 +267,7 @@ enum colibri_tensor_role {
  * @role: enum colibri_tensor_role.
  * @layer: layer index, or COLIBRI_FILE_NONE for global tensors.
  * @expert: routed expert index, or COLIBRI_FILE_NONE.
- * @dtype: enum cb_dtype (0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0).
+ * @dtype: COLIBRI_DT_*.
  * @rows: rows (1 for a vector).
  * @cols: elements per row (a multiple of 32 for q8_0/q4_0).
  * @offset: from data_offset; a multiple of data_align.

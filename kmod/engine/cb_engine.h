@@ -32,7 +32,8 @@
 
 /*
  * ISA variants of the engine, in increasing order of preference.  ABI:
- * GET_INFO reports one, max_isa caps them (uapi COLIBRI_ISA_*).
+ * uapi's COLIBRI_ISA_* (GET_INFO reports one, max_isa caps them), asserted
+ * equal in kmod/colibri_main.c.
  */
 enum cb_isa_level {
 	CB_ISA_SCALAR = 0,	/* portable C, the reference */
@@ -41,6 +42,12 @@ enum cb_isa_level {
 	CB_ISA_AVX512_VNNI = 3,	/* the same with AVX512-VNNI int8 dot products */
 	CB_ISA__COUNT
 };
+
+/*
+ * The enumerated config fields.  Their numbers are ABI: uapi's
+ * COLIBRI_ARCH_*, COLIBRI_ROPE_*, COLIBRI_QK_NORM_* (uapi/colibri_format.h),
+ * asserted equal in cb_format.c.
+ */
 
 /* Architectures: the HF class the config came from (informational). */
 enum cb_arch {

@@ -17,6 +17,28 @@
 #include "cb_format.h"
 #include "cb_why.h"
 
+/* ---- the numbers are uapi's ------------------------------------------ */
+
+#define CB_SAME(a, b) CB_STATIC_ASSERT((a) == (b), #a " is " #b)
+CB_SAME(CB_DT_F32, COLIBRI_DT_F32);
+CB_SAME(CB_DT_F16, COLIBRI_DT_F16);
+CB_SAME(CB_DT_BF16, COLIBRI_DT_BF16);
+CB_SAME(CB_DT_Q8_0, COLIBRI_DT_Q8_0);
+CB_SAME(CB_DT_Q4_0, COLIBRI_DT_Q4_0);
+CB_SAME(CB_DT__COUNT, COLIBRI_DT_Q4_0 + 1);	/* a new type needs its number */
+CB_SAME(CB_ARCH_LLAMA, COLIBRI_ARCH_LLAMA);
+CB_SAME(CB_ARCH_MIXTRAL, COLIBRI_ARCH_MIXTRAL);
+CB_SAME(CB_ARCH_QWEN2_MOE, COLIBRI_ARCH_QWEN2_MOE);
+CB_SAME(CB_ARCH_QWEN3_MOE, COLIBRI_ARCH_QWEN3_MOE);
+CB_SAME(CB_ARCH_OLMOE, COLIBRI_ARCH_OLMOE);
+CB_SAME(CB_ARCH__COUNT, COLIBRI_ARCH_OLMOE + 1);
+CB_SAME(CB_ROPE_NEOX, COLIBRI_ROPE_NEOX);
+CB_SAME(CB_ROPE_INTERLEAVED, COLIBRI_ROPE_INTERLEAVED);
+CB_SAME(CB_QK_NORM_NONE, COLIBRI_QK_NORM_NONE);
+CB_SAME(CB_QK_NORM_HEAD, COLIBRI_QK_NORM_HEAD);
+CB_SAME(CB_QK_NORM_FULL, COLIBRI_QK_NORM_FULL);
+CB_SAME(CB_MAX_LAYERS, 64 * CB_ARRAY_SIZE(((struct colibri_file_config *)0)->mlp_only_layers));
+
 /* ---- little-endian field access ------------------------------------- */
 
 static cb_u32 rd32(const void *base, cb_u32 off)

@@ -11,7 +11,10 @@
 
 #include "cb_platform.h"
 
-/* Weight types.  The numbers are ABI: they appear in .colibri files. */
+/*
+ * Weight types.  The numbers are ABI, uapi's COLIBRI_DT_* (they appear in
+ * .colibri files; cb_format.c asserts they are equal).
+ */
 enum cb_dtype {
 	CB_DT_F32 = 0,
 	CB_DT_F16 = 1,
