@@ -39,6 +39,29 @@ static inline float cb_f32_from_bits(cb_u32 u)
 	return v.f;
 }
 
+/*
+ * IEEE half to float, exact, without a branch the compiler must keep: a
+ * normal half is its bits rebiased; a subnormal (or zero) is m * 2^-24,
+ * which is a normal float (computed exactly, whatever the rounding mode
+ * or the denormal flags); inf and NaN keep their bits, a NaN quieted with
+ * its payload (as F16C's vcvtph2ps).  cb_f16_to_f32() is this.
+ */
+static inline float cb_half_to_f32(cb_u16 h)
+{
+	cb_u32 v = h & 0x7fffu, m = h & 0x3ffu, sign = (cb_u32)(h & 0x8000u) << 16;
+	cb_u32 normal = (v << 13) + 0x38000000u;
+	cb_u32 sub = cb_f32_bits((float)(int)m * 0x1p-24f);
+	cb_u32 infnan = 0x7f800000u | m << 13 | (m ? 0x400000u : 0);
+
+	return cb_f32_from_bits(sign | (v < 0x400 ? sub : v >= 0x7c00 ? infnan : normal));
+}
+
+/* bfloat16 to float: exact, the top half of the bits */
+static inline float cb_bfloat_to_f32(cb_u16 h)
+{
+	return cb_f32_from_bits((cb_u32)h << 16);
+}
+
 static inline cb_u64 cb_f64_bits(double d)
 {
 	union { double d; cb_u64 u; } v = { .d = d };

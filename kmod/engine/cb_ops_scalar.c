@@ -21,52 +21,96 @@
 #include <emmintrin.h>
 #endif
 
-static void gemm_f32(float *out, cb_size ldo, const void *w, cb_size w_row_bytes,
-		     const void *act, cb_size act_stride, int M, int nrows, int k)
+/*
+ * The float weight types: out[m][r] = sum over i, in order, of w[r][i] *
+ * x[m][i], one f32 accumulator per (row, token), each weight converted
+ * exactly to f32 first.  Tokens go four at a time so that a weight is
+ * converted once per four products and four independent sums hide the add
+ * latency; the sum of each (row, token) is the same one chain either way.
+ */
+#define F_TILE 4
+
+static inline CB_ALWAYS_INLINE float w_f32(const void *w, int i)
 {
-	int r, m, i;
+	return ((const float *)w)[i];
+}
+
+static inline CB_ALWAYS_INLINE float w_f16(const void *w, int i)
+{
+	return cb_half_to_f32(((const cb_u16 *)w)[i]);
+}
+
+static inline CB_ALWAYS_INLINE float w_bf16(const void *w, int i)
+{
+	return cb_bfloat_to_f32(((const cb_u16 *)w)[i]);
+}
+
+/* One weight row against mt <= F_TILE tokens (mt constant once inlined). */
+static inline CB_ALWAYS_INLINE void f_row(float *out, cb_size ldo, const void *wr,
+					  float (*wget)(const void *, int),
+					  const char *act, cb_size as, int mt, int k)
+{
+	const float *x[F_TILE];
+	float sum[F_TILE];
+	int i, m;
+
+#pragma GCC unroll 4
+	for (m = 0; m < F_TILE; m++) {
+		x[m] = (const float *)(act + (m < mt ? m : 0) * as);
+		sum[m] = 0.0f;
+	}
+	for (i = 0; i < k; i++) {
+		float wi = wget(wr, i);
+
+#pragma GCC unroll 4
+		for (m = 0; m < F_TILE; m++)
+			if (m < mt)
+				sum[m] += wi * x[m][i];
+	}
+#pragma GCC unroll 4
+	for (m = 0; m < F_TILE; m++)
+		if (m < mt)
+			out[m * ldo] = sum[m];
+}
+
+static inline CB_ALWAYS_INLINE void f_gemm(float *out, cb_size ldo, const void *w,
+					   cb_size w_row_bytes, const char *act,
+					   cb_size as, int M, int nrows, int k,
+					   float (*wget)(const void *, int))
+{
+	int r, m;
 
 	for (r = 0; r < nrows; r++) {
-		const float *wr = (const float *)((const char *)w + r * w_row_bytes);
+		const void *wr = (const char *)w + r * w_row_bytes;
 
-		for (m = 0; m < M; m++) {
-			const float *x = (const float *)((const char *)act +
-							 m * act_stride);
-			float sum = 0.0f;
-
-			for (i = 0; i < k; i++)
-				sum += wr[i] * x[i];
-			out[m * ldo + r] = sum;
-		}
+		for (m = 0; m + F_TILE <= M; m += F_TILE)
+			f_row(out + m * ldo + r, ldo, wr, wget, act + m * as, as, F_TILE, k);
+		if (M - m == 3)
+			f_row(out + m * ldo + r, ldo, wr, wget, act + m * as, as, 3, k);
+		else if (M - m == 2)
+			f_row(out + m * ldo + r, ldo, wr, wget, act + m * as, as, 2, k);
+		else if (M - m == 1)
+			f_row(out + m * ldo + r, ldo, wr, wget, act + m * as, as, 1, k);
 	}
 }
 
-/* f16 and bf16 differ only in the conversion: one body, two instances. */
-#define DEFINE_GEMM_HALF(name, cvt)					\
-static void name(float *out, cb_size ldo, const void *w,		\
-		 cb_size w_row_bytes, const void *act,			\
-		 cb_size act_stride, int M, int nrows, int k)		\
-{									\
-	int r, m, i;							\
-									\
-	for (r = 0; r < nrows; r++) {					\
-		const cb_u16 *wr = (const cb_u16 *)((const char *)w +	\
-						    r * w_row_bytes);	\
-									\
-		for (m = 0; m < M; m++) {				\
-			const float *x = (const float *)		\
-				((const char *)act + m * act_stride);	\
-			float sum = 0.0f;				\
-									\
-			for (i = 0; i < k; i++)				\
-				sum += cvt(wr[i]) * x[i];		\
-			out[m * ldo + r] = sum;				\
-		}							\
-	}								\
+static void gemm_f32(float *out, cb_size ldo, const void *w, cb_size w_row_bytes,
+		     const void *act, cb_size act_stride, int M, int nrows, int k)
+{
+	f_gemm(out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k, w_f32);
 }
 
-DEFINE_GEMM_HALF(gemm_f16, cb_f16_to_f32)
-DEFINE_GEMM_HALF(gemm_bf16, cb_bf16_to_f32)
+static void gemm_f16(float *out, cb_size ldo, const void *w, cb_size w_row_bytes,
+		     const void *act, cb_size act_stride, int M, int nrows, int k)
+{
+	f_gemm(out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k, w_f16);
+}
+
+static void gemm_bf16(float *out, cb_size ldo, const void *w, cb_size w_row_bytes,
+		      const void *act, cb_size act_stride, int M, int nrows, int k)
+{
+	f_gemm(out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k, w_bf16);
+}
 
 /* Integer dot product of one weight block with one q8_0 activation block. */
 static int block_dot_q8_0(const struct cb_block_q8_0 *w, const struct cb_block_q8_0 *x)

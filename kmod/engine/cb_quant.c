@@ -28,29 +28,11 @@
  * @h: half bits.
  *
  * NaNs come out quiet with their payload kept, as F16C's vcvtph2ps does.
+ * The body is cb_half_to_f32() (cb_math.h), which the scalar gemm inlines.
  */
 float cb_f16_to_f32(cb_u16 h)
 {
-	cb_u32 sign = (cb_u32)(h & 0x8000) << 16;
-	cb_u32 e = (h >> 10) & 0x1f;
-	cb_u32 m = h & 0x3ff;
-
-	if (e == 0x1f)		/* inf, NaN (quieted) */
-		return cb_f32_from_bits(sign | 0x7f800000 | m << 13 |
-					(m ? 0x400000 : 0));
-	if (e == 0) {
-		if (!m)
-			return cb_f32_from_bits(sign);
-		/* subnormal: m * 2^-24; normalise */
-		e = 113;
-		while (!(m & 0x400)) {
-			m <<= 1;
-			e--;
-		}
-		m &= 0x3ff;
-		return cb_f32_from_bits(sign | e << 23 | m << 13);
-	}
-	return cb_f32_from_bits(sign | (e + 112) << 23 | m << 13);
+	return cb_half_to_f32(h);
 }
 
 /**
@@ -98,7 +80,7 @@ cb_u16 cb_f32_to_f16(float f)
  */
 float cb_bf16_to_f32(cb_u16 h)
 {
-	return cb_f32_from_bits((cb_u32)h << 16);
+	return cb_bfloat_to_f32(h);
 }
 
 /**
