@@ -105,11 +105,8 @@ static inline int round_away(float v)
 	int i = (int)v;			/* truncates */
 	float frac = v - (float)i;	/* exact */
 
-	if (frac >= 0.5f)
-		i++;
-	else if (frac <= -0.5f)
-		i--;
-	return i;
+	/* compares, not branches: on activations the step is a coin toss */
+	return i + (frac >= 0.5f) - (frac <= -0.5f);
 }
 
 /* One q8_0 block from 32 floats; see the file comment. */
