@@ -40,7 +40,26 @@ static void clip(float *x, int n, float lim)
 		x[i] = x[i] > lim ? lim : (x[i] < -lim ? -lim : x[i]);
 }
 
-/* q/k norm, clip_qkv, RoPE, then store k and v in the slot's cache */
+/* qk_norm FULL: 1 / rms of each token's whole q and k, before any is normed */
+static void qk_inv_chunk(void *arg, int c)
+{
+	struct cb_engine *e = arg;
+	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
+	int t, t1, p0, p1;
+
+	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
+	for (; t < t1; t++) {
+		e->qk_inv[2 * t] = cb_rms_inv(e->q + (cb_size)t * e->qdim, e->qdim, eps);
+		e->qk_inv[2 * t + 1] = cb_rms_inv(e->k + (cb_size)t * e->kvdim, e->kvdim, eps);
+	}
+}
+
+/*
+ * q/k norm, clip_qkv, RoPE, then k and v into the slot's cache, for kv
+ * heads [p0, p1) of each token: each kv head with the query heads of its
+ * group.  Every element's steps are the same however the heads are cut
+ * (the FULL norm's 1 / rms comes from qk_inv_chunk, computed first).
+ */
 static void rope_cache_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
@@ -48,39 +67,41 @@ static void rope_cache_chunk(void *arg, int c)
 	const struct cb_layer_weights *L = e->lw;
 	float eps = cb_f32_from_bits(cf->rms_eps_bits);
 	float lim = cb_f32_from_bits(cf->clip_qkv_bits);
-	int t, t1, h;
+	int grp = (int)(cf->n_heads / cf->n_kv_heads), hd = e->hd;
+	int t, t1, g0, g1, h, i;
 
-	cb_tok_range(e, c, &t, &t1);
+	cb_plan_chunk(&e->pl, c, &t, &t1, &g0, &g1);
 	for (; t < t1; t++) {
-		float *q = e->q + (cb_size)t * e->qdim;
-		float *k = e->k + (cb_size)t * e->kvdim;
-		float *v = e->v + (cb_size)t * e->kvdim;
-		const float *cs = e->rope + (cb_size)t * e->hd;
+		/* the query heads of kv heads [g0, g1), and those kv heads */
+		float *q = e->q + (cb_size)t * e->qdim + (cb_size)g0 * grp * hd;
+		float *k = e->k + (cb_size)t * e->kvdim + (cb_size)g0 * hd;
+		float *v = e->v + (cb_size)t * e->kvdim + (cb_size)g0 * hd;
+		int nq = (g1 - g0) * grp * hd, nk = (g1 - g0) * hd;
+		const float *cs = e->rope + (cb_size)t * hd;
 		cb_size cache = (((cb_size)e->b->seq[t] * cf->n_layers + e->layer) *
-				 e->p.max_context + e->b->pos[t]) * e->kvdim;
-		int i;
+				 e->p.max_context + e->b->pos[t]) * e->kvdim + (cb_size)g0 * hd;
 
 		if (cf->qk_norm == CB_QK_NORM_HEAD) {
-			for (h = 0; h < (int)cf->n_heads; h++)
-				cb_rmsnorm(q + h * e->hd, q + h * e->hd,
-					   L->q_norm.data, e->hd, eps);
-			for (h = 0; h < (int)cf->n_kv_heads; h++)
-				cb_rmsnorm(k + h * e->hd, k + h * e->hd,
-					   L->k_norm.data, e->hd, eps);
+			for (h = 0; h < nq; h += hd)
+				cb_rmsnorm(q + h, q + h, L->q_norm.data, hd, eps);
+			for (h = 0; h < nk; h += hd)
+				cb_rmsnorm(k + h, k + h, L->k_norm.data, hd, eps);
 		} else if (cf->qk_norm == CB_QK_NORM_FULL) {
-			cb_rmsnorm(q, q, L->q_norm.data, e->qdim, eps);
-			cb_rmsnorm(k, k, L->k_norm.data, e->kvdim, eps);
+			cb_rms_apply(q, q, (const float *)L->q_norm.data + (cb_size)g0 * grp * hd,
+				     e->qk_inv[2 * t], nq);
+			cb_rms_apply(k, k, (const float *)L->k_norm.data + (cb_size)g0 * hd,
+				     e->qk_inv[2 * t + 1], nk);
 		}
 		if (cf->clip_qkv_bits) {
-			clip(q, e->qdim, lim);
-			clip(k, e->kvdim, lim);
-			clip(v, e->kvdim, lim);
+			clip(q, nq, lim);
+			clip(k, nk, lim);
+			clip(v, nk, lim);
 		}
-		for (h = 0; h < (int)cf->n_heads; h++)
-			rope_head(q + h * e->hd, cs, e->hd, cf->rope_layout);
-		for (h = 0; h < (int)cf->n_kv_heads; h++)
-			rope_head(k + h * e->hd, cs, e->hd, cf->rope_layout);
-		for (i = 0; i < e->kvdim; i++) {
+		for (h = 0; h < nq; h += hd)
+			rope_head(q + h, cs, hd, cf->rope_layout);
+		for (h = 0; h < nk; h += hd)
+			rope_head(k + h, cs, hd, cf->rope_layout);
+		for (i = 0; i < nk; i++) {
 			e->k_cache[cache + i] = k[i];
 			e->v_cache[cache + i] = v[i];
 		}
@@ -88,26 +109,32 @@ static void rope_cache_chunk(void *arg, int c)
 }
 
 /*
- * Causal attention of one token, for the query heads that share one kv head
- * (GQA), over one split of positions (CB_ATT_SPLIT of them) of its slot's
- * cache.  Heads go ATT_HEADS at a time; per tile of ATT_TILE positions the
- * scores of all of them come from one f32 gemm over the K rows (each K row
- * read once for the group), then an online softmax in f32 with max
- * subtraction: a new tile maximum rescales what was accumulated.  With one
- * split the result is final; otherwise the split leaves (max, sum,
- * unnormalised output) for merge_chunk.  Splitting bounds a chunk at
- * ~group * CB_ATT_SPLIT * head_dim * 4 flops however long the context, and
- * split points depend only on the position, so batching never changes a bit.
+ * Causal attention of one token, for a block of the query heads that share
+ * one kv head (GQA), over one split of positions (e->att_split of them) of
+ * its slot's cache.  Heads go ATT_HEADS at a time; per tile of ATT_TILE
+ * positions the scores of all of them come from one f32 gemm over the K
+ * rows (each K row read once for those heads), then an online softmax in
+ * f32 with max subtraction: a new tile maximum rescales what was
+ * accumulated.  With one split the result is final; otherwise the split
+ * leaves (max, sum, unnormalised output) for merge_chunk.
+ *
+ * A chunk is (token, kv head, block of e->att_hb heads, split).  The split
+ * bounds its work however long the context, and the split points depend
+ * only on the shape and the position (cb_att_split()), so batching never
+ * changes a bit; the heads per block only change the time (each head's
+ * result is computed alone).
  */
 static void attn_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_model_config *cf = &e->cfg;
 	int nh = (int)cf->n_heads, nkv = (int)cf->n_kv_heads, grp = nh / nkv;
-	int sp = c % e->att_nsplit, kvh = (c / e->att_nsplit) % nkv;
-	int t = c / e->att_nsplit / nkv, hd = e->hd, i, g, g0, ng, p0;
-	int npos = (int)e->b->pos[t] + 1, nsplit = (npos + CB_ATT_SPLIT - 1) / CB_ATT_SPLIT;
-	int pbeg = sp * CB_ATT_SPLIT, pend = CB_MIN(npos, pbeg + CB_ATT_SPLIT);
+	int nhb = (grp + e->att_hb - 1) / e->att_hb, S = e->att_split;
+	int sp = c % e->att_nsplit, hb = c / e->att_nsplit % nhb;
+	int kvh = c / e->att_nsplit / nhb % nkv, t = c / e->att_nsplit / nhb / nkv;
+	int hd = e->hd, i, g, g0, ng, p0, gend = CB_MIN(grp, (hb + 1) * e->att_hb);
+	int npos = (int)e->b->pos[t] + 1, nsplit = (npos + S - 1) / S;
+	int pbeg = sp * S, pend = CB_MIN(npos, pbeg + S);
 	cb_size base = ((cb_size)e->b->seq[t] * cf->n_layers + e->layer) *
 		       e->p.max_context * e->kvdim + (cb_size)kvh * hd;
 	cb_size kvrow = (cb_size)e->kvdim * sizeof(float);
@@ -117,10 +144,10 @@ static void attn_chunk(void *arg, int c)
 
 	if (pbeg >= npos)
 		return;		/* this token has fewer splits */
-	for (g0 = 0; g0 < grp; g0 += ATT_HEADS) {
+	for (g0 = hb * e->att_hb; g0 < gend; g0 += ATT_HEADS) {
 		int h0 = kvh * grp + g0;
 
-		ng = CB_MIN(ATT_HEADS, grp - g0);
+		ng = CB_MIN(ATT_HEADS, gend - g0);
 		for (g = 0; g < ng; g++) {
 			if (nsplit == 1)
 				o[g] = e->att.f + (cb_size)t * e->qdim + (cb_size)(h0 + g) * hd;
@@ -180,70 +207,93 @@ static void attn_chunk(void *arg, int c)
 	}
 }
 
-/* Combine the splits of tokens whose context needed more than one. */
+/*
+ * Combine the splits of tokens whose context needed more than one: rows
+ * are (token, head) pairs, pieces the head's dimensions, so a long context
+ * cuts a head's dimensions across chunks (each recomputes the split
+ * weights and the sum, in the same order: the same bits).
+ */
 static void merge_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int nh = (int)e->cfg.n_heads, hd = e->hd, t, t1, h, sp, i;
+	int nh = (int)e->cfg.n_heads, hd = e->hd, S = e->att_split;
+	int r, r1, d0, d1, sp, i;
 
-	cb_tok_range(e, c, &t, &t1);
-	for (; t < t1; t++) {
-		int nsplit = ((int)e->b->pos[t] + CB_ATT_SPLIT) / CB_ATT_SPLIT;
+	cb_plan_chunk(&e->pl, c, &r, &r1, &d0, &d1);
+	for (; r < r1; r++) {
+		int t = r / nh, h = r % nh, nsplit = ((int)e->b->pos[t] + S) / S;
+		const float *part = e->att_part + (cb_size)r * e->att_nsplit * (hd + 2);
+		float *o = e->att.f + (cb_size)t * e->qdim + (cb_size)h * hd;
+		float m = part[0], l = 0.0f;
 
 		if (nsplit == 1)
 			continue;
-		for (h = 0; h < nh; h++) {
-			const float *part = e->att_part +
-				((cb_size)t * nh + h) * e->att_nsplit * (hd + 2);
-			float *o = e->att.f + (cb_size)t * e->qdim + (cb_size)h * hd;
-			float m = part[0], l = 0.0f;
+		for (sp = 1; sp < nsplit; sp++)
+			m = part[sp * (hd + 2)] > m ? part[sp * (hd + 2)] : m;
+		for (i = d0; i < d1; i++)
+			o[i] = 0.0f;
+		for (sp = 0; sp < nsplit; sp++) {
+			const float *ps = part + sp * (hd + 2);
+			float w = cb_expf(ps[0] - m);
 
-			for (sp = 1; sp < nsplit; sp++)
-				m = part[sp * (hd + 2)] > m ? part[sp * (hd + 2)] : m;
-			for (i = 0; i < hd; i++)
-				o[i] = 0.0f;
-			for (sp = 0; sp < nsplit; sp++) {
-				const float *ps = part + sp * (hd + 2);
-				float r = cb_expf(ps[0] - m);
-
-				l += r * ps[1];
-				e->ops->axpy_f32(o, r, ps + 2, hd);
-			}
-			l = 1.0f / l;
-			for (i = 0; i < hd; i++)
-				o[i] *= l;
+			l += w * ps[1];
+			e->ops->axpy_f32(o + d0, w, ps + 2 + d0, d1 - d0);
 		}
+		l = 1.0f / l;
+		for (i = d0; i < d1; i++)
+			o[i] *= l;
 	}
 }
 
-/* att rows into the forms Wo reads */
+/* att rows into the forms Wo reads, by tokens or pieces of columns */
 static void att_quant_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int t, t1;
+	int t, t1, p0, p1;
 
-	cb_tok_range(e, c, &t, &t1);
+	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
 	for (; t < t1; t++)
-		cb_acts_quantize(e, &e->att, t);
+		cb_acts_quantize_cols(e, &e->att, t, p0 * CB_ACT_PIECE,
+				      CB_MIN(e->qdim, p1 * CB_ACT_PIECE));
 }
 
 void cb_attn_rope_cache(struct cb_engine *e, struct cb_exec *ex)
 {
-	cb_run_phase(e, ex, rope_cache_chunk, e->tchunks);
+	const struct cb_model_config *cf = &e->cfg;
+	int grp = (int)(cf->n_heads / cf->n_kv_heads);
+
+	/* the whole-projection norm needs each row's rms before any head is normed */
+	if (cf->qk_norm == CB_QK_NORM_FULL)
+		cb_run_rows(e, ex, qk_inv_chunk, e->n,
+			    (cb_u64)(e->qdim + e->kvdim) * CB_PS_NORM);
+	/* chunks of tokens, or of kv heads (each with its query heads) of a token */
+	cb_run_planned(e, ex, rope_cache_chunk, e->n, (int)cf->n_kv_heads, 0,
+		       (cb_u64)(grp + 2) * e->hd * CB_PS_ROPE);
 }
 
 void cb_attention(struct cb_engine *e, struct cb_exec *ex)
 {
-	int t;
+	const struct cb_model_config *cf = &e->cfg;
+	int nh = (int)cf->n_heads, grp = nh / (int)cf->n_kv_heads, S = e->att_split;
+	int t, longest = 1;
+	cb_u64 head_ps;
 
 	/* splits of the longest context in this batch */
-	e->att_nsplit = 1;
 	for (t = 0; t < e->n; t++)
-		e->att_nsplit = CB_MAX(e->att_nsplit,
-				       (int)(e->b->pos[t] + CB_ATT_SPLIT) / CB_ATT_SPLIT);
-	/* chunks of (token, kv head, split) */
-	cb_run_phase(e, ex, attn_chunk, e->n * (int)e->cfg.n_kv_heads * e->att_nsplit);
+		longest = CB_MAX(longest, (int)e->b->pos[t] + 1);
+	e->att_nsplit = (longest + S - 1) / S;
+	/* heads per chunk: as many as one split of the longest context allows */
+	head_ps = (cb_u64)CB_MIN(longest, S) * ((cb_u64)e->hd * CB_PS_ATT + CB_PS_EXP);
+	e->att_hb = (int)CB_MAX((cb_u64)1, CB_MIN((cb_u64)grp, e->chunk_ps / head_ps));
+
+	/* chunks of (token, kv head, block of heads, split) */
+	cb_run_phase(e, ex, attn_chunk, e->n * (int)cf->n_kv_heads *
+		     ((grp + e->att_hb - 1) / e->att_hb) * e->att_nsplit);
 	if (e->att_nsplit > 1)
-		cb_run_phase(e, ex, merge_chunk, e->tchunks);
-	cb_run_phase(e, ex, att_quant_chunk, e->tchunks);
+		cb_run_planned(e, ex, merge_chunk, e->n * nh, e->hd,
+			       (cb_u64)e->att_nsplit * CB_PS_EXP,
+			       (cb_u64)e->att_nsplit * CB_PS_AXPY);
+	if (cb_acts_nforms(&e->att))
+		cb_run_planned(e, ex, att_quant_chunk, e->n, cb_col_pieces(e->qdim), 0,
+			       (cb_u64)CB_ACT_PIECE * CB_PS_QUANT * cb_acts_nforms(&e->att));
 }

@@ -21,12 +21,14 @@
 #include "cb_quant.h"
 
 /*
- * Work per parallel_for chunk, in multiply-accumulates.  In the kernel one
- * chunk runs inside one kernel_fpu_begin/end section; ~512K MACs is roughly
- * 25-50 us with AVX2 and a few hundred us with the scalar code, which keeps
- * preemption-off sections short.  Chunk boundaries depend only on the shapes
- * (never on the thread count), so results are bitwise reproducible for a
- * given ISA level whatever the number of threads.
+ * The multiply-adds a gemm chunk aims at, for load balance across threads.
+ * A chunk is also capped by time: every chunk of every step is planned to
+ * at most 100 us of the variant that runs it (cb_engine_priv.h,
+ * CB_CHUNK_PS), because in the kernel one chunk runs inside one
+ * kernel_fpu_begin/end section.  Chunk boundaries never change a result:
+ * they do not depend on the thread count, and where they depend on the
+ * batch or the ISA they only cut work whose result is computed the same
+ * way whatever the cut.
  */
 #define CB_CHUNK_TARGET_FLOPS (512u * 1024u)
 
@@ -179,12 +181,17 @@ static inline int cb_layer_is_moe(const struct cb_model_config *c, cb_u32 l)
  * @n_seqs: sequence slots, each with its own KV cache.
  * @max_context: positions per slot (<= config max_context if that is set).
  * @isa_max_level: cap for the ISA variant (enum cb_isa_level).
+ * @chunk_ns: most work one parallel_for chunk is planned to, in ns of the
+ *	scalar code on the reference machine; 0 (what the kernel passes) is
+ *	the default, 100 us.  Results never depend on it (tests set it tiny
+ *	to cut every step into its smallest chunks and compare).
  */
 struct cb_engine_params {
 	cb_u32 max_batch_tokens;
 	cb_u32 n_seqs;
 	cb_u32 max_context;
 	cb_u32 isa_max_level;
+	cb_u32 chunk_ns;
 };
 
 struct cb_engine;
@@ -273,10 +280,10 @@ struct cb_batch {
 /**
  * cb_engine_forward() - run the model over one batch.
  *
- * Floating-point work happens inside @ex->parallel_for chunks (a gemm chunk
- * is about CB_CHUNK_TARGET_FLOPS; an attention chunk is the query heads of
- * one kv head of one token over at most 512 cached positions, longer
- * contexts are split and merged); between
+ * Floating-point work happens inside @ex->parallel_for chunks, each planned
+ * to at most about 100 us of the running variant (p->chunk_ns); an
+ * attention chunk covers at most one split of a token's cached positions,
+ * longer contexts are split and merged; between
  * steps the calling thread does only integer bookkeeping and calls
  * @ex->yield (if set); a non-zero return aborts with that value.  Slot
  * lengths change only when the whole batch succeeded; an aborted batch that

@@ -11,8 +11,123 @@
 #include "cb_engine.h"
 #include "cb_ops.h"
 
-/* Positions per attention chunk (see attn_chunk). */
-#define CB_ATT_SPLIT 512
+/*
+ * Chunk sizes.  In the kernel a chunk runs inside one FPU section with
+ * preemption off, and the pool checks fpu_slice_us only between chunks,
+ * so no chunk may be long: every chunk of every phase is planned from an
+ * estimate of its work to take at most CB_CHUNK_PS on the slowest code
+ * that runs it.  The estimates are per element, in picoseconds of the
+ * scalar variant (the one max_isa=0 runs) on the reference machine; the
+ * gemms take theirs from the running variant's table (ops->gemm_ps).  What
+ * cannot be divided (one row of a gemm for one token, the RMSNorm of one
+ * row) is bounded by the shape limits (cb_limits.h) instead.
+ * docs/kernel.md gives the measured chunk times.
+ */
+#define CB_CHUNK_PS		100000000ull	/* 100 us */
+#define CB_PS_GEMM_MAX		1500	/* the largest gemm_ps of any variant */
+#define CB_PS_NORM		2000	/* RMSNorm (two passes) and a residual add */
+#define CB_PS_QUANT		5000	/* quantizing into one activation form */
+#define CB_PS_SWIGLU		7000	/* silu and a product */
+#define CB_PS_AXPY		800	/* y += a x */
+#define CB_PS_DEQUANT		3000	/* one weight to f32 (the embedding row) */
+#define CB_PS_ANGLE		100000	/* one RoPE pair's angle: powf, sincosf */
+#define CB_PS_ROPE		3000	/* q/k norm, clip, rotation, cache store */
+#define CB_PS_EXP		7000	/* cb_expf and its bookkeeping */
+#define CB_PS_ATT		2800	/* attention: per position and head dimension */
+#define CB_PS_ROUTE		8000	/* routing: per expert of a token */
+#define CB_PS_COPY		500	/* gathering a row, per element */
+
+/*
+ * A phase over rows (tokens, slots, token-head pairs), where a row may be
+ * cut into pieces (ranges of columns, kv heads, head dimensions) when one
+ * row is more work than a chunk (@budget ps: e->chunk_ps).  Chunk c is
+ * rows [r0, r1), and of each the pieces [p0, p1): several whole rows, or
+ * pieces of one row.
+ */
+struct cb_plan {
+	int rows, pieces;	/* of the phase */
+	int rows_per;		/* rows per chunk; 1 when rows are cut */
+	int pieces_per;		/* pieces per chunk (all of them when whole) */
+	int per_row;		/* chunks per row, when cut */
+	int nchunks;
+};
+
+/*
+ * Plan @rows rows of @pieces pieces, a row costing @row_ps plus @piece_ps
+ * per piece.  Integer only (model setup plans too, outside FPU sections).
+ */
+static inline void cb_plan_rows(struct cb_plan *pl, int rows, int pieces, cb_u64 row_ps,
+				cb_u64 piece_ps, cb_u64 budget)
+{
+	cb_u64 whole = row_ps + (cb_u64)pieces * piece_ps, per;
+
+	pl->rows = rows;
+	pl->pieces = pieces;
+	if (whole <= budget || pieces <= 1) {
+		per = whole ? budget / whole : (cb_u64)rows;
+		pl->rows_per = (int)CB_MIN((cb_u64)CB_MAX(rows, 1), CB_MAX(per, (cb_u64)1));
+		pl->pieces_per = pieces;
+		pl->per_row = 1;
+		pl->nchunks = (rows + pl->rows_per - 1) / pl->rows_per;
+		return;
+	}
+	per = row_ps < budget ? (budget - row_ps) / CB_MAX(piece_ps, (cb_u64)1) : 1;
+	pl->rows_per = 1;
+	pl->pieces_per = (int)CB_MIN((cb_u64)pieces, CB_MAX(per, (cb_u64)1));
+	pl->per_row = (pieces + pl->pieces_per - 1) / pl->pieces_per;
+	pl->nchunks = rows * pl->per_row;
+}
+
+/* The rows and pieces of chunk c of @pl. */
+static inline void cb_plan_chunk(const struct cb_plan *pl, int c, int *r0, int *r1,
+				 int *p0, int *p1)
+{
+	int q = c % pl->per_row;
+
+	*r0 = c / pl->per_row * pl->rows_per;
+	*r1 = CB_MIN(pl->rows, *r0 + pl->rows_per);
+	*p0 = q * pl->pieces_per;
+	*p1 = CB_MIN(pl->pieces, *p0 + pl->pieces_per);
+}
+
+/*
+ * A gemm job's chunks: @rblk weight rows times @mblk tokens.  Today's
+ * shape (about CB_CHUNK_TARGET_FLOPS multiply-adds, rows rounded up to 16,
+ * up to 32 tokens) when that fits @budget at @ps per multiply-add;
+ * else fewer rows, then fewer tokens, down to one row for one token (which
+ * the shape limits keep within the budget).  A row's result does not
+ * depend on the chunking (cb_ops.h): only the time does.
+ */
+static inline void cb_gemm_plan(int nrows, int k, int M, cb_u32 ps, cb_u64 budget,
+				int *rblk, int *mblk)
+{
+	cb_u64 unit = CB_MAX((cb_u64)k * ps, (cb_u64)1);	/* one row, one token */
+	cb_u64 cap = CB_MAX(budget / unit, (cb_u64)1);	/* (row, token) pairs */
+	cb_u64 mb = (cb_u64)CB_MIN(M, 32), rb;
+
+	rb = CB_MAX(CB_CHUNK_TARGET_FLOPS / ((cb_u64)CB_MAX(k, 1) * mb), (cb_u64)1);
+	if (rb < (cb_u64)nrows)
+		rb = CB_ALIGN(rb, (cb_u64)16);
+	if (rb * mb > cap) {
+		rb = cap / mb;
+		if (rb >= 16)
+			rb &= ~(cb_u64)15;
+		else if (rb >= 4)
+			rb &= ~(cb_u64)3;	/* whole register tiles of 4 rows */
+		if (!rb) {
+			rb = 1;
+			mb = cap;
+		}
+	}
+	*rblk = (int)CB_MIN(rb, (cb_u64)nrows);
+	*mblk = (int)mb;
+}
+
+/* Positions per attention split (see attn_chunk). */
+static inline int cb_att_split(int hd)
+{
+	return 512;
+}
 
 /*
  * Activation rows that gemms read: the f32 rows and the same rows in each
@@ -54,6 +169,7 @@ struct cb_engine {
 	struct cb_engine_params p;
 	const struct cb_isa_ops *ops;
 	cb_u64 arena_used;
+	cb_u64 chunk_ps;	/* most work per chunk (p.chunk_ns, or CB_CHUNK_PS) */
 
 	/* shapes, from the config */
 	int H;			/* hidden */
@@ -80,6 +196,7 @@ struct cb_engine {
 	float *q;		/* [T][qdim] */
 	float *k, *v;		/* [T][kvdim] */
 	float *rope;		/* [T][head_dim] cos of each pair's angle, then sin */
+	float *qk_inv;		/* [T][2] 1 / rms of q and of k (qk_norm FULL) */
 	struct cb_acts att;	/* [T][qdim] attention output, head after head */
 	/* [T][n_heads][splits][2 + head_dim]: each split's max, sum, unnormalised out */
 	float *att_part;
@@ -132,7 +249,11 @@ struct cb_engine {
 	 */
 	const struct cb_batch *b;
 	const struct cb_layer_weights *lw;
-	int layer, n, tblk, tchunks, n_out, nslots, att_nsplit;
+	int layer, n, n_out, nslots;
+	int att_split;		/* positions per attention split (cb_att_split()) */
+	int att_nsplit;		/* splits of the longest context in the batch */
+	int att_hb;		/* query heads per attention chunk */
+	struct cb_plan pl;	/* of the running phase */
 	int err;
 };
 
@@ -155,14 +276,37 @@ static inline cb_u32 cb_tensor_kinds(const struct cb_tensor *t)
 	return t->data ? 1u << cb_dtype_act(t->dtype) : 0;
 }
 
-/* primitives */
+/* primitives: rmsnorm() is rms_inv() then rms_apply() */
 void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps);
+float cb_rms_inv(const float *x, int n, float eps);
+void cb_rms_apply(float *out, const float *x, const float *w, float inv, int n);
 
-/* Tokens [*t0, *t1) of token-loop chunk c (e->tblk tokens each). */
-static inline void cb_tok_range(const struct cb_engine *e, int c, int *t0, int *t1)
+/*
+ * A phase planned with cb_plan_rows() (its plan in e->pl for the chunks);
+ * cb_run_rows() is the one of whole rows (tokens or slots) of @row_ps each.
+ */
+void cb_run_planned(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
+		    int rows, int pieces, cb_u64 row_ps, cb_u64 piece_ps);
+void cb_run_rows(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
+		 int rows, cb_u64 row_ps);
+/* The pieces of CB_ACT_PIECE columns of a row of n. */
+static inline int cb_col_pieces(int n)
 {
-	*t0 = c * e->tblk;
-	*t1 = CB_MIN(e->n, *t0 + e->tblk);
+	return (n + CB_ACT_PIECE - 1) / CB_ACT_PIECE;
+}
+
+/* Row r of @a, columns [c0, c1) (whole pieces, or to the end of the row). */
+void cb_acts_quantize_cols(struct cb_engine *e, const struct cb_acts *a, cb_size r,
+			   int c0, int c1);
+/* The quantized forms kept of @a: each costs CB_PS_QUANT per element. */
+static inline int cb_acts_nforms(const struct cb_acts *a)
+{
+	cb_u32 k = a->kinds & ~(1u << CB_ACT_F32);
+	int n = 0;
+
+	for (; k; k &= k - 1)	/* no __builtin_popcount: no libgcc in the kernel */
+		n++;
+	return n;
 }
 
 /*

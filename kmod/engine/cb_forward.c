@@ -23,9 +23,9 @@ static void embed_chunk(void *arg, int c)
 	const struct cb_tensor *emb = &e->w->embed;
 	cb_size rb = cb_dtype_row_bytes(emb->dtype, emb->cols);
 	float theta = cb_f32_from_bits(e->cfg.rope_theta_bits);
-	int half = e->hd / 2, t, t1, i;
+	int half = e->hd / 2, t, t1, p0, p1, i;
 
-	cb_tok_range(e, c, &t, &t1);
+	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
 	for (; t < t1; t++) {
 		float *cs = e->rope + (cb_size)t * e->hd;
 		float pos = (float)b->pos[t];
@@ -47,9 +47,9 @@ static void embed_chunk(void *arg, int c)
 static void norm_rows(struct cb_engine *e, int c, const struct cb_tensor *w, int add)
 {
 	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
-	int t, t1, i;
+	int t, t1, p0, p1, i;
 
-	cb_tok_range(e, c, &t, &t1);
+	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
 	for (; t < t1; t++) {
 		float *x = e->x + (cb_size)t * e->H;
 
@@ -75,32 +75,39 @@ static void ffn_norm_chunk(void *arg, int c)
 	norm_rows(e, c, &e->lw->ffn_norm, 1);
 }
 
-/* gate = silu(gate) * up of the dense MLP, in the forms down reads */
+/*
+ * gate = silu(gate) * up of the dense MLP, in the forms down reads; a
+ * chunk is tokens, or pieces of columns of one token (element by element,
+ * so any cut gives the same values).
+ */
 static void swiglu_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int t, t1;
+	int t, t1, p0, p1, c0, c1, n = (int)e->cfg.dense_ffn;
 
-	cb_tok_range(e, c, &t, &t1);
+	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
+	c0 = p0 * CB_ACT_PIECE;
+	c1 = CB_MIN(n, p1 * CB_ACT_PIECE);
 	for (; t < t1; t++) {
-		cb_swiglu(e->mlp_gate.f + (cb_size)t * e->F2, e->mlp_up + (cb_size)t * e->F2,
-			  (int)e->cfg.dense_ffn);
-		cb_acts_quantize(e, &e->mlp_gate, t);
+		cb_swiglu(e->mlp_gate.f + (cb_size)t * e->F2 + c0,
+			  e->mlp_up + (cb_size)t * e->F2 + c0, c1 - c0);
+		cb_acts_quantize_cols(e, &e->mlp_gate, t, c0, c1);
 	}
 }
 
-/* x += mlp_out */
+/* x += mlp_out, by tokens or pieces of columns */
 static void residual_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int t, t1, i;
+	int t, t1, p0, p1, c1, i;
 
-	cb_tok_range(e, c, &t, &t1);
+	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
+	c1 = CB_MIN(e->H, p1 * CB_ACT_PIECE);
 	for (; t < t1; t++) {
 		float *x = e->x + (cb_size)t * e->H;
 		const float *mo = e->mlp_out + (cb_size)t * e->H;
 
-		for (i = 0; i < e->H; i++)
+		for (i = p0 * CB_ACT_PIECE; i < c1; i++)
 			x[i] += mo[i];
 	}
 }
@@ -110,9 +117,9 @@ static void final_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
-	int t, t1;
+	int t, t1, p0, p1;
 
-	cb_tok_range(e, c, &t, &t1);
+	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
 	for (; t < t1; t++) {
 		cb_size j = e->logit_row[t];
 
@@ -163,9 +170,6 @@ static void start_pass(struct cb_engine *e, struct cb_exec *ex, const struct cb_
 	/* without an expert executor every expert runs here, unfiltered */
 	e->run_all = !ex->experts_submit;
 	e->nrun = 0;
-	/* token-loop chunks: ~16K elements of per-token work each */
-	e->tblk = (int)CB_MAX(1, 16384 / (e->H + e->qdim + e->F2 + 1));
-	e->tchunks = (e->n + e->tblk - 1) / e->tblk;
 	for (t = 0; t < b->n_tokens; t++)
 		e->logit_row[t] = !b->logits_mask || b->logits_mask[t] ? n_out++ : CB_NONE;
 	e->n_out = (int)n_out;
@@ -193,6 +197,12 @@ static const float *bias(const struct cb_model_config *cf, const struct cb_tenso
 	return cf->qkv_bias ? t->data : CB_NULL;
 }
 
+/* The work of one row of norm_rows(): add, RMSNorm, the forms kept. */
+static cb_u64 norm_ps(const struct cb_engine *e)
+{
+	return (cb_u64)e->H * (CB_PS_NORM + CB_PS_QUANT * cb_acts_nforms(&e->x_norm));
+}
+
 /* ---- the model -------------------------------------------------------- */
 
 int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
@@ -211,7 +221,8 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 	n = e->n;
 
 	/* embedding: x = embed[token]; the RoPE angles of each position */
-	cb_run_phase(e, ex, embed_chunk, e->tchunks);
+	cb_run_rows(e, ex, embed_chunk, n, (cb_u64)H * CB_PS_DEQUANT +
+		    (cb_u64)e->hd / 2 * CB_PS_ANGLE);
 
 	for (l = 0; l < (int)cf->n_layers; l++) {
 		const struct cb_layer_weights *L = &W->layers[l];
@@ -220,7 +231,7 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		e->layer = l;
 
 		/* attention norm: x_norm = rmsnorm(x) * attn_norm */
-		cb_run_phase(e, ex, attn_norm_chunk, e->tchunks);
+		cb_run_rows(e, ex, attn_norm_chunk, n, norm_ps(e));
 
 		/* q, k, v = Wq x_norm + bq, Wk x_norm + bk, Wv x_norm + bv */
 		cb_jobs_reset(e);
@@ -245,7 +256,7 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		cb_run_jobs(e, ex);
 
 		/* residual, FFN norm: x += block_out; x_norm = rmsnorm(x) * ffn_norm */
-		cb_run_phase(e, ex, ffn_norm_chunk, e->tchunks);
+		cb_run_rows(e, ex, ffn_norm_chunk, n, norm_ps(e));
 
 		if (cb_layer_is_moe(cf, l)) {
 			/* routed experts, residual: x += the top_k experts, weighted */
@@ -262,7 +273,9 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		cb_run_jobs(e, ex);
 
 		/* gate = silu(gate) * up */
-		cb_run_phase(e, ex, swiglu_chunk, e->tchunks);
+		cb_run_planned(e, ex, swiglu_chunk, n, cb_col_pieces((int)cf->dense_ffn), 0,
+			       CB_ACT_PIECE * (CB_PS_SWIGLU + (cb_u64)CB_PS_QUANT *
+					       cb_acts_nforms(&e->mlp_gate)));
 
 		/* down: mlp_out = Wd gate */
 		cb_jobs_reset(e);
@@ -271,12 +284,13 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		cb_run_jobs(e, ex);
 
 		/* residual: x += mlp_out */
-		cb_run_phase(e, ex, residual_chunk, e->tchunks);
+		cb_run_planned(e, ex, residual_chunk, n, cb_col_pieces(H), 0,
+			       CB_ACT_PIECE * CB_PS_AXPY);
 		trace_dense_layer(e);
 	}
 
 	/* final norm of the rows that want logits, compacted */
-	cb_run_phase(e, ex, final_chunk, e->tchunks);
+	cb_run_rows(e, ex, final_chunk, n, norm_ps(e));
 
 	/* logits = lm_head x_norm */
 	cb_jobs_reset(e);

@@ -155,10 +155,11 @@ static void layout(struct cb_engine *e, struct bump *a)
 	e->v = carve(a, T, e->kvdim, sizeof(float));
 	carve_acts(a, &e->att, T, e->qdim);
 	e->rope = carve(a, T, e->hd, sizeof(float));
+	e->qk_inv = carve(a, T, 2, sizeof(float));
 	/* partial softmax states, only when a context can exceed one split */
-	if (e->p.max_context > CB_ATT_SPLIT)
+	if (e->p.max_context > (cb_u32)e->att_split)
 		e->att_part = carve(a, T * c->n_heads,
-				    (cb_u64)(e->p.max_context + CB_ATT_SPLIT - 1) / CB_ATT_SPLIT,
+				    ((cb_u64)e->p.max_context + e->att_split - 1) / e->att_split,
 				    (cb_u64)(e->hd + 2) * sizeof(float));
 	e->logit_row = carve(a, T, sizeof(cb_u32), 1);
 
@@ -231,6 +232,64 @@ static void set_kinds(struct cb_engine *e, const struct cb_model_weights *w)
 	}
 }
 
+/* chunks of one gemm job at the slowest cost of any variant (the most) */
+static cb_u64 gemm_chunks(const struct cb_engine *e, cb_u32 rows, cb_u32 k, cb_u64 M)
+{
+	int rblk, mblk;
+
+	if (!rows || !k || !M)
+		return 0;
+	cb_gemm_plan((int)rows, (int)k, (int)CB_MIN(M, (cb_u64)0x7fffffff), CB_PS_GEMM_MAX,
+		     e->chunk_ps, &rblk, &mblk);
+	return ((cb_u64)rows + rblk - 1) / rblk * ((M + mblk - 1) / mblk);
+}
+
+static cb_u64 row_chunks(const struct cb_engine *e, cb_u64 rows, int pieces, cb_u64 row_ps,
+			 cb_u64 piece_ps)
+{
+	struct cb_plan pl;
+
+	cb_plan_rows(&pl, (int)CB_MIN(rows, (cb_u64)0x7fffffff), pieces, row_ps, piece_ps,
+		     e->chunk_ps);
+	return (cb_u64)pl.nchunks + (rows > 0x7fffffff ? rows : 0);
+}
+
+/*
+ * Chunk indices are ints: a bound on the chunks of the largest phase at a
+ * full batch, with the costs of the slowest variant (the most chunks).
+ * The gemms of one phase are summed; the experts' jobs carry T * K slots
+ * between them, at most one job per expert more than T * K alone needs.
+ */
+static cb_u64 max_chunks(const struct cb_engine *e)
+{
+	const struct cb_model_config *c = &e->cfg;
+	cb_u64 T = e->p.max_batch_tokens, S = T * (cb_u64)e->K, m = 0, v;
+	cb_u32 grp = c->n_heads / c->n_kv_heads;
+	cb_u64 splits = ((cb_u64)e->p.max_context + e->att_split - 1) / e->att_split;
+
+	/* gemms: lm_head; q, k, v; the experts' gate and up; the MLPs */
+	m = CB_MAX(m, gemm_chunks(e, c->vocab_size, e->H, T));
+	m = CB_MAX(m, gemm_chunks(e, e->qdim, e->H, T) + 2 * gemm_chunks(e, e->kvdim, e->H, T));
+	m = CB_MAX(m, gemm_chunks(e, e->H, e->qdim, T));
+	m = CB_MAX(m, 2 * gemm_chunks(e, e->F2, e->H, T) + gemm_chunks(e, e->E, e->H, T));
+	m = CB_MAX(m, gemm_chunks(e, e->H, e->F2, T));
+	v = S ? gemm_chunks(e, e->F, e->H, S) + (cb_u64)e->E * gemm_chunks(e, e->F, e->H, 1) : 0;
+	m = CB_MAX(m, 2 * v + gemm_chunks(e, e->H, e->F2, T));
+	v = S ? gemm_chunks(e, e->H, e->F, S) + (cb_u64)e->E * gemm_chunks(e, e->H, e->F, 1) : 0;
+	m = CB_MAX(m, v);
+	/* attention: (token, kv head, head block, split), a head per block at most */
+	m = CB_MAX(m, T * c->n_kv_heads * grp * splits);
+	/* the merge: (token, head) rows cut in up to head_dim pieces */
+	if (splits > 1)
+		m = CB_MAX(m, row_chunks(e, T * c->n_heads, e->hd, splits * CB_PS_EXP,
+					 splits * CB_PS_AXPY));
+	/* rows of whole pieces: the widest of the MLPs, the slots */
+	m = CB_MAX(m, row_chunks(e, CB_MAX(T, S), cb_col_pieces(CB_MAX(CB_MAX(e->F, e->F2), e->H)),
+				 0, CB_ACT_PIECE * (CB_PS_SWIGLU + 2ull * CB_PS_QUANT)));
+	m = CB_MAX(m, T * c->n_kv_heads);
+	return m;
+}
+
 static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 		 const struct cb_engine_params *p)
 {
@@ -251,22 +310,9 @@ static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 	e->F = cfg->expert_ffn;
 	e->F2 = CB_MAX(cfg->shared_ffn, cfg->dense_ffn);
 
-	/*
-	 * Chunk indices are ints: bound the largest phase.  A gemm chunk has at
-	 * least one row and at most 32 tokens; attention has one chunk per
-	 * (token, head, split).
-	 */
-	{
-		cb_u64 rows = CB_MAX(CB_MAX((cb_u64)cfg->vocab_size,
-					    2ull * e->E * e->F + e->F2 + 1),
-				     (cb_u64)e->qdim + 2ull * e->kvdim);
-		cb_u64 splits = ((cb_u64)p->max_context + CB_ATT_SPLIT - 1) / CB_ATT_SPLIT;
-
-		if (((cb_u64)p->max_batch_tokens + 31) / 32 * rows > 0x7fffffffull ||
-		    (cb_u64)p->max_batch_tokens * cfg->n_heads * splits > 0x7fffffffull)
-			return -CB_EINVAL;
-	}
-	return 0;
+	e->chunk_ps = p->chunk_ns ? (cb_u64)p->chunk_ns * 1000 : CB_CHUNK_PS;
+	e->att_split = cb_att_split(e->hd);
+	return max_chunks(e) > 0x7fffffffull ? -CB_EINVAL : 0;
 }
 
 cb_u64 cb_engine_arena_size(const struct cb_model_config *cfg,

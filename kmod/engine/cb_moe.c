@@ -15,17 +15,31 @@
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
-/* top-k experts of each token, into the trace; SwiGLU of the shared expert */
+/*
+ * Top-k experts of each token, into the trace; SwiGLU of the shared expert.
+ * A chunk is tokens, or pieces of columns of one token's shared expert:
+ * the chunk of the first piece routes that token.
+ */
 static void route_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_batch *b = e->b;
-	int t, t1, j;
+	int t, t1, p0, p1, j, c0, c1;
 
-	cb_tok_range(e, c, &t, &t1);
+	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
+	c0 = p0 * CB_ACT_PIECE;
+	c1 = CB_MIN((int)e->cfg.shared_ffn, p1 * CB_ACT_PIECE);
 	for (; t < t1; t++) {
 		cb_u32 *id = e->top_id + (cb_size)t * e->K;
 		float *w = e->top_w + (cb_size)t * e->K;
+
+		if (e->cfg.shared_ffn) {
+			cb_swiglu(e->mlp_gate.f + (cb_size)t * e->F2 + c0,
+				  e->mlp_up + (cb_size)t * e->F2 + c0, c1 - c0);
+			cb_acts_quantize_cols(e, &e->mlp_gate, t, c0, c1);
+		}
+		if (p0)
+			continue;
 
 		cb_route(e->ops, e->router_logits + (cb_size)t * e->E, e->E, e->K,
 			 e->cfg.norm_topk_prob, id, w);
@@ -38,11 +52,6 @@ static void route_chunk(void *arg, int c)
 				tr[2 * j + 1] = cb_f32_bits(w[j]);
 			}
 		}
-		if (e->cfg.shared_ffn) {
-			cb_swiglu(e->mlp_gate.f + (cb_size)t * e->F2,
-				  e->mlp_up + (cb_size)t * e->F2, (int)e->cfg.shared_ffn);
-			cb_acts_quantize(e, &e->mlp_gate, t);
-		}
 	}
 }
 
@@ -50,11 +59,12 @@ static void route_chunk(void *arg, int c)
 static void gather_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int s, s1 = CB_MIN(e->nslots, (c + 1) * e->tblk);
+	int s, s1, p0, p1;
 	cb_size i;
 	cb_u32 k;
 
-	for (s = c * e->tblk; s < s1; s++) {
+	cb_plan_chunk(&e->pl, c, &s, &s1, &p0, &p1);
+	for (; s < s1; s++) {
 		cb_size t = e->slot_tok[s];
 
 		for (k = 0; k < CB_ACT__COUNT; k++) {
@@ -69,53 +79,62 @@ static void gather_chunk(void *arg, int c)
 	}
 }
 
-/* SwiGLU in place on exp_gate, for the slots of the experts the CPU runs now */
+/*
+ * SwiGLU in place on exp_gate, for the slots of the experts the CPU runs
+ * now: by slots, or by pieces of columns of one slot.
+ */
 static void expert_act_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int s, s1 = CB_MIN(e->nslots, (c + 1) * e->tblk);
+	int s, s1, p0, p1, c0, c1;
 
-	for (s = c * e->tblk; s < s1; s++) {
+	cb_plan_chunk(&e->pl, c, &s, &s1, &p0, &p1);
+	c0 = p0 * CB_ACT_PIECE;
+	c1 = CB_MIN(e->F, p1 * CB_ACT_PIECE);
+	for (; s < s1; s++) {
 		/* other slots: a host's expert (stale exp_gate) or done in round 1 */
 		if (!e->run_all && !e->slot_run[s])
 			continue;
-		cb_swiglu(e->exp_gate.f + (cb_size)s * e->F, e->exp_up + (cb_size)s * e->F,
-			  e->F);
-		cb_acts_quantize(e, &e->exp_gate, s);
+		cb_swiglu(e->exp_gate.f + (cb_size)s * e->F + c0,
+			  e->exp_up + (cb_size)s * e->F + c0, c1 - c0);
+		cb_acts_quantize_cols(e, &e->exp_gate, s, c0, c1);
 	}
 }
 
 /*
  * x += sum over the token's experts, in rank order, of weight * expert out,
  * plus the (gated) shared expert.  The order of the additions is fixed by
- * the routing alone, whatever the batch and threads.
+ * the routing alone, whatever the batch, the threads and the chunks (by
+ * tokens, or by pieces of columns of one token: element by element).
  */
 static void combine_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int t, t1, i, j;
+	int t, t1, p0, p1, c0, c1, i, j;
 
-	cb_tok_range(e, c, &t, &t1);
+	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
+	c0 = p0 * CB_ACT_PIECE;
+	c1 = CB_MIN(e->H, p1 * CB_ACT_PIECE);
 	for (; t < t1; t++) {
 		float *x = e->x + (cb_size)t * e->H;
 		float *acc = e->block_out + (cb_size)t * e->H;
 		const float *mo = e->mlp_out + (cb_size)t * e->H;
 
-		for (i = 0; i < e->H; i++)
+		for (i = c0; i < c1; i++)
 			acc[i] = 0.0f;
 		for (j = 0; j < e->K; j++) {
 			cb_size s = e->slot_of[(cb_size)t * e->K + j];
 
-			e->ops->axpy_f32(acc, e->top_w[(cb_size)t * e->K + j],
-					 e->exp_out + s * e->H, e->H);
+			e->ops->axpy_f32(acc + c0, e->top_w[(cb_size)t * e->K + j],
+					 e->exp_out + s * e->H + c0, c1 - c0);
 		}
 		if (e->cfg.shared_ffn) {
 			float g = e->cfg.shared_gate ? cb_sigmoidf(e->shared_logit[t]) : 1.0f;
 
-			for (i = 0; i < e->H; i++)
+			for (i = c0; i < c1; i++)
 				acc[i] += g * mo[i];
 		}
-		for (i = 0; i < e->H; i++)
+		for (i = c0; i < c1; i++)
 			x[i] += acc[i];
 	}
 }
@@ -171,10 +190,13 @@ static void expert_gate_up_jobs(struct cb_engine *e)
 static void expert_act_down(struct cb_engine *e, struct cb_exec *ex)
 {
 	const struct cb_layer_weights *L = e->lw;
-	int x, slot_chunks = (e->nslots + e->tblk - 1) / e->tblk;
+	int x;
 
-	/* every slot chunk when unfiltered; none when the host took them all */
-	cb_run_phase(e, ex, expert_act_chunk, e->run_all || e->nrun ? slot_chunks : 0);
+	/* every slot when unfiltered; none when the host took them all */
+	cb_run_planned(e, ex, expert_act_chunk, e->run_all || e->nrun ? e->nslots : 0,
+		       cb_col_pieces(e->F), 0,
+		       CB_ACT_PIECE * (CB_PS_SWIGLU + (cb_u64)CB_PS_QUANT *
+				       cb_acts_nforms(&e->exp_gate)));
 	cb_jobs_reset(e);
 	for (x = 0; x < e->E; x++) {
 		cb_size o = e->exp_off[x];
@@ -323,14 +345,17 @@ void cb_moe_layer(struct cb_engine *e, struct cb_exec *ex)
 	cb_run_jobs(e, ex);
 
 	/* routing: softmax, top-k (into the trace); the shared expert's SwiGLU */
-	cb_run_phase(e, ex, route_chunk, e->tchunks);
+	cb_run_planned(e, ex, route_chunk, n, cf->shared_ffn ? cb_col_pieces(cf->shared_ffn) : 1,
+		       (cb_u64)e->E * CB_PS_ROUTE,
+		       cf->shared_ffn ? CB_ACT_PIECE * (CB_PS_SWIGLU + (cb_u64)CB_PS_QUANT *
+							cb_acts_nforms(&e->mlp_gate)) : 0);
 	if (e->err)
 		return;		/* the grouping would read top_id not written */
 
 	/* group the batch by expert, gather the inputs in the forms they read */
 	group_by_expert(e);
 	gather_kinds(e);
-	cb_run_phase(e, ex, gather_chunk, (e->nslots + e->tblk - 1) / e->tblk);
+	cb_run_rows(e, ex, gather_chunk, e->nslots, (cb_u64)e->H * CB_PS_COPY);
 
 	/* offer the experts to the host; the CPU runs what it leaves */
 	if (!e->run_all)
@@ -360,5 +385,6 @@ void cb_moe_layer(struct cb_engine *e, struct cb_exec *ex)
 	experts_abort(e, ex);
 
 	/* x += the experts' weighted sum and the gated shared expert */
-	cb_run_phase(e, ex, combine_chunk, e->tchunks);
+	cb_run_planned(e, ex, combine_chunk, n, cb_col_pieces(e->H), 0,
+		       (cb_u64)CB_ACT_PIECE * (e->K + 2) * CB_PS_AXPY);
 }

@@ -40,6 +40,13 @@ struct cb_isa_ops {
 	int (*valid)(void);	/* all CPU features present? (cb_isa.c) */
 
 	cb_gemm_fn gemm[CB_DT__COUNT];
+	/*
+	 * What one multiply-add of each gemm costs this variant, in ps, with
+	 * one token (the slowest case: no weight reuse, the weights streamed
+	 * from memory), as measured on the reference machine (docs/kernel.md):
+	 * the forward pass sizes gemm chunks with it.
+	 */
+	cb_u16 gemm_ps[CB_DT__COUNT];
 
 	/*
 	 * x[n] -> the row in activation form k (enum cb_act_kind), for k >= 1

@@ -294,6 +294,13 @@ const struct cb_isa_ops cb_isa_avx2 = {
 		[CB_DT_Q8_0] = avx2_gemm_q8_0,
 		[CB_DT_Q4_0] = avx2_gemm_q4_0,
 	},
+	.gemm_ps = {
+		[CB_DT_F32] = 200,
+		[CB_DT_F16] = 100,
+		[CB_DT_BF16] = 100,
+		[CB_DT_Q8_0] = 60,
+		[CB_DT_Q4_0] = 60,
+	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx2_quantize_q8_0,
 	},

@@ -495,6 +495,13 @@ const struct cb_isa_ops cb_isa_avx512 = {
 		[CB_DT_Q8_0] = avx512_gemm_q8_0,
 		[CB_DT_Q4_0] = avx512_gemm_q4_0,
 	},
+	.gemm_ps = {
+		[CB_DT_F32] = 200,
+		[CB_DT_F16] = 100,
+		[CB_DT_BF16] = 100,
+		[CB_DT_Q8_0] = 60,
+		[CB_DT_Q4_0] = 60,
+	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx512_quantize_q8_0,
 	},
@@ -512,6 +519,13 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 		[CB_DT_BF16] = avx512_gemm_bf16,
 		[CB_DT_Q8_0] = avx512_gemm_q8_0_vnni,
 		[CB_DT_Q4_0] = avx512_gemm_q4_0_vnni,
+	},
+	.gemm_ps = {
+		[CB_DT_F32] = 200,
+		[CB_DT_F16] = 100,
+		[CB_DT_BF16] = 100,
+		[CB_DT_Q8_0] = 60,
+		[CB_DT_Q4_0] = 60,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx512_quantize_q8_0,

@@ -408,6 +408,13 @@ const struct cb_isa_ops cb_isa_scalar = {
 		[CB_DT_Q8_0] = gemm_q8_0,
 		[CB_DT_Q4_0] = gemm_q4_0,
 	},
+	.gemm_ps = {
+		[CB_DT_F32] = 1200,
+		[CB_DT_F16] = 1500,
+		[CB_DT_BF16] = 1000,
+		[CB_DT_Q8_0] = 400,
+		[CB_DT_Q4_0] = 350,
+	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = cb_quantize_row_q8_0_ref,
 	},

@@ -16,20 +16,30 @@
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
-#define ROW_ALIGN 16		/* rows per chunk rounded to this */
-#define TOK_BLOCK 32		/* most tokens per gemm chunk */
-
-/* out = x / rms(x) * w  (HF LlamaRMSNorm, in f32) */
-void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps)
+/* 1 / rms(x), as HF LlamaRMSNorm computes it in f32 */
+float cb_rms_inv(const float *x, int n, float eps)
 {
-	float ss = 0.0f, inv;
+	float ss = 0.0f;
 	int i;
 
 	for (i = 0; i < n; i++)
 		ss += x[i] * x[i];
-	inv = 1.0f / cb_sqrtf(ss / (float)n + eps);
+	return 1.0f / cb_sqrtf(ss / (float)n + eps);
+}
+
+/* out = w * (x * inv): RMSNorm's second pass, element by element */
+void cb_rms_apply(float *out, const float *x, const float *w, float inv, int n)
+{
+	int i;
+
 	for (i = 0; i < n; i++)
 		out[i] = w[i] * (x[i] * inv);
+}
+
+/* out = x / rms(x) * w  (HF LlamaRMSNorm, in f32); out may be x */
+void cb_rmsnorm(float *out, const float *x, const float *w, int n, float eps)
+{
+	cb_rms_apply(out, x, w, cb_rms_inv(x, n, eps), n);
 }
 
 /* fn over @nchunks chunks, then the host's yield; nothing after an error */
@@ -44,6 +54,21 @@ void cb_run_phase(struct cb_engine *e, struct cb_exec *ex,
 		e->err = ex->yield(ex);
 }
 
+void cb_run_planned(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
+		    int rows, int pieces, cb_u64 row_ps, cb_u64 piece_ps)
+{
+	if (e->err)
+		return;
+	cb_plan_rows(&e->pl, rows, pieces, row_ps, piece_ps, e->chunk_ps);
+	cb_run_phase(e, ex, fn, rows > 0 ? e->pl.nchunks : 0);
+}
+
+void cb_run_rows(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
+		 int rows, cb_u64 row_ps)
+{
+	cb_run_planned(e, ex, fn, rows, 1, row_ps, 0);
+}
+
 /* Start a list of gemm jobs for the next phase. */
 void cb_jobs_reset(struct cb_engine *e)
 {
@@ -53,8 +78,8 @@ void cb_jobs_reset(struct cb_engine *e)
 
 /*
  * Queue out = W x for M activation rows, rows @row0.. of @in, in the form
- * the weight type reads.  Chunks: ROW_ALIGN-multiple row blocks of about
- * CB_CHUNK_TARGET_FLOPS multiply-adds, times blocks of TOK_BLOCK tokens.
+ * the weight type reads.  Chunks: cb_gemm_plan(), with the running
+ * variant's cost of a multiply-add of this weight type.
  */
 void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
 		cb_size ldo, const struct cb_acts *in, cb_size row0, int M,
@@ -62,8 +87,6 @@ void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
 {
 	cb_u32 kind = cb_dtype_act(t->dtype);
 	struct cb_gemm_job *j;
-	cb_u64 per_row;
-	int rblk;
 
 	if (M <= 0)
 		return;
@@ -79,14 +102,9 @@ void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
 	j->M = M;
 	j->nrows = (int)t->rows;
 	j->k = (int)t->cols;
-	j->mblk = CB_MIN(M, TOK_BLOCK);
-	per_row = (cb_u64)j->k * (cb_u64)j->mblk;
-	rblk = (int)CB_MIN((cb_u64)j->nrows, CB_MAX((cb_u64)1,
-				CB_CHUNK_TARGET_FLOPS / per_row));
-	if (rblk < j->nrows)
-		rblk = CB_MIN(j->nrows, CB_ALIGN(rblk, ROW_ALIGN));
-	j->rblk = rblk;
-	j->nrb = (j->nrows + rblk - 1) / rblk;
+	cb_gemm_plan(j->nrows, j->k, M, e->ops->gemm_ps[t->dtype], e->chunk_ps, &j->rblk,
+		     &j->mblk);
+	j->nrb = (j->nrows + j->rblk - 1) / j->rblk;
 	j->nmb = (M + j->mblk - 1) / j->mblk;
 	j->nchunks = j->nrb * j->nmb;
 	j->first = e->nchunks;
@@ -132,6 +150,23 @@ static void gemm_chunk(void *arg, int c)
 void cb_run_jobs(struct cb_engine *e, struct cb_exec *ex)
 {
 	cb_run_phase(e, ex, gemm_chunk, e->nchunks);
+}
+
+/* Columns [c0, c1) of row r of @a into every other form in a->kinds. */
+void cb_acts_quantize_cols(struct cb_engine *e, const struct cb_acts *a, cb_size r,
+			   int c0, int c1)
+{
+	const float *x = a->f + r * a->n;
+	cb_u32 k;
+
+	for (k = CB_ACT_F32 + 1; k < CB_ACT__COUNT; k++) {
+		const struct cb_block_info *b = cb_act_info(k);
+
+		if (a->kinds >> k & 1)
+			e->ops->quantize_act[k]((char *)a->q[k] + r * a->q_bytes[k] +
+						(cb_size)(c0 / b->block) * b->block_bytes,
+						x + c0, c1 - c0);
+	}
 }
 
 /* Row r of @a from its f32 row into every other form in a->kinds. */

@@ -80,8 +80,8 @@ int cb_cpu_has(enum cb_cpu_feature f);
  * [0, nchunks) and returns when all have finished.
  *
  * In the kernel each chunk runs inside kernel_fpu_begin/end on a worker
- * kthread; chunks are sized by the engine to stay short (see
- * CB_CHUNK_TARGET_FLOPS in cb_engine.h).
+ * kthread; chunks are sized by the engine to stay short (see CB_CHUNK_PS
+ * in cb_engine_priv.h).
  *
  * yield() is called by the engine on the calling thread between steps: the
  * kernel host leaves the FPU section there, calls cond_resched() and enters

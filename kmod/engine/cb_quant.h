@@ -64,6 +64,12 @@ enum cb_act_kind {
 	CB_ACT__COUNT
 };
 
+/*
+ * Columns of a row that a phase may hand to different chunks: whole blocks
+ * of every activation form (so each piece quantizes on its own).
+ */
+#define CB_ACT_PIECE 256
+
 /**
  * struct cb_block_info - the storage of a row of a weight type or of an
  * activation form.

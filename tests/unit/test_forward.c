@@ -2,8 +2,9 @@
 /*
  * test_forward.c - properties of the engine's forward pass that the
  * numerical comparison with the reference (tests/ref/run) cannot see:
- * no allocation and no write outside the arena after init, batching and
- * thread count never change a bit of the result, routing behaves as
+ * no allocation and no write outside the arena after init, batching,
+ * thread count and the chunking of every step never change a bit of the
+ * result, chunks are planned within their budget, routing behaves as
  * documented (sampling: test_sample.c), bad batches are refused, yield
  * aborts.
  */
@@ -88,7 +89,7 @@ struct inst {
 
 static int make_inst(struct inst *in, struct cb_tm_model *m)
 {
-	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, 2 };
+	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, CB_ISA__COUNT - 1, 0 };
 
 	in->size = cb_engine_arena_size(&m->cfg, &p);
 	if (!in->size)
@@ -369,7 +370,7 @@ static void test_bad_batches_refused(void)
 	CB_CHECK(cb_engine_seq_len(in.e, 0) == 2, "len after rewind %d",
 		 cb_engine_seq_len(in.e, 0));
 	CB_CHECK(cb_engine_init(&in.e, &model_f32.cfg, &model_f32.w,
-				&(struct cb_engine_params){ MAXB, NSEQ, MAXCTX, 2 },
+				&(struct cb_engine_params){ MAXB, NSEQ, MAXCTX, 2, 0 },
 				in.arena, in.size - 64) == -CB_ENOMEM, "small arena accepted");
 	cb_host_exec_destroy(ex);
 	free(in.arena);
@@ -439,7 +440,7 @@ static void test_interleaved_rope_equals_neox_with_permuted_weights(void)
 
 static void test_bad_params_refused(void)
 {
-	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, 2 };
+	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, 2, 0 };
 	struct cb_engine *e;
 	cb_u64 size;
 	char *arena;
@@ -509,6 +510,151 @@ static void test_bad_model_refused(void)
 	CB_CHECK(cb_engine_check_model(&m->cfg, &m->w) == 0, "good model refused");
 }
 
+/* ---- chunking ----------------------------------------------------------- */
+
+/*
+ * Wide enough that rows are cut into pieces (two or three 256-column pieces,
+ * the last partial), q8_0 activations quantized piece by piece, the whole
+ * q/k projection normed (qk_inv first) and clipped, a shared expert, a
+ * dense layer; a context past one attention split, so the merge runs.
+ */
+static const struct cb_tm_spec spec_wide = {
+	.name = "wide", .arch = CB_ARCH_QWEN2_MOE, .vocab = 300, .hidden = 512,
+	.n_layers = 2, .n_heads = 8, .n_kv_heads = 2, .head_dim = 64,
+	.ffn = 320, .n_exp = 4, .top_k = 2, .norm_topk = 1,
+	.shared_ffn = 288, .shared_gate = 1, .dense_ffn = 544, .dense_layer = 2,
+	.qk_norm = CB_QK_NORM_FULL, .qkv_bias = 1, .dt = CB_DT_Q8_0,
+	.scale = 0.05f, .router_scale = 0.3f,
+};
+static struct cb_tm_model model_wide;
+
+#define WIDE_CTX 560
+#define WIDE_STEP 80
+
+/* Prefill WIDE_CTX tokens WIDE_STEP at a time, every position's logits. */
+static int run_wide(int level, cb_u32 chunk_ns, int threads, float *out, cb_u32 *trace)
+{
+	struct cb_engine_params p = { WIDE_STEP, 1, WIDE_CTX, (cb_u32)level, chunk_ns };
+	struct cb_exec *ex = cb_host_exec_create(threads);
+	struct cb_engine *e;
+	cb_u32 tok[WIDE_CTX], seq[WIDE_CTX] = { 0 }, pos[WIDE_CTX];
+	cb_u64 size = cb_engine_arena_size(&model_wide.cfg, &p);
+	void *arena = size ? __libc_memalign(64, size) : NULL;
+	int r = -1, i;
+
+	for (i = 0; i < WIDE_CTX; i++) {
+		tok[i] = (cb_u32)(i * 7919 + 13) % 300;
+		pos[i] = (cb_u32)i;
+	}
+	if (ex && arena && !cb_engine_init(&e, &model_wide.cfg, &model_wide.w, &p, arena, size))
+		for (i = 0, r = 0; i < WIDE_CTX && !r; i += WIDE_STEP) {
+			struct cb_batch b = {
+				.n_tokens = WIDE_STEP, .tokens = tok + i, .seq = seq + i,
+				.pos = pos + i, .logits = out + (size_t)i * 300,
+				.route_trace = trace + (size_t)i * 2 * 2 * 2,
+			};
+
+			r = cb_engine_forward(e, ex, &b);
+		}
+	cb_host_exec_destroy(ex);
+	free(arena);
+	return r;
+}
+
+/*
+ * The chunk budget (cb_engine_params.chunk_ns) decides only how each step
+ * is cut: with a budget of 1 ns every gemm chunk is one row for one token,
+ * every row of SwiGLU, combine and quantization its own 256-column piece,
+ * every kv head of RoPE its own chunk, every head of attention its own
+ * block, every dimension of the merge its own chunk.  The logits and the
+ * routing must be those of the default budget, bit for bit, at every ISA
+ * level the CPU has.
+ */
+static void test_any_chunk_budget_same_bits(void)
+{
+	static float a[WIDE_CTX * 300], b[WIDE_CTX * 300];
+	static cb_u32 ta[WIDE_CTX * 8], tb[WIDE_CTX * 8];
+	int lvl, r, i;
+
+	for (lvl = 0; lvl < CB_ISA__COUNT; lvl++) {
+		if (!cb_isa_get(lvl))
+			continue;
+		memset(b, 0, sizeof(b));
+		r = run_wide(lvl, 0, 2, a, ta);
+		CB_CHECK(r == 0, "level %d, default budget: forward %d", lvl, r);
+		r = run_wide(lvl, 1, 2, b, tb);
+		CB_CHECK(r == 0, "level %d, 1 ns budget: forward %d", lvl, r);
+		for (i = 0; i < WIDE_CTX * 300; i++)
+			if (memcmp(&a[i], &b[i], 4)) {
+				CB_CHECK(0, "level %d: logit %d (position %d) differs: %.9g, cut %.9g",
+					 lvl, i, i / 300, a[i], b[i]);
+				break;
+			}
+		CB_CHECK(!memcmp(ta, tb, sizeof(ta)), "level %d: routing differs", lvl);
+	}
+}
+
+/*
+ * The planners: every (row, piece) in exactly one chunk; a chunk within
+ * the budget unless it is one indivisible unit; gemm chunks as before the
+ * budget existed (16-row blocks of ~512K multiply-adds, 32 tokens) where
+ * those fit, else smaller, never empty.
+ */
+static void test_chunk_plans(void)
+{
+	static const int rows[] = { 1, 3, 32, 100, 4096 };
+	static const int pieces[] = { 1, 2, 7, 256 };
+	static const cb_u64 piece_ps[] = { 0, 1000, 999999, 30000000, 200000000 };
+	unsigned a, b2, c2;
+	int bad = 0;
+
+	for (a = 0; a < CB_ARRAY_SIZE(rows); a++)
+		for (b2 = 0; b2 < CB_ARRAY_SIZE(pieces); b2++)
+			for (c2 = 0; c2 < CB_ARRAY_SIZE(piece_ps); c2++) {
+				struct cb_plan pl;
+				static unsigned char seen[4096 * 256];
+				int c, r0, r1, p0, p1, r, p;
+				cb_u64 row_ps = c2 * 7000;
+
+				cb_plan_rows(&pl, rows[a], pieces[b2], row_ps, piece_ps[c2],
+					     CB_CHUNK_PS);
+				memset(seen, 0, (size_t)rows[a] * pieces[b2]);
+				for (c = 0; c < pl.nchunks; c++) {
+					cb_plan_chunk(&pl, c, &r0, &r1, &p0, &p1);
+					if (r0 >= r1 || p0 >= p1 ||
+					    ((cb_u64)(r1 - r0) * (row_ps + (p1 - p0) * piece_ps[c2]) >
+					     CB_CHUNK_PS && (r1 - r0 > 1 || p1 - p0 > 1)))
+						bad++;
+					for (r = r0; r < r1; r++)
+						for (p = p0; p < p1; p++)
+							seen[r * pieces[b2] + p]++;
+				}
+				for (r = 0; r < rows[a] * pieces[b2]; r++)
+					bad += seen[r] != 1;
+			}
+	CB_CHECK(bad == 0, "%d bad chunks or (row, piece) not covered exactly once", bad);
+
+	{
+		int rb, mb;
+
+		/* within the budget: the old shape */
+		cb_gemm_plan(4096, 4096, 32, 40, CB_CHUNK_PS, &rb, &mb);
+		CB_CHECK(rb == 16 && mb == 32, "avx2 prefill chunk %d x %d", rb, mb);
+		cb_gemm_plan(4096, 4096, 1, 60, CB_CHUNK_PS, &rb, &mb);
+		CB_CHECK(rb == 128 && mb == 1, "avx2 decode chunk %d x %d", rb, mb);
+		/* scalar: fewer rows, then fewer tokens */
+		cb_gemm_plan(4096, 4096, 32, 1200, CB_CHUNK_PS, &rb, &mb);
+		CB_CHECK(rb == 1 && mb == 20 && (cb_u64)rb * mb * 4096 * 1200 <= CB_CHUNK_PS,
+			 "scalar prefill chunk %d x %d", rb, mb);
+		cb_gemm_plan(4096, 65536, 32, 1500, CB_CHUNK_PS, &rb, &mb);
+		CB_CHECK(rb == 1 && mb == 1, "k 65536: %d x %d", rb, mb);
+		cb_gemm_plan(5, 64, 3, 1200, CB_CHUNK_PS, &rb, &mb);
+		CB_CHECK(rb == 5 && mb == 3, "small job in one chunk: %d x %d", rb, mb);
+	}
+	/* the split depends on the head alone; 512 up to head_dim 64 */
+	CB_CHECK(cb_att_split(16) == 512 && cb_att_split(64) == 512, "split of small heads");
+}
+
 int main(void)
 {
 	spec_q8 = spec_f32;
@@ -517,6 +663,9 @@ int main(void)
 	cb_tm_seed(88172645463325252ull);
 	cb_tm_build(&model_f32, &spec_f32);
 	cb_tm_build(&model_q8, &spec_q8);
+	cb_tm_build(&model_wide, &spec_wide);
+	model_wide.cfg.max_context = 0;		/* the context of the test */
+	model_wide.cfg.clip_qkv_bits = cb_tm_bits(8.0f);
 	CB_RUN(test_no_allocation_after_init);
 	CB_RUN(test_batched_equals_one_at_a_time_f32);
 	CB_RUN(test_batched_equals_one_at_a_time_q8_0);
@@ -529,5 +678,7 @@ int main(void)
 	CB_RUN(test_bad_model_refused);
 	CB_RUN(test_interleaved_rope_equals_neox_with_permuted_weights);
 	CB_RUN(test_bad_params_refused);
+	CB_RUN(test_chunk_plans);
+	CB_RUN(test_any_chunk_budget_same_bits);
 	return cb_test_done();
 }

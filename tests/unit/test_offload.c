@@ -219,7 +219,7 @@ struct inst {
 
 static int make_inst(struct inst *in, const struct cb_tm_model *m, int level)
 {
-	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, level };
+	struct cb_engine_params p = { MAXB, NSEQ, MAXCTX, level, 0 };
 	cb_u64 size = cb_engine_arena_size(&m->cfg, &p);
 
 	if (!size || posix_memalign(&in->arena, 64, size))
