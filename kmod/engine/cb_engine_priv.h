@@ -123,10 +123,22 @@ static inline void cb_gemm_plan(int nrows, int k, int M, cb_u32 ps, cb_u64 budge
 	*mblk = (int)mb;
 }
 
-/* Positions per attention split (see attn_chunk). */
+/*
+ * Positions per attention split for a head of @hd: the most, a power of
+ * two in 32..512, whose work for one head fits the default chunk budget
+ * (512 up to head_dim 64, 256 for 128, 128 for 256).  It depends on the
+ * shape alone (never on the batch, the threads, the ISA or
+ * cb_engine_params.chunk_ns), because the split points decide how the
+ * softmax is summed: so batching never changes a bit, and the kernel
+ * equals the in-process engine.
+ */
 static inline int cb_att_split(int hd)
 {
-	return 512;
+	int s = 512;
+
+	while (s > 32 && (cb_u64)s * ((cb_u64)hd * CB_PS_ATT + CB_PS_EXP) > CB_CHUNK_PS)
+		s /= 2;
+	return s;
 }
 
 /*

@@ -651,8 +651,10 @@ static void test_chunk_plans(void)
 		cb_gemm_plan(5, 64, 3, 1200, CB_CHUNK_PS, &rb, &mb);
 		CB_CHECK(rb == 5 && mb == 3, "small job in one chunk: %d x %d", rb, mb);
 	}
-	/* the split depends on the head alone; 512 up to head_dim 64 */
-	CB_CHECK(cb_att_split(16) == 512 && cb_att_split(64) == 512, "split of small heads");
+	/* the split depends on the head alone: one head's split within the budget */
+	CB_CHECK(cb_att_split(16) == 512 && cb_att_split(64) == 512 && cb_att_split(128) == 256 &&
+		 cb_att_split(256) == 128, "splits %d %d %d %d", cb_att_split(16),
+		 cb_att_split(64), cb_att_split(128), cb_att_split(256));
 }
 
 int main(void)
