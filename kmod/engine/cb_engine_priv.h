@@ -299,6 +299,8 @@ void cb_rms_apply(float *out, const float *x, const float *w, float inv, int n);
  */
 void cb_run_planned(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
 		    int rows, int pieces, cb_u64 row_ps, cb_u64 piece_ps);
+void cb_run_plan(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
+		 const struct cb_plan *pl);
 void cb_run_rows(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
 		 int rows, cb_u64 row_ps);
 /* The pieces of CB_ACT_PIECE columns of a row of n. */

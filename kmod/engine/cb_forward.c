@@ -43,21 +43,32 @@ static void embed_chunk(void *arg, int c)
 	}
 }
 
-/* x -> x_norm = rmsnorm(x) * w, in its forms; with @add, x += block_out first */
+/*
+ * x -> x_norm = rmsnorm(x) * w, in its forms; with @add, x += block_out
+ * first.  A chunk is tokens, or pieces of the columns of one token: each
+ * piece takes the row's 1 / rms itself (the same sum, the same bits) and
+ * norms its columns; a row cut into pieces never has @add (the forward
+ * adds first, in a phase of its own: a piece may not change x while
+ * another sums it).
+ */
 static void norm_rows(struct cb_engine *e, int c, const struct cb_tensor *w, int add)
 {
 	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
-	int t, t1, p0, p1, i;
+	int t, t1, p0, p1, c0, c1, i;
 
 	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
+	c0 = p0 * CB_ACT_PIECE;
+	c1 = CB_MIN(e->H, p1 * CB_ACT_PIECE);
 	for (; t < t1; t++) {
-		float *x = e->x + (cb_size)t * e->H;
+		float *x = e->x + (cb_size)t * e->H, inv;
 
 		if (add)
 			for (i = 0; i < e->H; i++)
 				x[i] += e->block_out[(cb_size)t * e->H + i];
-		cb_rmsnorm(e->x_norm.f + (cb_size)t * e->H, x, w->data, e->H, eps);
-		cb_acts_quantize(e, &e->x_norm, t);
+		inv = cb_rms_inv(x, e->H, eps);
+		cb_rms_apply(e->x_norm.f + (cb_size)t * e->H + c0, x + c0,
+			     (const float *)w->data + c0, inv, c1 - c0);
+		cb_acts_quantize_cols(e, &e->x_norm, t, c0, c1);
 	}
 }
 
@@ -69,6 +80,13 @@ static void attn_norm_chunk(void *arg, int c)
 }
 
 static void ffn_norm_chunk(void *arg, int c)
+{
+	struct cb_engine *e = arg;
+
+	norm_rows(e, c, &e->lw->ffn_norm, 0);
+}
+
+static void ffn_add_norm_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 
@@ -95,21 +113,36 @@ static void swiglu_chunk(void *arg, int c)
 	}
 }
 
-/* x += mlp_out, by tokens or pieces of columns */
-static void residual_chunk(void *arg, int c)
+/* x += src, by tokens or pieces of columns */
+static void add_rows(struct cb_engine *e, int c, const float *src)
 {
-	struct cb_engine *e = arg;
 	int t, t1, p0, p1, c1, i;
 
 	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
 	c1 = CB_MIN(e->H, p1 * CB_ACT_PIECE);
 	for (; t < t1; t++) {
 		float *x = e->x + (cb_size)t * e->H;
-		const float *mo = e->mlp_out + (cb_size)t * e->H;
+		const float *y = src + (cb_size)t * e->H;
 
 		for (i = p0 * CB_ACT_PIECE; i < c1; i++)
-			x[i] += mo[i];
+			x[i] += y[i];
 	}
+}
+
+/* x += mlp_out */
+static void residual_chunk(void *arg, int c)
+{
+	struct cb_engine *e = arg;
+
+	add_rows(e, c, e->mlp_out);
+}
+
+/* x += block_out */
+static void attn_residual_chunk(void *arg, int c)
+{
+	struct cb_engine *e = arg;
+
+	add_rows(e, c, e->block_out);
 }
 
 /* final norm of the tokens whose logits are wanted, compacted */
@@ -117,17 +150,21 @@ static void final_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	float eps = cb_f32_from_bits(e->cfg.rms_eps_bits);
-	int t, t1, p0, p1;
+	int t, t1, p0, p1, c0, c1;
 
 	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
+	c0 = p0 * CB_ACT_PIECE;
+	c1 = CB_MIN(e->H, p1 * CB_ACT_PIECE);
 	for (; t < t1; t++) {
 		cb_size j = e->logit_row[t];
+		const float *x = e->x + (cb_size)t * e->H;
 
 		if (j == CB_NONE)
 			continue;
-		cb_rmsnorm(e->x_norm.f + j * e->H, e->x + (cb_size)t * e->H,
-			   e->w->final_norm.data, e->H, eps);
-		cb_acts_quantize(e, &e->x_norm, j);
+		cb_rms_apply(e->x_norm.f + j * e->H + c0, x + c0,
+			     (const float *)e->w->final_norm.data + c0,
+			     cb_rms_inv(x, e->H, eps), c1 - c0);
+		cb_acts_quantize_cols(e, &e->x_norm, j, c0, c1);
 	}
 }
 
@@ -197,10 +234,35 @@ static const float *bias(const struct cb_model_config *cf, const struct cb_tenso
 	return cf->qkv_bias ? t->data : CB_NULL;
 }
 
-/* The work of one row of norm_rows(): add, RMSNorm, the forms kept. */
-static cb_u64 norm_ps(const struct cb_engine *e)
+/*
+ * RMSNorm of the rows into x_norm, planned: the row's sum once per chunk
+ * (per piece when cut), then per column the product and the forms kept.
+ */
+static void run_norm(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int))
 {
-	return (cb_u64)e->H * (CB_PS_NORM + CB_PS_QUANT * cb_acts_nforms(&e->x_norm));
+	cb_run_planned(e, ex, fn, e->n, cb_col_pieces(e->H), (cb_u64)e->H * CB_PS_NORM / 2,
+		       CB_ACT_PIECE * (CB_PS_NORM / 2 + (cb_u64)CB_PS_QUANT *
+				       cb_acts_nforms(&e->x_norm)));
+}
+
+/*
+ * x += block_out, then the FFN norm: in one phase when each row fits a
+ * chunk, else the addition first (a row cut into pieces is read whole).
+ */
+static void run_ffn_norm(struct cb_engine *e, struct cb_exec *ex)
+{
+	struct cb_plan pl;
+
+	cb_plan_rows(&pl, e->n, cb_col_pieces(e->H), (cb_u64)e->H * (CB_PS_NORM / 2 + CB_PS_AXPY),
+		     CB_ACT_PIECE * (CB_PS_NORM / 2 + (cb_u64)CB_PS_QUANT *
+				     cb_acts_nforms(&e->x_norm)), e->chunk_ps);
+	if (pl.per_row == 1) {
+		cb_run_plan(e, ex, ffn_add_norm_chunk, &pl);
+		return;
+	}
+	cb_run_planned(e, ex, attn_residual_chunk, e->n, cb_col_pieces(e->H), 0,
+		       CB_ACT_PIECE * CB_PS_AXPY);
+	run_norm(e, ex, ffn_norm_chunk);
 }
 
 /* ---- the model -------------------------------------------------------- */
@@ -231,7 +293,7 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		e->layer = l;
 
 		/* attention norm: x_norm = rmsnorm(x) * attn_norm */
-		cb_run_rows(e, ex, attn_norm_chunk, n, norm_ps(e));
+		run_norm(e, ex, attn_norm_chunk);
 
 		/* q, k, v = Wq x_norm + bq, Wk x_norm + bk, Wv x_norm + bv */
 		cb_jobs_reset(e);
@@ -256,7 +318,7 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		cb_run_jobs(e, ex);
 
 		/* residual, FFN norm: x += block_out; x_norm = rmsnorm(x) * ffn_norm */
-		cb_run_rows(e, ex, ffn_norm_chunk, n, norm_ps(e));
+		run_ffn_norm(e, ex);
 
 		if (cb_layer_is_moe(cf, l)) {
 			/* routed experts, residual: x += the top_k experts, weighted */
@@ -290,7 +352,7 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 	}
 
 	/* final norm of the rows that want logits, compacted */
-	cb_run_rows(e, ex, final_chunk, n, norm_ps(e));
+	run_norm(e, ex, final_chunk);
 
 	/* logits = lm_head x_norm */
 	cb_jobs_reset(e);

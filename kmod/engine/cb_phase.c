@@ -54,13 +54,22 @@ void cb_run_phase(struct cb_engine *e, struct cb_exec *ex,
 		e->err = ex->yield(ex);
 }
 
-void cb_run_planned(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
-		    int rows, int pieces, cb_u64 row_ps, cb_u64 piece_ps)
+void cb_run_plan(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
+		 const struct cb_plan *pl)
 {
 	if (e->err)
 		return;
-	cb_plan_rows(&e->pl, rows, pieces, row_ps, piece_ps, e->chunk_ps);
-	cb_run_phase(e, ex, fn, rows > 0 ? e->pl.nchunks : 0);
+	e->pl = *pl;
+	cb_run_phase(e, ex, fn, pl->rows > 0 ? pl->nchunks : 0);
+}
+
+void cb_run_planned(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
+		    int rows, int pieces, cb_u64 row_ps, cb_u64 piece_ps)
+{
+	struct cb_plan pl;
+
+	cb_plan_rows(&pl, rows, pieces, row_ps, piece_ps, e->chunk_ps);
+	cb_run_plan(e, ex, fn, &pl);
 }
 
 void cb_run_rows(struct cb_engine *e, struct cb_exec *ex, void (*fn)(void *, int),
