@@ -265,7 +265,7 @@ void cb_attn_rope_cache(struct cb_engine *e, struct cb_exec *ex)
 	/* the whole-projection norm needs each row's rms before any head is normed */
 	if (cf->qk_norm == CB_QK_NORM_FULL)
 		cb_run_rows(e, ex, qk_inv_chunk, e->n,
-			    (cb_u64)(e->qdim + e->kvdim) * CB_PS_NORM);
+			    (cb_u64)(e->qdim + e->kvdim) * CB_PS_NORM / 2);
 	/* chunks of tokens, or of kv heads (each with its query heads) of a token */
 	cb_run_planned(e, ex, rope_cache_chunk, e->n, (int)cf->n_kv_heads, 0,
 		       (cb_u64)(grp + 2) * e->hd * CB_PS_ROPE);

@@ -55,6 +55,9 @@ int cb_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
 	if (!c->head_dim || c->head_dim % 2 || c->head_dim > CB_MAX_HEAD_DIM)
 		return CFG_FAIL("head_dim %u is not even in 2..%u", c->head_dim,
 				CB_MAX_HEAD_DIM);
+	if ((cb_u64)c->n_heads * c->head_dim > CB_MAX_QDIM)
+		return CFG_FAIL("n_heads %u x head_dim %u above %u", c->n_heads, c->head_dim,
+				CB_MAX_QDIM);
 	if (c->n_experts > CB_MAX_EXPERTS)
 		return CFG_FAIL("n_experts %u above %u", c->n_experts, CB_MAX_EXPERTS);
 	if (c->n_experts) {

@@ -15,24 +15,33 @@
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
-/* embedding lookup + RoPE angles of each token's position */
+/*
+ * Embedding lookup + RoPE angles of each token's position: tokens, or
+ * pieces of one token's row (whole blocks of any weight type, each
+ * dequantized alone); the chunk of the first piece makes the angles.
+ */
 static void embed_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_batch *b = e->b;
 	const struct cb_tensor *emb = &e->w->embed;
+	const struct cb_block_info *bi = cb_dtype_info(emb->dtype);
 	cb_size rb = cb_dtype_row_bytes(emb->dtype, emb->cols);
 	float theta = cb_f32_from_bits(e->cfg.rope_theta_bits);
-	int half = e->hd / 2, t, t1, p0, p1, i;
+	int half = e->hd / 2, t, t1, p0, p1, c0, c1, i;
 
 	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
+	c0 = p0 * CB_ACT_PIECE;
+	c1 = CB_MIN(e->H, p1 * CB_ACT_PIECE);
 	for (; t < t1; t++) {
 		float *cs = e->rope + (cb_size)t * e->hd;
 		float pos = (float)b->pos[t];
 
-		cb_dequantize_row(emb->dtype, e->x + (cb_size)t * e->H,
-				  (const char *)emb->data + (cb_size)b->tokens[t] * rb,
-				  e->H);
+		cb_dequantize_row(emb->dtype, e->x + (cb_size)t * e->H + c0,
+				  (const char *)emb->data + (cb_size)b->tokens[t] * rb +
+				  (cb_size)(c0 / bi->block) * bi->block_bytes, c1 - c0);
+		if (p0)
+			continue;
 		/* HF: inv_freq = 1 / theta^(2i/d), angle = pos * inv_freq (f32) */
 		for (i = 0; i < half; i++) {
 			float inv = 1.0f / cb_powf(theta, (float)(2 * i) / (float)e->hd);
@@ -283,8 +292,8 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 	n = e->n;
 
 	/* embedding: x = embed[token]; the RoPE angles of each position */
-	cb_run_rows(e, ex, embed_chunk, n, (cb_u64)H * CB_PS_DEQUANT +
-		    (cb_u64)e->hd / 2 * CB_PS_ANGLE);
+	cb_run_planned(e, ex, embed_chunk, n, cb_col_pieces(H), (cb_u64)e->hd / 2 * CB_PS_ANGLE,
+		       CB_ACT_PIECE * CB_PS_DEQUANT);
 
 	for (l = 0; l < (int)cf->n_layers; l++) {
 		const struct cb_layer_weights *L = &W->layers[l];

@@ -16,6 +16,30 @@
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
+/*
+ * The shape limits keep every indivisible unit of work within a chunk's
+ * budget (cb_limits.h; the costs are cb_engine_priv.h's):
+ */
+#define CB_FITS(work, what) CB_STATIC_ASSERT((cb_u64)(work) <= CB_CHUNK_PS, what)
+/* one row of a gemm for one token, at the slowest variant's cost */
+CB_FITS((cb_u64)CB_MAX_FFN * CB_PS_GEMM_MAX, "gemm row of k = CB_MAX_FFN");
+CB_FITS((cb_u64)CB_MAX_HIDDEN * CB_PS_GEMM_MAX, "gemm row of k = CB_MAX_HIDDEN");
+CB_FITS((cb_u64)CB_MAX_QDIM * CB_PS_GEMM_MAX, "gemm row of k = CB_MAX_QDIM");
+/* one split of attention for one head: at least 32 positions */
+CB_FITS(32ull * (CB_MAX_HEAD_DIM * CB_PS_ATT + CB_PS_EXP), "attention split of 32");
+/* the merge of one dimension: every split's weight (cb_att_split(256) = 128) */
+CB_FITS((cb_u64)CB_MAX_CONTEXT / 128 * (CB_PS_EXP + CB_PS_AXPY), "merge of one dimension");
+/* RoPE and the cache of one kv head with all its query heads */
+CB_FITS((cb_u64)(CB_MAX_QDIM + 2 * CB_MAX_HEAD_DIM) * CB_PS_ROPE, "RoPE of one kv head");
+/* the sum of a norm: one hidden row, or q and k of one token (OLMoE) */
+CB_FITS((cb_u64)CB_MAX_HIDDEN * CB_PS_NORM / 2 + CB_ACT_PIECE * CB_PS_NORM, "RMSNorm row");
+CB_FITS((cb_u64)2 * CB_MAX_QDIM * CB_PS_NORM / 2, "q and k norm of one token");
+/* the angles of a token; one token's routing; a gathered row */
+CB_FITS((cb_u64)CB_MAX_HEAD_DIM / 2 * CB_PS_ANGLE + CB_ACT_PIECE * CB_PS_DEQUANT,
+	"RoPE angles of one position");
+CB_FITS((cb_u64)CB_MAX_EXPERTS * CB_PS_ROUTE, "routing of one token");
+CB_FITS((cb_u64)CB_MAX_HIDDEN * CB_PS_COPY, "gathering one row");
+
 /* 1 / rms(x), as HF LlamaRMSNorm computes it in f32 */
 float cb_rms_inv(const float *x, int n, float eps)
 {

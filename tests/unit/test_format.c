@@ -253,7 +253,11 @@ static const struct mcase cases[] = {
 	{ "kv_heads_not_dividing", H, 0, 0, COFF(n_kv_heads), 4, 3, -CB_EINVAL,
 	  "does not divide" },
 	{ "head_dim_odd", H, 0, 0, COFF(head_dim), 4, 7, -CB_EINVAL, "head_dim 7" },
-	{ "experts_300", H, 0, 0, COFF(n_experts), 4, 300, -CB_EINVAL, "n_experts 300" },
+	{ "experts_600", H, 0, 0, COFF(n_experts), 4, 600, -CB_EINVAL, "n_experts 600" },
+	{ "hidden_2pow20", H, 0, 0, COFF(hidden), 4, 1u << 20, -CB_EINVAL, "hidden 1048576" },
+	{ "head_dim_1024", H, 0, 0, COFF(head_dim), 4, 1024, -CB_EINVAL, "head_dim 1024" },
+	{ "expert_ffn_65537", H, 0, 0, COFF(expert_ffn), 4, 65537, -CB_EINVAL,
+	  "expert_ffn 65537" },
 	{ "top_k_above_experts", H, 0, 0, COFF(top_k), 4, 5, -CB_EINVAL, "top_k 5" },
 	{ "top_k_zero", H, 0, 0, COFF(top_k), 4, 0, -CB_EINVAL, "top_k 0" },
 	{ "expert_ffn_zero", H, 0, 0, COFF(expert_ffn), 4, 0, -CB_EINVAL, "expert_ffn 0" },
@@ -740,6 +744,75 @@ static void test_writer_errors(void)
 	CB_CHECK(access(tmp, F_OK) && access(out, F_OK), "files left behind after failure");
 }
 
+/*
+ * The limits (cb_limits.h) against real models and against the shapes a
+ * hostile file used to get past them: every real model's shape accepted;
+ * each hostile one refused with a reason that names the field.
+ */
+static void test_limits(void)
+{
+	static const struct {
+		const char *name;
+		cb_u32 hidden, heads, kv, hd, ffn, dense, experts, top_k, vocab, layers;
+	} real[] = {
+		/* the GQA shapes of their attention; DeepSeek's MLA is not an arch yet */
+		{ "deepseek-v3", 7168, 128, 128, 192, 2048, 18432, 256, 8, 129280, 61 },
+		{ "llama-3.1-405b", 16384, 128, 8, 128, 0, 53248, 0, 0, 128256, 126 },
+		{ "gpt-oss-120b", 2880, 64, 8, 64, 2880, 0, 128, 4, 201088, 36 },
+		{ "qwen3-235b", 4096, 64, 4, 128, 1536, 0, 128, 8, 151936, 94 },
+		{ "kimi-k2", 7168, 64, 64, 192, 2048, 18432, 384, 8, 163840, 61 },
+		{ "qwen3-next", 2048, 16, 2, 256, 512, 0, 512, 10, 151936, 48 },
+	};
+	static const struct {
+		const char *name, *needle;
+		cb_u32 hidden, heads, hd, ffn, dense, experts;
+	} bad[] = {
+		{ "hidden 2^20", "hidden 1048576", 1u << 20, 1, 2, 64, 64, 8 },
+		{ "1024 heads of 1024", "head_dim 1024", 4096, 1024, 1024, 64, 64, 8 },
+		{ "1024 heads of 256", "n_heads 1024 x head_dim 256", 4096, 1024, 256, 64, 64, 8 },
+		{ "expert ffn 2^20", "expert_ffn 1048576", 4096, 32, 128, 1u << 20, 64, 8 },
+		{ "dense ffn 2^20", "dense_ffn 1048576", 4096, 32, 128, 64, 1u << 20, 8 },
+		{ "1024 experts", "n_experts 1024", 4096, 32, 128, 64, 64, 1024 },
+	};
+	char why[CB_FORMAT_WHY_LEN];
+	unsigned i;
+
+	for (i = 0; i < CB_ARRAY_SIZE(real); i++) {
+		struct cb_model_config c = test_cfg();
+
+		c.hidden = real[i].hidden;
+		c.n_heads = real[i].heads;
+		c.n_kv_heads = real[i].kv;
+		c.head_dim = real[i].hd;
+		c.vocab_size = real[i].vocab;
+		c.n_layers = real[i].layers;
+		c.n_experts = real[i].experts;
+		c.top_k = real[i].top_k;
+		c.expert_ffn = real[i].ffn;
+		c.dense_ffn = real[i].dense ? real[i].dense : 64;
+		c.shared_ffn = real[i].experts ? c.shared_ffn : 0;
+		c.shared_gate = real[i].experts ? c.shared_gate : 0;
+		c.norm_topk_prob = real[i].experts ? 1 : 0;
+		why[0] = 0;
+		CB_CHECK(cb_format_check_config(&c, why, sizeof(why)) == 0, "%s refused: %s",
+			 real[i].name, why);
+	}
+	for (i = 0; i < CB_ARRAY_SIZE(bad); i++) {
+		struct cb_model_config c = test_cfg();
+
+		c.hidden = bad[i].hidden;
+		c.n_heads = bad[i].heads;
+		c.head_dim = bad[i].hd;
+		c.expert_ffn = bad[i].ffn;
+		c.dense_ffn = bad[i].dense;
+		c.n_experts = bad[i].experts;
+		why[0] = 0;
+		CB_CHECK(cb_format_check_config(&c, why, sizeof(why)) == -CB_EINVAL &&
+			 strstr(why, bad[i].needle), "%s: '%s', want '...%s...'", bad[i].name, why,
+			 bad[i].needle);
+	}
+}
+
 int main(void)
 {
 	snprintf(path, sizeof(path), "/tmp/colibri_test_format.%d.colibri", (int)getpid());
@@ -750,6 +823,7 @@ int main(void)
 	CB_RUN(test_good_file_accepted);
 	CB_RUN(test_every_rejection);
 	CB_RUN(test_chat_template_overlap);
+	CB_RUN(test_limits);
 	CB_RUN(test_structural_rejections);
 	CB_RUN(test_bind_and_crc);
 	CB_RUN(test_cbfile_open_and_verify);

@@ -498,9 +498,9 @@ static void test_expert_ffn_rejects_bad_shapes(void)
 		 cb_expert_scratch_size(64, 64, 3) <= size, "scratch not monotonic in n");
 	CB_CHECK(cb_expert_scratch_size(0, 64, 4) == 0 && cb_expert_scratch_size(64, 0, 4) == 0 &&
 		 cb_expert_scratch_size(64, 64, 0) == 0, "zero size accepted");
-	CB_CHECK(cb_expert_scratch_size((1u << 20) + 1, 64, 4) == 0 &&
-		 cb_expert_scratch_size(64, (1u << 20) + 1, 4) == 0, "huge shape accepted");
-	CB_CHECK(cb_expert_scratch_size(1u << 20, 1u << 20, 0xffffffffu) > (1ull << 54),
+	CB_CHECK(cb_expert_scratch_size(CB_MAX_HIDDEN + 1, 64, 4) == 0 &&
+		 cb_expert_scratch_size(64, CB_MAX_FFN + 1, 4) == 0, "huge shape accepted");
+	CB_CHECK(cb_expert_scratch_size(CB_MAX_HIDDEN, CB_MAX_FFN, 0xffffffffu) > (1ull << 50),
 		 "largest shape wrapped around");
 	if (posix_memalign((void **)&s, 64, size + 64))
 		return;
