@@ -25,7 +25,7 @@
 #define COLIBRI_MAX_SLOTS	64	/* sessions on one engine: a u64 bitmap */
 
 /*
- * Module parameters (colibri_main.c); read-only after load but for the
+ * Module parameters (colibri_params.c); read-only after load but for the
  * per-user limits (READ_ONCE).
  */
 extern unsigned int colibri_mem_limit_mb;
@@ -40,7 +40,7 @@ extern unsigned int colibri_fpu_slice_us;
 extern int colibri_max_isa;
 extern char *colibri_memmap;
 
-/* Engine facts chosen once at load (colibri_main.c). */
+/* Engine facts chosen once at load (colibri_params.c, set by colibri_main.c). */
 struct colibri_engine_caps {
 	int isa_level;		/* COLIBRI_ISA_* */
 	const char *isa_name;	/* static string owned by the engine */
