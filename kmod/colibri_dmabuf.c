@@ -42,9 +42,9 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
 
 #include "colibri_internal.h"
+#include "colibri_compat.h"
 
 /*
  * dma_buf_export() and friends live in the DMA_BUF symbol namespace.
@@ -71,16 +71,6 @@ struct colibri_dmabuf_attach {
 	enum dma_data_direction dir;	/* of the mapping */
 	bool mapped;
 };
-
-/* vm_flags became read-only behind vm_flags_clear() & co in 6.3. */
-static void colibri_vma_clear_maywrite(struct vm_area_struct *vma)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-	vm_flags_clear(vma, VM_MAYWRITE);
-#else
-	vma->vm_flags &= ~VM_MAYWRITE;
-#endif
-}
 
 /*
  * pfn_valid() answers per memory subsection (2 MiB on x86-64): asking once

@@ -34,77 +34,9 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
 
 #include "colibri_internal.h"
-
-/*
- * Kernel compatibility: every difference between 6.1 and 6.7+ (6.12) is
- * here.  6.1 keeps the payload at ->cmd and has no cancel hook; 6.7 moved
- * the uring_cmd API to <linux/io_uring/cmd.h>, reads the payload through
- * ->sqe and added cancelable commands.  Both have io_uring_cmd_done() with
- * four arguments and io_uring_cmd_complete_in_task(cmd, cb).
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-#include <linux/io_uring/cmd.h>
-
-static inline const void *colibri_ucmd_payload(struct io_uring_cmd *cmd)
-{
-	return io_uring_sqe_cmd(cmd->sqe);
-}
-
-static inline struct task_struct *colibri_ucmd_task(struct io_uring_cmd *cmd)
-{
-	return io_uring_cmd_get_task(cmd);
-}
-
-static inline bool colibri_ucmd_is_cancel(unsigned int issue_flags)
-{
-	return issue_flags & IO_URING_F_CANCEL;
-}
-
-static inline void colibri_ucmd_mark_cancelable(struct io_uring_cmd *cmd,
-						unsigned int issue_flags)
-{
-	io_uring_cmd_mark_cancelable(cmd, issue_flags);
-}
-
-static inline bool colibri_ucmd_task_dead(unsigned int issue_flags)
-{
-	return (issue_flags & IO_URING_F_TASK_DEAD) ||
-	       (current->flags & (PF_EXITING | PF_KTHREAD));
-}
-#else
-#include <linux/io_uring.h>
-#include <linux/io_uring_types.h>
-
-static inline const void *colibri_ucmd_payload(struct io_uring_cmd *cmd)
-{
-	return cmd->cmd;
-}
-
-static inline struct task_struct *colibri_ucmd_task(struct io_uring_cmd *cmd)
-{
-	return cmd_to_io_kiocb(cmd)->task;
-}
-
-static inline bool colibri_ucmd_is_cancel(unsigned int issue_flags)
-{
-	return false;
-}
-
-/* Nothing to mark: colibri_req_abandoned() watches the owner instead. */
-static inline void colibri_ucmd_mark_cancelable(struct io_uring_cmd *cmd,
-						unsigned int issue_flags)
-{
-}
-
-/* Task work of a dying task runs in it (PF_EXITING) or in a kworker. */
-static inline bool colibri_ucmd_task_dead(unsigned int issue_flags)
-{
-	return current->flags & (PF_EXITING | PF_KTHREAD);
-}
-#endif
+#include "colibri_compat.h"
 
 /* One submission through io_uring, from issue to CQE. */
 struct colibri_uop {
