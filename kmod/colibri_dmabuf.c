@@ -4,10 +4,10 @@
  * for accelerators bound through colibri_accel.c, an activation staging
  * buffer as a read-write one).
  *
- * COLIBRI_IOC_EXPORT_DMABUF wraps the model's sealed, pinned buffer (struct
- * colibri_buf: the file's data region) in a dma-buf, so that an accelerator
- * driver can DMA from the very memory the CPU engine runs on, and userspace
- * can mmap it read-only.  Nothing is copied.
+ * colibri_dmabuf_export() wraps a sealed, pinned buffer (struct colibri_buf),
+ * for COLIBRI_IOC_EXPORT_DMABUF (colibri_ioctl.c) a model's: the file's data
+ * region, so that an accelerator driver can DMA from the very memory the CPU
+ * engine runs on, and userspace can mmap it read-only.  Nothing is copied.
  *
  * Lifetime: every dma-buf holds a reference on the model's kobject, taken
  * at export and dropped by ->release.  Unloading the model only unpublishes
@@ -31,17 +31,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/capability.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
-#include <linux/fcntl.h>
-#include <linux/file.h>
 #include <linux/iosys-map.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 
 #include "colibri_internal.h"
 #include "colibri_compat.h"
@@ -390,54 +386,4 @@ struct dma_buf *colibri_dmabuf_export(const struct colibri_buf *buf, struct kobj
 	dmabuf->name = dname;
 	spin_unlock(&dmabuf->name_lock);
 	return dmabuf;
-}
-
-/**
- * colibri_ioc_export_dmabuf() - COLIBRI_IOC_EXPORT_DMABUF.
- * @uarg: struct colibri_export in userspace.
- *
- * The descriptor is installed only once the answer has been copied out, so
- * a bad pointer leaves neither a descriptor nor a dma-buf behind.
- * Return: 0 or -errno (see struct colibri_export).
- */
-int colibri_ioc_export_dmabuf(void __user *uarg)
-{
-	struct colibri_export arg;
-	struct colibri_model *m;
-	struct dma_buf *dmabuf;
-	u32 usize;
-	int ret, fd;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_EXPORT_SIZE_VER0, uarg, &usize);
-	if (ret)
-		return ret;
-	if (arg.flags || arg.reserved0 ||
-	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
-	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
-		return -EINVAL;
-
-	m = colibri_model_find(arg.name);
-	if (!m)
-		return -ENOENT;
-	dmabuf = colibri_dmabuf_export(&m->mem, &m->kobj, m->name, false);
-	colibri_model_put(m);
-	if (IS_ERR(dmabuf))
-		return PTR_ERR(dmabuf);
-
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0) {
-		dma_buf_put(dmabuf);
-		return fd;
-	}
-	arg.fd = fd;
-	arg.bytes = dmabuf->size;
-	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg)))) {
-		put_unused_fd(fd);
-		dma_buf_put(dmabuf);
-		return -EFAULT;
-	}
-	fd_install(fd, dmabuf->file);
-	return 0;
 }

@@ -329,6 +329,9 @@ int colibri_submit_begin(struct colibri_file *cf, bool reset);
 int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a);
 struct colibri_req *colibri_piece_req(struct colibri_session *s, const struct colibri_submit *a,
 				      u32 n, u32 first_pos, bool last);
+
+/* colibri_ioctl.c */
+long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 int colibri_copy_arg(void *karg, size_t ksize, size_t ver0, void __user *uarg, u32 *usize);
 
 /* colibri_uring.c */
@@ -337,7 +340,6 @@ int colibri_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 
 /* colibri_dmabuf.c */
 struct dma_buf;
-int colibri_ioc_export_dmabuf(void __user *uarg);
 struct dma_buf *colibri_dmabuf_export(const struct colibri_buf *buf, struct kobject *owner,
 				      const char *name, bool writable);
 

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * colibri_ioctl.c - the ioctls of /dev/colibri: the dispatcher and one
+ * handler per COLIBRI_IOC_* command.  Each handler copies its argument
+ * struct in (colibri_copy_arg()), checks it, asks the part of the module
+ * that owns the job (models, sessions, requests, dma-bufs) and copies the
+ * answer out.  SUBMIT through io_uring is colibri_uring.c.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/dma-buf.h>
+#include <linux/fcntl.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "colibri_internal.h"
+#include "colibri.h"
+
+/*
+ * Copy an extensible argument struct in.  The caller's struct starts with
+ * __u32 size; @ver0 is the first published size of this struct.  This is
+ * copy_struct_from_user(): smaller (down to @ver0) is zero-extended, larger
+ * must have an all-zero tail, else -E2BIG, as openat2() and clone3() say.
+ * A size below @ver0 or above a page is -EINVAL.
+ */
+int colibri_copy_arg(void *karg, size_t ksize, size_t ver0,
+		     void __user *uarg, u32 *usize)
+{
+	if (get_user(*usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (*usize < ver0 || *usize > PAGE_SIZE)
+		return -EINVAL;
+	return copy_struct_from_user(karg, ksize, uarg, *usize);
+}
+
+static int colibri_ioc_get_info(void __user *uarg)
+{
+	struct colibri_info info;
+	u32 usize;
+	int ret;
+
+	ret = colibri_copy_arg(&info, sizeof(info), COLIBRI_INFO_SIZE_VER0,
+			       uarg, &usize);
+	if (ret)
+		return ret;
+	if (info.flags || info.reserved0 ||
+	    memchr_inv(info.reserved, 0, sizeof(info.reserved)))
+		return -EINVAL;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	info.abi_version = COLIBRI_ABI_VERSION;
+	info.isa_level = colibri_caps.isa_level;
+	strscpy(info.isa_name, colibri_caps.isa_name, sizeof(info.isa_name));
+	info.mem_provider = colibri_mem_provider();
+	info.mem_limit = colibri_mem_limit();
+	info.mem_total = colibri_mem_total();
+	info.mem_used = colibri_mem_used();
+	info.max_models = colibri_max_models;
+	info.max_sessions = colibri_max_sessions;
+	info.nr_models = colibri_models_count();
+	info.nr_sessions = colibri_sessions_count();
+
+	/* A larger caller struct keeps its (checked zero) tail. */
+	if (copy_to_user(uarg, &info, min_t(size_t, usize, sizeof(info))))
+		return -EFAULT;
+	return 0;
+}
+
+static int colibri_ioc_load(void __user *uarg)
+{
+	struct colibri_load arg;
+	struct colibri_model *m;
+	struct file *src;
+	u32 usize;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_LOAD_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) < 0)
+		return -EINVAL;
+	src = fget(arg.fd);
+	if (!src)
+		return -EBADF;
+	ret = colibri_model_load(src, arg.name, &m);
+	fput(src);
+	if (ret)
+		return ret;
+
+	strscpy_pad(arg.name, m->name, sizeof(arg.name));
+	arg.bytes = m->mem.size;
+	colibri_model_put(m);
+	/* The model is published; a failed copy-out only loses the report. */
+	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * UNLOAD: unpublish; with COLIBRI_UNLOAD_WAIT, revoke the model's sessions
+ * and wait until they have given their memory back.  The calling file's
+ * own session of that model would be revoked under it: -EDEADLK.
+ */
+static int colibri_ioc_unload(struct colibri_file *cf, void __user *uarg)
+{
+	struct colibri_model *m, *own = NULL;
+	struct colibri_session *s;
+	struct colibri_unload arg;
+	bool wait;
+	u32 usize;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_UNLOAD_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags & ~COLIBRI_UNLOAD_FLAGS_ALL ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
+		return -EINVAL;
+	wait = arg.flags & COLIBRI_UNLOAD_WAIT;
+	if (wait) {
+		if (mutex_lock_interruptible(&cf->lock))
+			return -EINTR;
+		s = cf->sess;
+		if (s)
+			own = colibri_session_model_get(s);
+		mutex_unlock(&cf->lock);
+	}
+	ret = colibri_model_unload(arg.name, wait, own, &m);
+	if (own)
+		colibri_model_put(own);
+	if (ret)
+		return ret;
+	if (wait) {
+		colibri_sessions_revoke(m);
+		ret = colibri_model_wait_sessions(m);
+	}
+	pr_info("model %s unloaded%s\n", m->name,
+		ret ? " (its memory goes as its revoked sessions end)" : "");
+	colibri_model_put(m);
+	return ret;
+}
+
+static int colibri_ioc_list(void __user *uarg)
+{
+	struct colibri_model_entry *ents;
+	struct colibri_list arg;
+	u32 usize, cap, n, i;
+	int ret;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_LIST_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    (arg.capacity && arg.entry_size < COLIBRI_MODEL_ENTRY_SIZE_VER0) ||
+	    arg.entry_size > PAGE_SIZE)
+		return -EINVAL;
+	if (arg.capacity && !arg.entries)
+		return -EFAULT;
+	cap = min(arg.capacity, colibri_max_models);
+	ents = kcalloc(max(cap, 1U), sizeof(*ents), GFP_KERNEL);
+	if (!ents)
+		return -ENOMEM;
+	n = colibri_models_list(ents, cap);
+	ret = 0;
+	for (i = 0; i < min(n, cap) && !ret; i++) {
+		void __user *dst = u64_to_user_ptr(arg.entries) + (u64)i * arg.entry_size;
+
+		/* A larger caller entry gets its tail zeroed. */
+		if (copy_to_user(dst, &ents[i], min_t(u32, arg.entry_size, sizeof(*ents))) ||
+		    (arg.entry_size > sizeof(*ents) &&
+		     clear_user(dst + sizeof(*ents), arg.entry_size - sizeof(*ents))))
+			ret = -EFAULT;
+	}
+	kfree(ents);
+	if (ret)
+		return ret;
+	arg.count = n;
+	arg.entry_size = min_t(u32, arg.entry_size, sizeof(*ents));
+	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
+		return -EFAULT;
+	return 0;
+}
+
+static int colibri_ioc_get_tokenizer(void __user *uarg)
+{
+	struct colibri_tokenizer arg;
+	struct colibri_model *m;
+	const void *sec;
+	u64 sec_size;
+	u32 usize;
+	int ret;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_TOKENIZER_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags & ~COLIBRI_TOKENIZER_FLAGS_ALL || arg.reserved0 ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
+		return -EINVAL;
+	m = colibri_model_find(arg.name);
+	if (!m)
+		return -ENOENT;
+	/* The sections are immutable while we hold the model. */
+	if (arg.flags & COLIBRI_TOKENIZER_CHAT_TEMPLATE) {
+		sec = m->tmpl;
+		sec_size = m->tmpl_size;
+	} else {
+		sec = m->tok;
+		sec_size = m->tok_size;
+	}
+	ret = 0;
+	if (sec_size && arg.buf_len >= sec_size &&
+	    copy_to_user(u64_to_user_ptr(arg.buf), sec, sec_size))
+		ret = -EFAULT;
+	arg.section_size = sec_size;
+	arg.tok_kind = m->tok_kind;
+	arg.tok_flags = m->tok_flags;
+	arg.bos_id = m->bos_id;
+	arg.eos_id = m->eos_id;
+	arg.pad_id = m->pad_id;
+	colibri_model_put(m);
+	if (!ret && copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
+		ret = -EFAULT;
+	return ret;
+}
+
+/*
+ * ATTACH on a file: -EBUSY while it has a live session; a session revoked
+ * by an UNLOAD(WAIT) is let go (once nothing of it is in flight), so the
+ * file can attach again.  Caller holds cf->lock.
+ */
+static int colibri_file_drop_revoked(struct colibri_file *cf)
+{
+	struct colibri_session *s = cf->sess;
+	int ret;
+
+	if (!s)
+		return 0;
+	/* Cleared without ->lock by its completion: pairs with the release. */
+	if (smp_load_acquire(&cf->uop))
+		return -EBUSY;
+	if (!colibri_session_lock(s)) {
+		colibri_session_unlock(s);
+		return -EBUSY;
+	}
+	ret = colibri_file_idle(cf, false);
+	if (ret)
+		return ret;
+	cf->sess = NULL;
+	cf->need_reset = false;
+	colibri_session_put(s);
+	return 0;
+}
+
+/**
+ * colibri_ioc_export_dmabuf() - COLIBRI_IOC_EXPORT_DMABUF.
+ * @uarg: struct colibri_export in userspace.
+ *
+ * The descriptor is installed only once the answer has been copied out, so
+ * a bad pointer leaves neither a descriptor nor a dma-buf behind.
+ * Return: 0 or -errno (see struct colibri_export).
+ */
+static int colibri_ioc_export_dmabuf(void __user *uarg)
+{
+	struct colibri_export arg;
+	struct colibri_model *m;
+	struct dma_buf *dmabuf;
+	u32 usize;
+	int ret, fd;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_EXPORT_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 ||
+	    memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
+		return -EINVAL;
+
+	m = colibri_model_find(arg.name);
+	if (!m)
+		return -ENOENT;
+	dmabuf = colibri_dmabuf_export(&m->mem, &m->kobj, m->name, false);
+	colibri_model_put(m);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		dma_buf_put(dmabuf);
+		return fd;
+	}
+	arg.fd = fd;
+	arg.bytes = dmabuf->size;
+	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg)))) {
+		put_unused_fd(fd);
+		dma_buf_put(dmabuf);
+		return -EFAULT;
+	}
+	fd_install(fd, dmabuf->file);
+	return 0;
+}
+
+static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
+{
+	struct colibri_attach arg;
+	struct colibri_model *m;
+	struct colibri_session *s;
+	u32 usize, ctx, batch;
+	int ret;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_ATTACH_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
+		return -EINVAL;
+	ret = colibri_file_drop_revoked(cf);
+	if (ret)
+		return ret;
+
+	m = colibri_model_find(arg.name);
+	if (!m)
+		return -ENOENT;
+	/* Never more context than the model's (default_context if unspecified). */
+	ctx = arg.max_context ? arg.max_context :
+	      min(colibri_default_context, colibri_model_context(m));
+	batch = arg.max_batch ? arg.max_batch : 64;
+	ret = -EINVAL;
+	if (ctx > colibri_model_context(m) || batch > COLIBRI_MAX_BATCH)
+		goto out_put;
+	s = colibri_session_create(m, ctx, batch);
+	ret = PTR_ERR_OR_ZERO(s);
+	if (ret)
+		goto out_put;
+
+	arg.max_context = ctx;
+	arg.max_batch = batch;
+	arg.bytes = s->bytes;
+	arg.vocab_size = m->cfg.vocab_size;
+	arg.n_layers = m->cfg.n_layers;
+	arg.top_k = m->cfg.n_experts ? m->cfg.top_k : 0;
+	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg)))) {
+		colibri_session_put(s);
+		ret = -EFAULT;
+		goto out_put;
+	}
+	cf->sess = s;		/* the file owns the session's first reference */
+	ret = 0;
+out_put:
+	colibri_model_put(m);
+	return ret;
+}
+
+/*
+ * Runs one piece of at most max_batch tokens already in s->tokens.  Called
+ * with the session's lock held; drops it while the piece runs and takes
+ * it back after (-ENODEV, not held, if the session was revoked meanwhile).
+ */
+static int colibri_submit_piece(struct colibri_file *cf, const struct colibri_submit *a,
+				u32 n, u32 first_pos, bool last)
+{
+	struct colibri_session *s = cf->sess;
+	struct colibri_req *req = colibri_piece_req(s, a, n, first_pos, last);
+	int ret;
+
+	if (IS_ERR(req)) {
+		colibri_session_unlock(s);
+		return PTR_ERR(req);
+	}
+	colibri_session_unlock(s);
+	colibri_sched_queue(req);
+	ret = colibri_sched_wait(req);
+	if (ret == -EINTR && !completion_done(&req->done)) {
+		/* Still running: the next call waits for it, then resets. */
+		s->inflight = req;
+		cf->need_reset = true;
+		return -EINTR;
+	}
+	colibri_req_put(req);
+	if (ret < 0) {
+		cf->need_reset = true;
+		return ret;
+	}
+	/* Our session's buffers hold the results: read them under its lock. */
+	return colibri_session_lock(s) ?: ret;
+}
+
+static int colibri_ioc_submit(struct colibri_file *cf, void __user *uarg)
+{
+	struct colibri_session *s = cf->sess;
+	struct colibri_submit arg;
+	u32 usize, done = 0, n, pos;
+	int ret, token = 0;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_SUBMIT_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (!s)
+		return -ENOTCONN;
+	/* An io_uring submission owns the session until its completion. */
+	if (smp_load_acquire(&cf->uop))
+		return -EBUSY;
+	ret = colibri_submit_validate(s, &arg);
+	if (ret)
+		return ret;
+	ret = colibri_file_idle(cf, true);
+	if (ret)
+		return ret;
+	ret = colibri_submit_begin(cf, arg.flags & COLIBRI_SUBMIT_RESET);
+	if (ret)
+		return ret;
+	/* From here on the session's lock is held but while a piece runs. */
+	pos = colibri_session_len(s);
+	ret = -ENOSPC;
+	if ((u64)pos + arg.n_tokens > s->max_context)
+		goto out_unlock;
+
+	while (done < arg.n_tokens) {
+		n = min(arg.n_tokens - done, s->max_batch);
+		ret = -EFAULT;
+		if (copy_from_user(s->tokens, u64_to_user_ptr(arg.tokens) + done * 4ULL,
+				   n * 4ULL))
+			goto out_unlock;
+		ret = colibri_submit_piece(cf, &arg, n, pos + done, done + n == arg.n_tokens);
+		if (ret < 0) {
+			cf->need_reset |= done > 0;	/* pieces ran: start over */
+			return ret;	/* not held */
+		}
+		if (arg.flags & COLIBRI_SUBMIT_TRACE &&
+		    copy_to_user(u64_to_user_ptr(arg.trace) +
+				 (u64)done * s->trace_per_token * 4, s->trace,
+				 (u64)n * s->trace_per_token * 4)) {
+			ret = -EFAULT;
+			goto out_unlock;
+		}
+		token = ret;
+		done += n;
+	}
+	ret = -EFAULT;
+	if (arg.n_tokens && arg.flags & COLIBRI_SUBMIT_LOGITS &&
+	    copy_to_user(u64_to_user_ptr(arg.logits), s->logits, (u64)s->vocab * 4))
+		goto out_unlock;
+	arg.token = arg.n_tokens ? token : -1;
+	arg.n_past = colibri_session_len(s);
+	colibri_session_unlock(s);
+	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
+		return -EFAULT;
+	return 0;
+
+out_unlock:
+	cf->need_reset |= done > 0;
+	colibri_session_unlock(s);
+	return ret;
+}
+
+/**
+ * colibri_ioctl() - /dev/colibri's unlocked_ioctl.
+ * @file: an open /dev/colibri.
+ * @cmd: COLIBRI_IOC_*.
+ * @arg: its argument struct in userspace.
+ *
+ * Return: the handler's result, -ENOTTY for a command that is not ours.
+ */
+long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct colibri_file *cf = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	/* Size bits are ignored on purpose: the struct's @size rules. */
+	if (_IOC_TYPE(cmd) != COLIBRI_IOC_MAGIC ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE))
+		return -ENOTTY;
+
+	switch (_IOC_NR(cmd)) {
+	case _IOC_NR(COLIBRI_IOC_GET_INFO):
+		return colibri_ioc_get_info(uarg);
+	case _IOC_NR(COLIBRI_IOC_LOAD):
+		return colibri_ioc_load(uarg);
+	case _IOC_NR(COLIBRI_IOC_UNLOAD):
+		return colibri_ioc_unload(cf, uarg);
+	case _IOC_NR(COLIBRI_IOC_LIST):
+		return colibri_ioc_list(uarg);
+	case _IOC_NR(COLIBRI_IOC_GET_TOKENIZER):
+		return colibri_ioc_get_tokenizer(uarg);
+	case _IOC_NR(COLIBRI_IOC_EXPORT_DMABUF):
+		return colibri_ioc_export_dmabuf(uarg);
+	case _IOC_NR(COLIBRI_IOC_ATTACH):
+	case _IOC_NR(COLIBRI_IOC_SUBMIT):
+		break;
+	default:
+		return -ENOTTY;
+	}
+
+	if (mutex_lock_interruptible(&cf->lock))
+		return -EINTR;
+	if (_IOC_NR(cmd) == _IOC_NR(COLIBRI_IOC_ATTACH))
+		ret = colibri_ioc_attach(cf, uarg);
+	else
+		ret = colibri_ioc_submit(cf, uarg);
+	mutex_unlock(&cf->lock);
+	return ret;
+}
