@@ -301,11 +301,9 @@ static inline u32 colibri_session_len(struct colibri_session *s)
 int colibri_sched_start(void);
 void colibri_sched_stop(void);
 int colibri_sched_wait(struct colibri_req *req);
-int colibri_wait_done(struct completion *done);
 void colibri_sched_queue(struct colibri_req *req);
 void colibri_sched_cancel(struct colibri_req *req);
 void colibri_sched_purge(struct colibri_session *s);
-void colibri_req_put(struct colibri_req *req);
 
 /*
  * One open file: at most one session, and one ioctl at a time working on it
@@ -321,14 +319,19 @@ struct colibri_file {
 	struct colibri_uop *uop;
 };
 
-/* colibri_dev.c */
-int colibri_dev_register(void);
-void colibri_dev_unregister(void);
-int colibri_file_idle(struct colibri_file *cf, bool wait);
+/* colibri_req.c */
 int colibri_submit_begin(struct colibri_file *cf, bool reset);
 int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a);
 struct colibri_req *colibri_piece_req(struct colibri_session *s, const struct colibri_submit *a,
 				      u32 n, u32 first_pos, bool last);
+void colibri_req_end(struct colibri_req *req);
+void colibri_req_put(struct colibri_req *req);
+int colibri_file_idle(struct colibri_file *cf, bool wait);
+int colibri_wait_done(struct completion *done);
+
+/* colibri_dev.c */
+int colibri_dev_register(void);
+void colibri_dev_unregister(void);
 
 /* colibri_ioctl.c */
 long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg);

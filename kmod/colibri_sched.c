@@ -25,7 +25,6 @@
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
-#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <asm/fpu/api.h>
@@ -37,25 +36,6 @@ static DEFINE_SPINLOCK(colibri_queue_lock);
 static LIST_HEAD(colibri_queue);		/* protected by colibri_queue_lock */
 static DECLARE_WAIT_QUEUE_HEAD(colibri_sched_wq);
 static struct colibri_batcher *colibri_running;	/* scheduler thread only */
-
-static void colibri_req_release(struct kref *ref)
-{
-	struct colibri_req *req = container_of(ref, struct colibri_req, ref);
-
-	/* A request that never reached the scheduler still holds its session. */
-	if (req->sess) {
-		colibri_session_req_done(req->sess);
-		colibri_session_put(req->sess);
-	}
-	if (req->owner)
-		put_task_struct(req->owner);
-	kfree(req);
-}
-
-void colibri_req_put(struct colibri_req *req)
-{
-	kref_put(&req->ref, colibri_req_release);
-}
 
 /*
  * Nobody wants the request's result any more: its caller cancelled it, the
@@ -77,27 +57,6 @@ static bool colibri_req_abandoned(struct colibri_req *req)
 static int colibri_req_abandon_ret(struct colibri_req *req)
 {
 	return READ_ONCE(req->sess->revoked) ? -ENODEV : -EINTR;
-}
-
-/*
- * Finishes a request the scheduler held: let go of its session, wake the
- * caller, drop our reference.  The session goes first: once ->done is
- * complete (or ->end has posted the CQE) the caller may close its file,
- * and then the session and its pinned memory must go with the close, not
- * whenever this thread next runs.  Nobody reads ->sess of a finished
- * request.
- */
-static void colibri_req_end(struct colibri_req *req)
-{
-	struct colibri_session *s = req->sess;
-
-	req->sess = NULL;
-	colibri_session_req_done(s);
-	colibri_session_put(s);
-	complete(&req->done);
-	if (req->end)
-		req->end(req);
-	colibri_req_put(req);
 }
 
 /*
@@ -319,30 +278,6 @@ static int colibri_sched_thread(void *unused)
 	}
 	spin_unlock(&colibri_queue_lock);
 	return 0;
-}
-
-/**
- * colibri_wait_done() - wait for a completion, interruptibly by signals.
- * @done: the completion.
- *
- * A pending task-work notification alone (TIF_NOTIFY_SIGNAL: io_uring
- * completions for this task, run on its way back to user space) makes
- * signal_pending() true without a signal; it must not fail the wait, or
- * a task that also uses io_uring would see -EINTR for nothing.  Then this
- * sleeps a tick at a time, killably, checking for a real signal between.
- *
- * Return: 0 when @done completed, -EINTR on a signal.
- */
-int colibri_wait_done(struct completion *done)
-{
-	for (;;) {
-		if (!wait_for_completion_interruptible(done))
-			return 0;
-		if (task_sigpending(current) || fatal_signal_pending(current))
-			return -EINTR;
-		if (wait_for_completion_killable_timeout(done, 1) > 0)
-			return 0;
-	}
 }
 
 /**
