@@ -202,7 +202,7 @@ struct colibri_batcher {
  * never runs on freed memory.
  *
  * Revocation: an UNLOAD with COLIBRI_UNLOAD_WAIT revokes every session of
- * its model (colibri_session_revoke()).  From then on no new request is
+ * its model (colibri_sched_revoke()).  From then on no new request is
  * made; once no request holds the session (->nr_reqs), it is detached:
  * its pinned memory, its slot and its model reference go, though the
  * struct lives on with its file.  Code outside the scheduler touches the
@@ -276,7 +276,8 @@ u32 colibri_model_context(const struct colibri_model *m);
 int colibri_session_lock(struct colibri_session *s);
 struct colibri_model *colibri_session_model_get(struct colibri_session *s);
 void colibri_session_revoke(struct colibri_session *s);
-void colibri_sessions_revoke(struct colibri_model *m);
+void colibri_session_revoked_idle(struct colibri_session *s);
+struct colibri_session *colibri_session_get_live(struct colibri_model *m);
 void colibri_session_req_done(struct colibri_session *s);
 
 static inline void colibri_session_unlock(struct colibri_session *s)
@@ -303,7 +304,7 @@ void colibri_sched_stop(void);
 int colibri_sched_wait(struct colibri_req *req);
 void colibri_sched_queue(struct colibri_req *req);
 void colibri_sched_cancel(struct colibri_req *req);
-void colibri_sched_purge(struct colibri_session *s);
+void colibri_sched_revoke(struct colibri_model *m);
 
 /*
  * One open file: at most one session, and one ioctl at a time working on it

@@ -142,7 +142,7 @@ static int colibri_ioc_unload(struct colibri_file *cf, void __user *uarg)
 	if (ret)
 		return ret;
 	if (wait) {
-		colibri_sessions_revoke(m);
+		colibri_sched_revoke(m);
 		ret = colibri_model_wait_sessions(m);
 	}
 	pr_info("model %s unloaded%s\n", m->name,

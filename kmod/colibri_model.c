@@ -557,7 +557,7 @@ int colibri_model_unload(const char *name, bool wait, const struct colibri_model
  *	sessions have given their memory and their references back.
  * @m: the model; the caller holds a reference (its last use).
  *
- * The caller has revoked them (colibri_sessions_revoke()), so this waits
+ * The caller has revoked them (colibri_sched_revoke()), so this waits
  * for steps in flight to reach the end of their pass, not for anyone's
  * close().  Interruptible: the revoked sessions detach anyway.
  * Return: 0 or -EINTR.

@@ -18,6 +18,10 @@
  * request back.  A request also stops when its ->owner task is dying:
  * Linux 6.1's io_uring never cancels the uring_cmds of an exiting task,
  * so nobody else would.
+ *
+ * An UNLOAD(WAIT) revokes its model's sessions here (colibri_sched_revoke()):
+ * taking their requests back is the scheduler's part of it, so the session
+ * code below never calls up into the scheduler.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -351,7 +355,7 @@ void colibri_sched_cancel(struct colibri_req *req)
  * ends now with -ENODEV.  One in a pass is dropped at the end of it (see
  * colibri_req_abandoned()).
  */
-void colibri_sched_purge(struct colibri_session *s)
+static void colibri_sched_purge(struct colibri_session *s)
 {
 	struct colibri_req *r, *found = NULL;
 
@@ -367,6 +371,27 @@ void colibri_sched_purge(struct colibri_session *s)
 	if (found) {
 		found->ret = -ENODEV;
 		colibri_req_end(found);
+	}
+}
+
+/**
+ * colibri_sched_revoke() - revoke every session of a model.
+ * @m: a model being unloaded (->dying: no session is added any more).
+ *
+ * Each session says -ENODEV to its SUBMITs from now on; a request of it
+ * still queued ends now with -ENODEV, one in a pass at the end of that
+ * pass.  Its memory and its model reference go at once if no request
+ * holds it, else when the last one ends.
+ */
+void colibri_sched_revoke(struct colibri_model *m)
+{
+	struct colibri_session *s;
+
+	while ((s = colibri_session_get_live(m))) {
+		colibri_session_revoke(s);
+		colibri_sched_purge(s);
+		colibri_session_revoked_idle(s);
+		colibri_session_put(s);
 	}
 }
 

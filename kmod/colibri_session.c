@@ -399,7 +399,7 @@ struct colibri_model *colibri_session_model_get(struct colibri_session *s)
  */
 void colibri_session_req_done(struct colibri_session *s)
 {
-	/* atomic_dec_and_test() is a full barrier: see colibri_session_revoke(). */
+	/* atomic_dec_and_test() is a full barrier: see colibri_session_revoked_idle(). */
 	if (!atomic_dec_and_test(&s->nr_reqs) || !READ_ONCE(s->revoked))
 		return;
 	kref_get(&s->ref);		/* the work's */
@@ -411,17 +411,27 @@ void colibri_session_req_done(struct colibri_session *s)
  * colibri_session_revoke() - stop a session for good: its model is going.
  * @s: the session; the caller holds a reference.
  *
- * From here on its SUBMITs say -ENODEV; a request of it still queued ends
- * now with -ENODEV, one in a pass at the end of that pass.  Its memory and
- * its model reference go at once if no request holds it, else when the
- * last one ends.  The struct lives on with its file.
+ * From here on its SUBMITs say -ENODEV and the scheduler drops its
+ * requests.  The caller then purges the one still queued and calls
+ * colibri_session_revoked_idle() (colibri_sched_revoke() does both).
  */
 void colibri_session_revoke(struct colibri_session *s)
 {
 	mutex_lock(&s->lock);
 	WRITE_ONCE(s->revoked, true);
 	mutex_unlock(&s->lock);
-	colibri_sched_purge(s);
+}
+
+/**
+ * colibri_session_revoked_idle() - detach a revoked session nobody uses.
+ * @s: the session, revoked; the caller holds a reference.
+ *
+ * Its memory and its model reference go at once if no request holds it,
+ * else when the last one ends (colibri_session_req_done()).  The struct
+ * lives on with its file.
+ */
+void colibri_session_revoked_idle(struct colibri_session *s)
+{
 	/* Pairs with colibri_session_req_done(): one of us sees the other. */
 	smp_mb();
 	if (atomic_read(&s->nr_reqs))
@@ -432,27 +442,24 @@ void colibri_session_revoke(struct colibri_session *s)
 }
 
 /**
- * colibri_sessions_revoke() - revoke every session of a model.
+ * colibri_session_get_live() - a session of @m not yet revoked.
  * @m: a model being unloaded (->dying: no session is added any more).
+ *
+ * Return: the session with a reference, or NULL when every one is revoked.
  */
-void colibri_sessions_revoke(struct colibri_model *m)
+struct colibri_session *colibri_session_get_live(struct colibri_model *m)
 {
-	for (;;) {
-		struct colibri_session *s = NULL, *it;
+	struct colibri_session *s = NULL, *it;
 
-		mutex_lock(&m->sessions_lock);
-		list_for_each_entry(it, &m->sessions, model_node) {
-			if (!READ_ONCE(it->revoked) && kref_get_unless_zero(&it->ref)) {
-				s = it;
-				break;
-			}
+	mutex_lock(&m->sessions_lock);
+	list_for_each_entry(it, &m->sessions, model_node) {
+		if (!READ_ONCE(it->revoked) && kref_get_unless_zero(&it->ref)) {
+			s = it;
+			break;
 		}
-		mutex_unlock(&m->sessions_lock);
-		if (!s)
-			return;
-		colibri_session_revoke(s);
-		colibri_session_put(s);
 	}
+	mutex_unlock(&m->sessions_lock);
+	return s;
 }
 
 int colibri_sessions_init(void)
