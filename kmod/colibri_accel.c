@@ -7,7 +7,9 @@
  * fixed table of jobs whose rows live in io, and counters in sysfs
  * (models/NAME/accel/ACCEL/).  Bindings exist exactly while both the
  * accelerator is registered and the model is published; both transitions
- * happen under colibri_accel_lock.
+ * happen under the registry's colibri_models_publish_lock: the registry
+ * tells colibri_accel_model_added()/_gone() (its observer hook,
+ * colibri_accel_init()), accelerators register under it.
  *
  * The engine hands a MoE layer's experts to the host (struct
  * cb_expert_task).  On the scheduler thread, experts_submit() offers each
@@ -26,8 +28,8 @@
  * ->outstanding counts RUNNING + ABANDONED: the jobs in the driver's hands.
  * A job that is not FREE owns its rows of the staging buffer.
  *
- * Locks: colibri_accel_lock (a mutex) serialises registration, binding and
- * unbinding with model publication; it may be held while a driver finishes
+ * Locks: colibri_models_publish_lock (a mutex) serialises registration,
+ * binding and unbinding with model publication; it may be held while a driver finishes
  * its jobs.  The scheduler never takes it: it offers jobs under
  * colibri_accel_offer_lock, which guards the model's list of bindings and
  * is held only for one layer's offers, so a slow driver being unbound never
@@ -51,11 +53,13 @@
 #include "colibri_internal.h"
 #include "colibri_accel.h"
 
-/* Registered accelerators and every binding; outer to colibri_models_lock. */
-DEFINE_MUTEX(colibri_accel_lock);
 /* Each model's ->bindings list, and the offering of jobs to them. */
 static DEFINE_MUTEX(colibri_accel_offer_lock);
-static LIST_HEAD(colibri_accels);		/* protected by colibri_accel_lock */
+/*
+ * Registered accelerators and every binding are protected by the model
+ * registry's colibri_models_publish_lock: bindings come and go with both.
+ */
+static LIST_HEAD(colibri_accels);
 /* Woken by every completion: pass waiters and unregister/unbind waiters. */
 static DECLARE_WAIT_QUEUE_HEAD(colibri_accel_wq);
 
@@ -181,7 +185,7 @@ static void colibri_accel_tensor(struct colibri_accel_tensor *at, const struct c
 	at->bytes = cb_dtype_row_bytes(t->dtype, t->cols) * t->rows;
 }
 
-/* Caller holds colibri_accel_lock; @m is published. */
+/* Caller holds colibri_models_publish_lock; @m is published. */
 static void colibri_bind(struct colibri_accel *acc, struct colibri_model *m)
 {
 	struct colibri_accel_priv *ap = acc->priv;
@@ -278,7 +282,7 @@ static bool colibri_binding_idle(struct colibri_binding *b)
 }
 
 /*
- * Caller holds colibri_accel_lock.  Once @b is off the model's list no new
+ * Caller holds colibri_models_publish_lock.  Once @b is off the model's list no new
  * job reaches the driver; wait for it to complete what it holds, then
  * unbind it.  A pass may still hold references to @b (and read its rows):
  * the last put frees.
@@ -312,13 +316,13 @@ static void colibri_unbind(struct colibri_binding *b)
  * colibri_accel_model_added() - bind a just-published model.
  * @m: the model.
  *
- * Caller holds colibri_accel_lock (and published @m under it).
+ * Caller holds colibri_models_publish_lock (and published @m under it).
  */
-void colibri_accel_model_added(struct colibri_model *m)
+static void colibri_accel_model_added(struct colibri_model *m)
 {
 	struct colibri_accel *acc;
 
-	lockdep_assert_held(&colibri_accel_lock);
+	lockdep_assert_held(&colibri_models_publish_lock);
 	m->accel_kobj = kobject_create_and_add("accel", &m->kobj);
 	if (!m->accel_kobj)
 		return;		/* no sysfs directory: CPU only */
@@ -330,14 +334,14 @@ void colibri_accel_model_added(struct colibri_model *m)
  * colibri_accel_model_gone() - unbind a model being unpublished.
  * @m: the model.
  *
- * Caller holds colibri_accel_lock.  Waits for the accelerators to finish
+ * Caller holds colibri_models_publish_lock.  Waits for the accelerators to finish
  * the jobs of @m they hold.
  */
-void colibri_accel_model_gone(struct colibri_model *m)
+static void colibri_accel_model_gone(struct colibri_model *m)
 {
 	struct colibri_binding *b, *tmp;
 
-	lockdep_assert_held(&colibri_accel_lock);
+	lockdep_assert_held(&colibri_models_publish_lock);
 	list_for_each_entry_safe(b, tmp, &m->bindings, model_node)
 		colibri_unbind(b);
 	kobject_put(m->accel_kobj);
@@ -345,6 +349,23 @@ void colibri_accel_model_gone(struct colibri_model *m)
 }
 
 /* --- registration ------------------------------------------------------------ */
+
+static struct colibri_model_observer colibri_accel_observer = {
+	.added = colibri_accel_model_added,
+	.gone = colibri_accel_model_gone,
+};
+
+/* Module load: bind every model published from now on. */
+void colibri_accel_init(void)
+{
+	colibri_models_observe(&colibri_accel_observer);
+}
+
+/* Module exit, once every model is retired. */
+void colibri_accel_exit(void)
+{
+	colibri_models_unobserve(&colibri_accel_observer);
+}
 
 static bool colibri_accel_name_ok(const char *name)
 {
@@ -387,7 +408,7 @@ int colibri_accel_register(struct colibri_accel *acc)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&ap->bindings);
 
-	mutex_lock(&colibri_accel_lock);
+	mutex_lock(&colibri_models_publish_lock);
 	list_for_each_entry(a, &colibri_accels, node) {
 		if (!strcmp(a->name, acc->name)) {
 			ret = -EEXIST;
@@ -404,7 +425,7 @@ int colibri_accel_register(struct colibri_accel *acc)
 	kfree(ms);
 	pr_info("accelerator %s registered\n", acc->name);
 out:
-	mutex_unlock(&colibri_accel_lock);
+	mutex_unlock(&colibri_models_publish_lock);
 	if (ret)
 		kfree(ap);
 	return ret;
@@ -426,11 +447,11 @@ void colibri_accel_unregister(struct colibri_accel *acc)
 	struct colibri_accel_priv *ap = acc->priv;
 	struct colibri_binding *b, *tmp;
 
-	mutex_lock(&colibri_accel_lock);
+	mutex_lock(&colibri_models_publish_lock);
 	list_del(&acc->node);
 	list_for_each_entry_safe(b, tmp, &ap->bindings, acc_node)
 		colibri_unbind(b);
-	mutex_unlock(&colibri_accel_lock);
+	mutex_unlock(&colibri_models_publish_lock);
 	acc->priv = NULL;
 	kfree(ap);
 	pr_info("accelerator %s unregistered\n", acc->name);

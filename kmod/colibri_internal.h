@@ -143,7 +143,7 @@ struct colibri_model {
 	atomic_t shared_sessions;	/* sessions on ->shared (sysfs) */
 	atomic64_t shared_bytes;	/* ->shared's pinned bytes (sysfs) */
 	atomic_t batch_max;		/* most requests in one forward pass */
-	/* expert offload (colibri_accel.c); protected by colibri_accel_lock */
+	/* expert offload (colibri_accel.c); protected by colibri_models_publish_lock */
 	struct kobject *accel_kobj;	/* sysfs .../NAME/accel/ */
 	struct list_head bindings;	/* struct colibri_binding */
 	atomic64_t experts_cpu;		/* expert jobs run on the CPU */
@@ -164,6 +164,24 @@ void colibri_model_put(struct colibri_model *m);
 unsigned int colibri_models_count(void);
 u32 colibri_models_list(struct colibri_model_entry *ents, u32 cap);
 int colibri_name_valid(const char *name, size_t len);
+struct colibri_model **colibri_models_snapshot(unsigned int *n);
+
+/*
+ * Who wants to know of models coming and going (the accelerators,
+ * colibri_accel.c).  ->added() runs right after a model is published,
+ * ->gone() while it is being unpublished, before it leaves sysfs; both
+ * under colibri_models_publish_lock, the outer lock of the registry, so
+ * an observer that takes it too sees the published models stand still.
+ */
+struct colibri_model_observer {
+	struct list_head node;		/* colibri_models_publish_lock */
+	void (*added)(struct colibri_model *m);
+	void (*gone)(struct colibri_model *m);	/* may sleep */
+};
+
+extern struct mutex colibri_models_publish_lock;
+void colibri_models_observe(struct colibri_model_observer *o);
+void colibri_models_unobserve(struct colibri_model_observer *o);
 
 /**
  * struct colibri_batcher - an engine instance and the scratch the scheduler
@@ -348,16 +366,13 @@ struct dma_buf *colibri_dmabuf_export(const struct colibri_buf *buf, struct kobj
 				      const char *name, bool writable);
 
 /*
- * colibri_accel.c: accelerators (colibri_accel.h).  colibri_accel_lock is
- * the outer lock of the registry: taken before colibri_models_lock by
- * whoever publishes or unpublishes a model, so a model is bound to every
- * registered accelerator exactly while it is published.
+ * colibri_accel.c: accelerators (colibri_accel.h), an observer of the model
+ * registry, so a model is bound to every registered accelerator exactly
+ * while it is published.
  */
 extern unsigned int colibri_accel_timeout_ms;
-extern struct mutex colibri_accel_lock;
-struct colibri_model **colibri_models_snapshot(unsigned int *n);
-void colibri_accel_model_added(struct colibri_model *m);
-void colibri_accel_model_gone(struct colibri_model *m);
+void colibri_accel_init(void);
+void colibri_accel_exit(void);
 void colibri_accel_pass_begin(struct colibri_model *m);
 void colibri_accel_pass_end(void);
 int colibri_accel_experts_submit(struct cb_exec *ex, struct cb_expert_task *t, int n);

@@ -64,6 +64,7 @@ static int __init colibri_init(void)
 	ret = colibri_models_init();
 	if (ret)
 		goto err_mem;
+	colibri_accel_init();
 	ret = colibri_sessions_init();
 	if (ret)
 		goto err_models;
@@ -87,6 +88,7 @@ err_sessions:
 	colibri_sessions_exit();
 err_models:
 	colibri_models_exit();
+	colibri_accel_exit();
 err_mem:
 	colibri_mem_exit();
 	return ret;
@@ -102,6 +104,7 @@ static void __exit colibri_exit(void)
 	colibri_sessions_exit();
 	colibri_sched_stop();
 	colibri_models_exit();
+	colibri_accel_exit();
 	colibri_mem_exit();
 	pr_info("unloaded\n");
 }

@@ -17,6 +17,13 @@
 #include "colibri_internal.h"
 #include "cb_format.h"
 
+/*
+ * Outer to colibri_models_lock: whoever publishes or unpublishes a model
+ * holds it across the change and the observers' callbacks, so an observer
+ * that takes it too (to walk the published models) sees them stand still.
+ */
+DEFINE_MUTEX(colibri_models_publish_lock);
+static LIST_HEAD(colibri_model_observers);	/* colibri_models_publish_lock */
 static DEFINE_MUTEX(colibri_models_lock);
 /*
  * Held by a session giving its model reference back across the count's
@@ -33,6 +40,44 @@ static struct kobject *colibri_models_kobj;	/* .../models */
 static const char *const colibri_arch_names[] = {
 	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe",
 };
+
+/* --- observers ------------------------------------------------------------- */
+
+/**
+ * colibri_models_observe() - be told of every model published and retired.
+ * @o: the observer; its callbacks run under colibri_models_publish_lock.
+ *
+ * A model published before the call is not announced: an observer that
+ * wants those takes colibri_models_publish_lock and walks
+ * colibri_models_snapshot() (colibri_accel_register() does).
+ */
+void colibri_models_observe(struct colibri_model_observer *o)
+{
+	mutex_lock(&colibri_models_publish_lock);
+	list_add_tail(&o->node, &colibri_model_observers);
+	mutex_unlock(&colibri_models_publish_lock);
+}
+
+void colibri_models_unobserve(struct colibri_model_observer *o)
+{
+	mutex_lock(&colibri_models_publish_lock);
+	list_del(&o->node);
+	mutex_unlock(&colibri_models_publish_lock);
+}
+
+/* Tells every observer that @m was just published (@added) or is retiring. */
+static void colibri_models_notify(struct colibri_model *m, bool added)
+{
+	struct colibri_model_observer *o;
+
+	lockdep_assert_held(&colibri_models_publish_lock);
+	list_for_each_entry(o, &colibri_model_observers, node) {
+		if (added)
+			o->added(m);
+		else
+			o->gone(m);
+	}
+}
 
 /* --- sysfs ----------------------------------------------------------------- */
 
@@ -432,7 +477,7 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 	if (ret)
 		goto err;
 
-	mutex_lock(&colibri_accel_lock);
+	mutex_lock(&colibri_models_publish_lock);
 	mutex_lock(&colibri_models_lock);
 	if (colibri_model_lookup(m->name)) {
 		snprintf(why, CB_FORMAT_WHY_LEN, "a model named '%s' is loaded", m->name);
@@ -457,8 +502,8 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 	}
 	mutex_unlock(&colibri_models_lock);
 	if (!ret)
-		colibri_accel_model_added(m);
-	mutex_unlock(&colibri_accel_lock);
+		colibri_models_notify(m, true);
+	mutex_unlock(&colibri_models_publish_lock);
 	if (ret)
 		goto err;
 
@@ -479,7 +524,7 @@ err:
 }
 
 /*
- * Caller holds colibri_accel_lock and colibri_models_lock, and has marked
+ * Caller holds colibri_models_publish_lock and colibri_models_lock, and has marked
  * the model ->dying (no session is added from here on): takes it off the
  * registry's list, so that no lookup finds it any more.
  */
@@ -490,15 +535,15 @@ static void colibri_model_unpublish(struct colibri_model *m)
 }
 
 /*
- * After colibri_model_unpublish(), still under colibri_accel_lock (so a
+ * After colibri_model_unpublish(), still under colibri_models_publish_lock (so a
  * model of the same name cannot appear in sysfs before this one left it)
- * but not colibri_models_lock: accelerators let go of the model (waiting
- * for the jobs they hold; their sysfs directories live under the model's),
- * then it leaves sysfs.  The caller drops the registry's reference later.
+ * but not colibri_models_lock: the observers let go of the model (the
+ * accelerators wait for the jobs they hold; their sysfs directories live
+ * under the model's), then it leaves sysfs.  The caller drops the registry's reference later.
  */
 static void colibri_model_retire(struct colibri_model *m)
 {
-	colibri_accel_model_gone(m);
+	colibri_models_notify(m, false);
 	kobject_del(&m->kobj);
 }
 
@@ -524,7 +569,7 @@ int colibri_model_unload(const char *name, bool wait, const struct colibri_model
 	struct colibri_model *m;
 	int ret = 0;
 
-	mutex_lock(&colibri_accel_lock);
+	mutex_lock(&colibri_models_publish_lock);
 	mutex_lock(&colibri_models_lock);
 	m = colibri_model_lookup(name);
 	if (!m)
@@ -541,13 +586,13 @@ int colibri_model_unload(const char *name, bool wait, const struct colibri_model
 	}
 	if (ret) {
 		mutex_unlock(&colibri_models_lock);
-		mutex_unlock(&colibri_accel_lock);
+		mutex_unlock(&colibri_models_publish_lock);
 		return ret;
 	}
 	colibri_model_unpublish(m);
 	mutex_unlock(&colibri_models_lock);
 	colibri_model_retire(m);
-	mutex_unlock(&colibri_accel_lock);
+	mutex_unlock(&colibri_models_publish_lock);
 	*out = m;
 	return 0;
 }
@@ -637,7 +682,7 @@ void colibri_models_exit(void)
 {
 	struct colibri_model *m;
 
-	mutex_lock(&colibri_accel_lock);
+	mutex_lock(&colibri_models_publish_lock);
 	do {
 		mutex_lock(&colibri_models_lock);
 		m = list_first_entry_or_null(&colibri_models, struct colibri_model, node);
@@ -653,7 +698,7 @@ void colibri_models_exit(void)
 			colibri_model_put(m);
 		}
 	} while (m);
-	mutex_unlock(&colibri_accel_lock);
+	mutex_unlock(&colibri_models_publish_lock);
 	kobject_put(colibri_models_kobj);
 	kobject_put(colibri_kobj);
 }
