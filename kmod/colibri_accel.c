@@ -107,17 +107,6 @@ struct colibri_accel_priv {
 	struct list_head bindings;	/* struct colibri_binding */
 };
 
-/*
- * The running pass (scheduler thread only): its model, and the job taken
- * for each task of the current layer.
- */
-static struct {
-	struct colibri_model *m;
-	struct colibri_bjob *job[CB_MAX_EXPERTS];
-	int n;				/* entries of job[] in use */
-	unsigned long deadline;		/* jiffies */
-} colibri_pass;
-
 /* --- sysfs ------------------------------------------------------------------- */
 
 #define to_binding(k) container_of(k, struct colibri_binding, kobj)
@@ -489,10 +478,10 @@ EXPORT_SYMBOL_GPL(colibri_accel_complete);
 /* --- the scheduler's side ---------------------------------------------------- */
 
 /* Called by the scheduler thread around each forward pass of @m. */
-void colibri_accel_pass_begin(struct colibri_model *m)
+void colibri_accel_pass_begin(struct colibri_accel_pass *pass, struct colibri_model *m)
 {
-	colibri_pass.m = m;
-	colibri_pass.n = 0;
+	pass->m = m;
+	pass->n = 0;
 }
 
 /* A free job of @b with @n staging rows, now RUNNING, or NULL. */
@@ -528,9 +517,9 @@ static struct colibri_bjob *colibri_job_get(struct colibri_binding *b, u32 n)
  * driver still runs is abandoned to it.  Drops the pass's reference on the
  * binding.  Process context.
  */
-static void colibri_job_release(int i)
+static void colibri_job_release(struct colibri_accel_pass *pass, int i)
 {
-	struct colibri_bjob *j = colibri_pass.job[i];
+	struct colibri_bjob *j = pass->job[i];
 	struct colibri_binding *b;
 
 	if (!j)
@@ -542,19 +531,19 @@ static void colibri_job_release(int i)
 	else if (j->state == COLIBRI_JOB_DONE)
 		colibri_job_free_locked(j);
 	spin_unlock_irq(&b->lock);
-	colibri_pass.job[i] = NULL;
+	pass->job[i] = NULL;
 	kobject_put(&b->kobj);
 }
 
 /* The pass is over (finished or aborted): nothing of it stays taken. */
-void colibri_accel_pass_end(void)
+void colibri_accel_pass_end(struct colibri_accel_pass *pass)
 {
 	int i;
 
-	for (i = 0; i < colibri_pass.n; i++)
-		colibri_job_release(i);
-	colibri_pass.n = 0;
-	colibri_pass.m = NULL;
+	for (i = 0; i < pass->n; i++)
+		colibri_job_release(pass, i);
+	pass->n = 0;
+	pass->m = NULL;
 }
 
 /*
@@ -597,7 +586,7 @@ static struct colibri_bjob *colibri_offer(struct colibri_binding *b, const struc
 
 /**
  * colibri_accel_experts_submit() - the engine's experts_submit hook.
- * @ex: the executor.
+ * @pass: the scheduler's running pass.
  * @t: the layer's tasks.
  * @n: how many.
  *
@@ -605,14 +594,14 @@ static struct colibri_bjob *colibri_offer(struct colibri_binding *b, const struc
  * some accelerator is bound to the model.
  * Return: 0.
  */
-int colibri_accel_experts_submit(struct cb_exec *ex, struct cb_expert_task *t, int n)
+int colibri_accel_experts_submit(struct colibri_accel_pass *pass, struct cb_expert_task *t, int n)
 {
-	struct colibri_model *m = colibri_pass.m;
+	struct colibri_model *m = pass->m;
 	struct colibri_binding *b;
 	unsigned int timeout;
 	int i, cpu = n;
 
-	colibri_pass.n = 0;
+	pass->n = 0;
 	if (!m)
 		return 0;
 	if (list_empty_careful(&m->bindings)) {
@@ -622,7 +611,7 @@ int colibri_accel_experts_submit(struct cb_exec *ex, struct cb_expert_task *t, i
 	timeout = clamp(READ_ONCE(colibri_accel_timeout_ms), 1U, 600000U);
 	kernel_fpu_end();
 	mutex_lock(&colibri_accel_offer_lock);
-	colibri_pass.deadline = jiffies + msecs_to_jiffies(timeout);
+	pass->deadline = jiffies + msecs_to_jiffies(timeout);
 	for (i = 0; i < n && i < CB_MAX_EXPERTS; i++) {
 		struct colibri_bjob *j = NULL;
 
@@ -631,25 +620,25 @@ int colibri_accel_experts_submit(struct cb_exec *ex, struct cb_expert_task *t, i
 			if (j)
 				break;
 		}
-		colibri_pass.job[i] = j;
+		pass->job[i] = j;
 		if (j) {
 			t[i].state = CB_TASK_TAKEN;
 			cpu--;
 		}
 	}
-	colibri_pass.n = i;
+	pass->n = i;
 	mutex_unlock(&colibri_accel_offer_lock);
 	atomic64_add(cpu, &m->experts_cpu);
 	kernel_fpu_begin();
 	return 0;
 }
 
-static bool colibri_pass_settled(void)
+static bool colibri_pass_settled(struct colibri_accel_pass *pass)
 {
 	int i;
 
-	for (i = 0; i < colibri_pass.n; i++) {
-		struct colibri_bjob *j = colibri_pass.job[i];
+	for (i = 0; i < pass->n; i++) {
+		struct colibri_bjob *j = pass->job[i];
 
 		if (j && READ_ONCE(j->state) == COLIBRI_JOB_RUNNING)
 			return false;
@@ -659,7 +648,7 @@ static bool colibri_pass_settled(void)
 
 /**
  * colibri_accel_experts_wait() - the engine's experts_wait hook.
- * @ex: the executor.
+ * @pass: the scheduler's running pass.
  * @t: the layer's tasks, as submitted.
  * @n: how many.
  *
@@ -668,18 +657,18 @@ static bool colibri_pass_settled(void)
  * engine (DONE); a failed or late one goes back to the CPU.
  * Return: 0.
  */
-int colibri_accel_experts_wait(struct cb_exec *ex, struct cb_expert_task *t, int n)
+int colibri_accel_experts_wait(struct colibri_accel_pass *pass, struct cb_expert_task *t, int n)
 {
-	struct colibri_model *m = colibri_pass.m;
+	struct colibri_model *m = pass->m;
 	long left;
 	int i;
 
 	kernel_fpu_end();
-	left = (long)(colibri_pass.deadline - jiffies);
+	left = (long)(pass->deadline - jiffies);
 	if (left > 0)
-		wait_event_timeout(colibri_accel_wq, colibri_pass_settled(), left);
-	for (i = 0; i < colibri_pass.n && i < n; i++) {
-		struct colibri_bjob *j = colibri_pass.job[i];
+		wait_event_timeout(colibri_accel_wq, colibri_pass_settled(pass), left);
+	for (i = 0; i < pass->n && i < n; i++) {
+		struct colibri_bjob *j = pass->job[i];
 		struct colibri_binding *b;
 		int state, status;
 
@@ -701,9 +690,9 @@ int colibri_accel_experts_wait(struct cb_exec *ex, struct cb_expert_task *t, int
 			atomic64_inc(state == COLIBRI_JOB_DONE ? &b->failed : &b->timeouts);
 			atomic64_inc(&m->experts_cpu);
 		}
-		colibri_job_release(i);
+		colibri_job_release(pass, i);
 	}
-	colibri_pass.n = 0;
+	pass->n = 0;
 	kernel_fpu_begin();
 	return 0;
 }

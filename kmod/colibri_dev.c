@@ -14,12 +14,28 @@
 #include "colibri_internal.h"
 #include "colibri.h"
 
+static const struct file_operations colibri_fops;
+
+/* The device: the misc device, and the scheduler its files' requests run on. */
+static struct colibri_dev {
+	struct miscdevice misc;
+	struct colibri_sched *sched;
+} colibri_dev = {
+	.misc = {
+		.minor	= MISC_DYNAMIC_MINOR,
+		.name	= COLIBRI_NAME,
+		.fops	= &colibri_fops,
+		.mode	= 0666,
+	},
+};
+
 static int colibri_open(struct inode *inode, struct file *file)
 {
 	struct colibri_file *cf = kzalloc(sizeof(*cf), GFP_KERNEL);
 
 	if (!cf)
 		return -ENOMEM;
+	cf->sched = colibri_dev.sched;
 	mutex_init(&cf->lock);
 	file->private_data = cf;
 	return nonseekable_open(inode, file);
@@ -54,23 +70,26 @@ static const struct file_operations colibri_fops = {
 	.uring_cmd	= colibri_uring_cmd,
 };
 
-static struct miscdevice colibri_misc = {
-	.minor	= MISC_DYNAMIC_MINOR,
-	.name	= COLIBRI_NAME,
-	.fops	= &colibri_fops,
-	.mode	= 0666,
-};
-
-int colibri_dev_register(void)
+/**
+ * colibri_dev_register() - create /dev/colibri.
+ * @sc: the scheduler its files' requests run on.
+ *
+ * Return: 0 or misc_register()'s error.
+ */
+int colibri_dev_register(struct colibri_sched *sc)
 {
-	int ret = misc_register(&colibri_misc);
+	int ret;
 
+	colibri_dev.sched = sc;
+	ret = misc_register(&colibri_dev.misc);
 	if (ret)
 		pr_err("cannot register /dev/%s: %d\n", COLIBRI_NAME, ret);
 	return ret;
 }
 
-void colibri_dev_unregister(void)
+/* Remove /dev/colibri (no file is open); give back its scheduler. */
+struct colibri_sched *colibri_dev_unregister(void)
 {
-	misc_deregister(&colibri_misc);
+	misc_deregister(&colibri_dev.misc);
+	return colibri_dev.sched;
 }

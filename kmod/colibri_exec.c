@@ -64,8 +64,6 @@ struct colibri_pool {
 	} workers[];
 };
 
-static struct colibri_pool *colibri_pool;
-
 /*
  * Runs chunks of the current job until none is left.  @in_fpu: the caller
  * (the scheduler) is inside an FPU section already and stays in one.
@@ -178,33 +176,34 @@ static void colibri_parallel_for(struct cb_exec *ex, void (*fn)(void *arg, int c
 	kernel_fpu_begin();
 }
 
+static void colibri_exec_stop_pool(struct colibri_pool *p, int n)
+{
+	while (n--)
+		kthread_stop(p->workers[n].task);
+	kfree(p);
+}
+
 /**
- * colibri_exec_get() - the module's executor, for the scheduler thread only.
+ * colibri_exec_start() - start the worker threads.
+ * @yield: the engine's yield hook.
+ * @host: the scheduler, the executor's ->host.
  *
- * Return: the struct cb_exec the engine runs on.
+ * Return: the executor, for the scheduler thread only (stopped with
+ * colibri_exec_stop()), or ERR_PTR(-ENOMEM) or the kthread's error.
  */
-struct cb_exec *colibri_exec_get(void)
-{
-	return &colibri_pool->ex;
-}
-
-int colibri_exec_nr_threads(void)
-{
-	return colibri_pool ? colibri_pool->nr_workers + 1 : 0;
-}
-
-int colibri_exec_start(int (*yield)(struct cb_exec *ex))
+struct cb_exec *colibri_exec_start(int (*yield)(struct cb_exec *ex), void *host)
 {
 	unsigned int cpu, n = 0, want = num_online_cpus();
 	struct colibri_pool *p;
 
 	p = kzalloc(struct_size(p, workers, want), GFP_KERNEL);
 	if (!p)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	spin_lock_init(&p->lock);
 	init_waitqueue_head(&p->done_wq);
 	p->ex.parallel_for = colibri_parallel_for;
 	p->ex.yield = yield;
+	p->ex.host = host;
 
 	/* One worker per online CPU at load time, bound to it. */
 	for_each_online_cpu(cpu) {
@@ -215,7 +214,7 @@ int colibri_exec_start(int (*yield)(struct cb_exec *ex))
 		t = kthread_create_on_cpu(colibri_worker, p, cpu, "colibri-w/%u");
 		if (IS_ERR(t)) {
 			colibri_exec_stop_pool(p, n);
-			return PTR_ERR(t);
+			return ERR_CAST(t);
 		}
 		p->workers[n].task = t;
 		p->workers[n++].cpu = cpu;
@@ -224,21 +223,12 @@ int colibri_exec_start(int (*yield)(struct cb_exec *ex))
 	p->nr_workers = n;
 	/* The scheduler works on every job too. */
 	p->ex.nthreads = n + 1;
-	colibri_pool = p;
-	return 0;
+	return &p->ex;
 }
 
-void colibri_exec_stop_pool(struct colibri_pool *p, int n)
+void colibri_exec_stop(struct cb_exec *ex)
 {
-	while (n--)
-		kthread_stop(p->workers[n].task);
-	kfree(p);
-}
+	struct colibri_pool *p = container_of(ex, struct colibri_pool, ex);
 
-void colibri_exec_stop(void)
-{
-	if (!colibri_pool)
-		return;
-	colibri_exec_stop_pool(colibri_pool, colibri_pool->nr_workers);
-	colibri_pool = NULL;
+	colibri_exec_stop_pool(p, p->nr_workers);
 }

@@ -94,12 +94,8 @@ int colibri_charge_bytes(struct colibri_charge *c, u64 bytes);
 void colibri_uncharge(struct colibri_charge *c);
 
 /* colibri_exec.c: worker kthreads running engine chunks. */
-struct colibri_pool;
-int colibri_exec_start(int (*yield)(struct cb_exec *ex));
-void colibri_exec_stop(void);
-void colibri_exec_stop_pool(struct colibri_pool *p, int n);
-struct cb_exec *colibri_exec_get(void);
-int colibri_exec_nr_threads(void);
+struct cb_exec *colibri_exec_start(int (*yield)(struct cb_exec *ex), void *host);
+void colibri_exec_stop(struct cb_exec *ex);
 
 /**
  * struct colibri_model - a loaded, sealed model shared by its sessions.
@@ -317,12 +313,14 @@ static inline u32 colibri_session_len(struct colibri_session *s)
 }
 
 /* colibri_sched.c */
-int colibri_sched_start(void);
-void colibri_sched_stop(void);
+struct colibri_sched;
+struct colibri_sched *colibri_sched_start(void);
+void colibri_sched_stop(struct colibri_sched *sc);
+int colibri_sched_nr_threads(const struct colibri_sched *sc);
 int colibri_sched_wait(struct colibri_req *req);
-void colibri_sched_queue(struct colibri_req *req);
-void colibri_sched_cancel(struct colibri_req *req);
-void colibri_sched_revoke(struct colibri_model *m);
+void colibri_sched_queue(struct colibri_sched *sc, struct colibri_req *req);
+void colibri_sched_cancel(struct colibri_sched *sc, struct colibri_req *req);
+void colibri_sched_revoke(struct colibri_sched *sc, struct colibri_model *m);
 
 /*
  * One open file: at most one session, and one ioctl at a time working on it
@@ -331,6 +329,7 @@ void colibri_sched_revoke(struct colibri_model *m);
  * meanwhile every other SUBMIT on the file is -EBUSY.
  */
 struct colibri_file {
+	struct colibri_sched *sched;	/* the device's: runs its requests */
 	struct mutex lock;		/* serialises ATTACH and SUBMIT */
 	struct colibri_session *sess;	/* protected by ->lock */
 	bool need_reset;		/* protected by ->lock */
@@ -349,8 +348,8 @@ int colibri_file_idle(struct colibri_file *cf, bool wait);
 int colibri_wait_done(struct completion *done);
 
 /* colibri_dev.c */
-int colibri_dev_register(void);
-void colibri_dev_unregister(void);
+int colibri_dev_register(struct colibri_sched *sc);
+struct colibri_sched *colibri_dev_unregister(void);
 
 /* colibri_ioctl.c */
 long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
@@ -373,9 +372,22 @@ struct dma_buf *colibri_dmabuf_export(const struct colibri_buf *buf, struct kobj
 extern unsigned int colibri_accel_timeout_ms;
 void colibri_accel_init(void);
 void colibri_accel_exit(void);
-void colibri_accel_pass_begin(struct colibri_model *m);
-void colibri_accel_pass_end(void);
-int colibri_accel_experts_submit(struct cb_exec *ex, struct cb_expert_task *t, int n);
-int colibri_accel_experts_wait(struct cb_exec *ex, struct cb_expert_task *t, int n);
+
+/*
+ * The running pass (the scheduler's, struct colibri_sched; its thread
+ * only): its model, and the job taken for each task of the current layer.
+ */
+struct colibri_bjob;
+struct colibri_accel_pass {
+	struct colibri_model *m;
+	struct colibri_bjob *job[CB_MAX_EXPERTS];
+	int n;				/* entries of job[] in use */
+	unsigned long deadline;		/* jiffies */
+};
+
+void colibri_accel_pass_begin(struct colibri_accel_pass *pass, struct colibri_model *m);
+void colibri_accel_pass_end(struct colibri_accel_pass *pass);
+int colibri_accel_experts_submit(struct colibri_accel_pass *pass, struct cb_expert_task *t, int n);
+int colibri_accel_experts_wait(struct colibri_accel_pass *pass, struct cb_expert_task *t, int n);
 
 #endif /* COLIBRI_INTERNAL_H */

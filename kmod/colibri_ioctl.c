@@ -142,7 +142,7 @@ static int colibri_ioc_unload(struct colibri_file *cf, void __user *uarg)
 	if (ret)
 		return ret;
 	if (wait) {
-		colibri_sched_revoke(m);
+		colibri_sched_revoke(cf->sched, m);
 		ret = colibri_model_wait_sessions(m);
 	}
 	pr_info("model %s unloaded%s\n", m->name,
@@ -381,7 +381,7 @@ static int colibri_submit_piece(struct colibri_file *cf, const struct colibri_su
 		return PTR_ERR(req);
 	}
 	colibri_session_unlock(s);
-	colibri_sched_queue(req);
+	colibri_sched_queue(cf->sched, req);
 	ret = colibri_sched_wait(req);
 	if (ret == -EINTR && !completion_done(&req->done)) {
 		/* Still running: the next call waits for it, then resets. */

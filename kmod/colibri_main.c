@@ -23,6 +23,7 @@ static_assert(COLIBRI_ISA_AVX512_VNNI + 1 == CB_ISA__COUNT);
 
 static int __init colibri_init(void)
 {
+	struct colibri_sched *sc;
 	int ret;
 
 	if (colibri_max_isa < -1 || colibri_max_isa > COLIBRI_ISA_AVX512_VNNI) {
@@ -68,22 +69,23 @@ static int __init colibri_init(void)
 	ret = colibri_sessions_init();
 	if (ret)
 		goto err_models;
-	ret = colibri_sched_start();
+	sc = colibri_sched_start();
+	ret = PTR_ERR_OR_ZERO(sc);
 	if (ret)
 		goto err_sessions;
-	ret = colibri_dev_register();
+	ret = colibri_dev_register(sc);
 	if (ret)
 		goto err_sched;
 
 	pr_info("loaded: ABI %u, engine %s, %d threads, %s memory, limit %llu MiB (per user %u MiB, %u sessions)\n",
-		COLIBRI_ABI_VERSION, colibri_caps.isa_name, colibri_exec_nr_threads(),
+		COLIBRI_ABI_VERSION, colibri_caps.isa_name, colibri_sched_nr_threads(sc),
 		colibri_mem_provider() == COLIBRI_MEM_MEMMAP ? "memmap" : "pages",
 		colibri_mem_limit() >> 20, colibri_mem_limit_per_user_mb,
 		colibri_max_sessions_per_user);
 	return 0;
 
 err_sched:
-	colibri_sched_stop();
+	colibri_sched_stop(sc);
 err_sessions:
 	colibri_sessions_exit();
 err_models:
@@ -96,13 +98,15 @@ err_mem:
 
 static void __exit colibri_exit(void)
 {
+	struct colibri_sched *sc;
+
 	/*
 	 * No file is open (each holds a module reference); revoked sessions
 	 * may still be waiting to detach on colibri_wq.
 	 */
-	colibri_dev_unregister();
+	sc = colibri_dev_unregister();
 	colibri_sessions_exit();
-	colibri_sched_stop();
+	colibri_sched_stop(sc);
 	colibri_models_exit();
 	colibri_accel_exit();
 	colibri_mem_exit();

@@ -35,11 +35,21 @@
 
 #include "colibri_internal.h"
 
-static struct task_struct *colibri_sched_task;
-static DEFINE_SPINLOCK(colibri_queue_lock);
-static LIST_HEAD(colibri_queue);		/* protected by colibri_queue_lock */
-static DECLARE_WAIT_QUEUE_HEAD(colibri_sched_wq);
-static struct colibri_batcher *colibri_running;	/* scheduler thread only */
+/*
+ * The scheduler: made at load (colibri_sched_start()), reached by the
+ * device's files (struct colibri_file) and, on its own thread, by the
+ * engine's hooks through the executor's ->host.
+ */
+struct colibri_sched {
+	struct task_struct *task;
+	spinlock_t queue_lock;		/* the queue, and whether a request is on it */
+	struct list_head queue;		/* protected by ->queue_lock */
+	wait_queue_head_t wq;		/* the thread waits for the queue */
+	struct cb_exec *ex;		/* the worker pool; ->host is us */
+	/* the running pass: scheduler thread only */
+	struct colibri_batcher *running;
+	struct colibri_accel_pass accel;
+};
 
 /*
  * Nobody wants the request's result any more: its caller cancelled it, the
@@ -77,7 +87,8 @@ static int colibri_req_abandon_ret(struct colibri_req *req)
  */
 static int colibri_yield(struct cb_exec *ex)
 {
-	struct colibri_batcher *b = colibri_running;
+	struct colibri_sched *sc = ex->host;
+	struct colibri_batcher *b = sc->running;
 	u32 i;
 
 	kernel_fpu_end();
@@ -92,7 +103,7 @@ static int colibri_yield(struct cb_exec *ex)
 }
 
 /*
- * Picks the next pass, under colibri_queue_lock: the oldest request's
+ * Picks the next pass, under ->queue_lock: the oldest request's
  * engine, and every queued request on it.  Single-token steps (decode)
  * come first, one token each; then the others in queue order, each with
  * as many of its remaining tokens as the budget leaves (a piece may take
@@ -100,9 +111,9 @@ static int colibri_yield(struct cb_exec *ex)
  * oldest request always gets at least one token: nobody starves.
  * Abandoned requests are taken too, with no tokens, to be ended.
  */
-static struct colibri_batcher *colibri_pick(void)
+static struct colibri_batcher *colibri_pick(struct colibri_sched *sc)
 {
-	struct colibri_req *head = list_first_entry(&colibri_queue, struct colibri_req, node);
+	struct colibri_req *head = list_first_entry(&sc->queue, struct colibri_req, node);
 	struct colibri_batcher *b = head->sess->bat;
 	struct colibri_req *r, *tmp;
 	u32 budget = b->max_tokens, left;
@@ -110,7 +121,7 @@ static struct colibri_batcher *colibri_pick(void)
 
 	b->nr = 0;
 	for (round = 0; round < 2; round++) {
-		list_for_each_entry_safe(r, tmp, &colibri_queue, node) {
+		list_for_each_entry_safe(r, tmp, &sc->queue, node) {
 			if (r->sess->bat != b || b->nr == b->n_slots)
 				continue;
 			left = r->batch.n_tokens - r->ran;
@@ -138,9 +149,9 @@ static struct colibri_batcher *colibri_pick(void)
  * was split go back to the head of the queue in order; the others are
  * ended last, as that may free the batcher.
  */
-static void colibri_sched_pass(struct colibri_batcher *b)
+static void colibri_sched_pass(struct colibri_sched *sc, struct colibri_batcher *b)
 {
-	struct cb_exec *ex = colibri_exec_get();
+	struct cb_exec *ex = sc->ex;
 	struct colibri_model *m = b->model;
 	u32 vocab = m->cfg.vocab_size;
 	u32 tpt = m->cfg.n_layers * m->cfg.top_k * 2;
@@ -171,8 +182,8 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 	batch.n_tokens = n;
 
 	if (n) {
-		colibri_running = b;
-		colibri_accel_pass_begin(m);
+		sc->running = b;
+		colibri_accel_pass_begin(&sc->accel, m);
 		/* All engine code runs in FPU sections; see colibri_exec.c. */
 		kernel_fpu_begin();
 		ret = cb_engine_forward(b->eng, ex, &batch);
@@ -206,8 +217,8 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 							     &r->sp, r->counter);
 		}
 		kernel_fpu_end();
-		colibri_accel_pass_end();
-		colibri_running = NULL;
+		colibri_accel_pass_end(&sc->accel);
+		sc->running = NULL;
 		if (!ret) {
 			atomic64_add(batch.n_tokens, &m->tokens);
 			atomic64_inc(&m->forwards);
@@ -220,48 +231,50 @@ static void colibri_sched_pass(struct colibri_batcher *b)
 	 * Ending the last request of the batcher's last session frees the
 	 * batcher: collect the requests to end first, touch @b no more after.
 	 */
-	spin_lock(&colibri_queue_lock);
+	spin_lock(&sc->queue_lock);
 	for (i = b->nr; i-- > 0;) {
 		struct colibri_req *r = b->reqs[i];
 
 		if (b->take[i] && !(dropped & BIT_ULL(i))) {
 			/* (-EINTR: every request was abandoned; none is live.) */
 			if (ret == -EINTR && !colibri_req_abandoned(r)) {
-				list_add(&r->node, &colibri_queue);	/* run it again */
+				list_add(&r->node, &sc->queue);	/* run it again */
 				continue;
 			} else if (ret == -EINTR) {
 				r->ret = colibri_req_abandon_ret(r);
 			} else if (ret) {
 				r->ret = ret;
 			} else if (r->ran < r->batch.n_tokens) {
-				list_add(&r->node, &colibri_queue);	/* the rest of its piece */
+				list_add(&r->node, &sc->queue);	/* the rest of its piece */
 				continue;
 			}
 		}
 		ended[n_end++] = r;
 	}
 	b->nr = 0;
-	spin_unlock(&colibri_queue_lock);
+	spin_unlock(&sc->queue_lock);
 	while (n_end)
 		colibri_req_end(ended[--n_end]);
 }
 
-static int colibri_sched_thread(void *unused)
+static int colibri_sched_thread(void *data)
 {
+	struct colibri_sched *sc = data;
+
 	while (!kthread_should_stop()) {
 		struct colibri_batcher *b = NULL;
 
-		wait_event_interruptible(colibri_sched_wq,
-					 !list_empty_careful(&colibri_queue) ||
+		wait_event_interruptible(sc->wq,
+					 !list_empty_careful(&sc->queue) ||
 					 kthread_should_stop());
-		spin_lock(&colibri_queue_lock);
-		if (!list_empty(&colibri_queue))
-			b = colibri_pick();
-		spin_unlock(&colibri_queue_lock);
+		spin_lock(&sc->queue_lock);
+		if (!list_empty(&sc->queue))
+			b = colibri_pick(sc);
+		spin_unlock(&sc->queue_lock);
 		if (!b)
 			continue;
 
-		colibri_sched_pass(b);
+		colibri_sched_pass(sc, b);
 		cond_resched();
 	}
 
@@ -269,18 +282,18 @@ static int colibri_sched_thread(void *unused)
 	 * Stopping: fail whatever is still queued (nobody can be waiting on
 	 * an unloading module, but be exact anyway).
 	 */
-	spin_lock(&colibri_queue_lock);
-	while (!list_empty(&colibri_queue)) {
-		struct colibri_req *req = list_first_entry(&colibri_queue,
+	spin_lock(&sc->queue_lock);
+	while (!list_empty(&sc->queue)) {
+		struct colibri_req *req = list_first_entry(&sc->queue,
 							   struct colibri_req, node);
 
 		list_del_init(&req->node);
-		spin_unlock(&colibri_queue_lock);
+		spin_unlock(&sc->queue_lock);
 		req->ret = -ESHUTDOWN;
 		colibri_req_end(req);
-		spin_lock(&colibri_queue_lock);
+		spin_lock(&sc->queue_lock);
 	}
-	spin_unlock(&colibri_queue_lock);
+	spin_unlock(&sc->queue_lock);
 	return 0;
 }
 
@@ -306,6 +319,7 @@ int colibri_sched_wait(struct colibri_req *req)
 
 /**
  * colibri_sched_queue() - queue a request without waiting for it.
+ * @sc: the scheduler.
  * @req: a request; the caller keeps its own reference.
  *
  * The scheduler takes its own reference.  When the request is finished
@@ -313,17 +327,18 @@ int colibri_sched_wait(struct colibri_req *req)
  * completed and ->end, if set, is called once from the scheduler thread
  * (or from colibri_sched_cancel()); it must not sleep for long.
  */
-void colibri_sched_queue(struct colibri_req *req)
+void colibri_sched_queue(struct colibri_sched *sc, struct colibri_req *req)
 {
 	kref_get(&req->ref);		/* the scheduler's reference */
-	spin_lock(&colibri_queue_lock);
-	list_add_tail(&req->node, &colibri_queue);
-	spin_unlock(&colibri_queue_lock);
-	wake_up(&colibri_sched_wq);
+	spin_lock(&sc->queue_lock);
+	list_add_tail(&req->node, &sc->queue);
+	spin_unlock(&sc->queue_lock);
+	wake_up(&sc->wq);
 }
 
 /**
  * colibri_sched_cancel() - take back a queued or running request.
+ * @sc: the scheduler it was queued to.
  * @req: a request queued with colibri_sched_queue(); the caller holds a
  *	reference.
  *
@@ -331,16 +346,16 @@ void colibri_sched_queue(struct colibri_req *req)
  * is called from here); a running one stops at the next step boundary
  * with -EINTR.  A finished request is left alone.  Does not sleep.
  */
-void colibri_sched_cancel(struct colibri_req *req)
+void colibri_sched_cancel(struct colibri_sched *sc, struct colibri_req *req)
 {
 	bool queued;
 
 	WRITE_ONCE(req->cancelled, true);
-	spin_lock(&colibri_queue_lock);
+	spin_lock(&sc->queue_lock);
 	queued = !list_empty(&req->node);
 	if (queued)
 		list_del_init(&req->node);
-	spin_unlock(&colibri_queue_lock);
+	spin_unlock(&sc->queue_lock);
 	if (queued) {
 		req->ret = -ECANCELED;
 		colibri_req_end(req);
@@ -349,25 +364,26 @@ void colibri_sched_cancel(struct colibri_req *req)
 
 /**
  * colibri_sched_purge() - end a revoked session's request still queued.
+ * @sc: the scheduler.
  * @s: the session, revoked.
  *
  * A session has at most one request made at a time; if it is queued it
  * ends now with -ENODEV.  One in a pass is dropped at the end of it (see
  * colibri_req_abandoned()).
  */
-static void colibri_sched_purge(struct colibri_session *s)
+static void colibri_sched_purge(struct colibri_sched *sc, struct colibri_session *s)
 {
 	struct colibri_req *r, *found = NULL;
 
-	spin_lock(&colibri_queue_lock);
-	list_for_each_entry(r, &colibri_queue, node) {
+	spin_lock(&sc->queue_lock);
+	list_for_each_entry(r, &sc->queue, node) {
 		if (r->sess == s) {
 			list_del_init(&r->node);
 			found = r;
 			break;
 		}
 	}
-	spin_unlock(&colibri_queue_lock);
+	spin_unlock(&sc->queue_lock);
 	if (found) {
 		found->ret = -ENODEV;
 		colibri_req_end(found);
@@ -376,6 +392,7 @@ static void colibri_sched_purge(struct colibri_session *s)
 
 /**
  * colibri_sched_revoke() - revoke every session of a model.
+ * @sc: the scheduler.
  * @m: a model being unloaded (->dying: no session is added any more).
  *
  * Each session says -ENODEV to its SUBMITs from now on; a request of it
@@ -383,43 +400,79 @@ static void colibri_sched_purge(struct colibri_session *s)
  * pass.  Its memory and its model reference go at once if no request
  * holds it, else when the last one ends.
  */
-void colibri_sched_revoke(struct colibri_model *m)
+void colibri_sched_revoke(struct colibri_sched *sc, struct colibri_model *m)
 {
 	struct colibri_session *s;
 
 	while ((s = colibri_session_get_live(m))) {
 		colibri_session_revoke(s);
-		colibri_sched_purge(s);
+		colibri_sched_purge(sc, s);
 		colibri_session_revoked_idle(s);
 		colibri_session_put(s);
 	}
 }
 
-int colibri_sched_start(void)
+/* The engine's experts hooks: the accelerators, on the running pass. */
+static int colibri_experts_submit(struct cb_exec *ex, struct cb_expert_task *t, int n)
 {
-	struct cb_exec *ex;
-	int ret = colibri_exec_start(colibri_yield);
+	struct colibri_sched *sc = ex->host;
 
-	if (ret)
-		return ret;
-	/* Routed experts may go to accelerators (colibri_accel.c). */
-	ex = colibri_exec_get();
-	ex->experts_submit = colibri_accel_experts_submit;
-	ex->experts_wait = colibri_accel_experts_wait;
-	colibri_sched_task = kthread_run(colibri_sched_thread, NULL, "colibri-sched");
-	if (IS_ERR(colibri_sched_task)) {
-		ret = PTR_ERR(colibri_sched_task);
-		colibri_sched_task = NULL;
-		colibri_exec_stop();
-		return ret;
-	}
-	return 0;
+	return colibri_accel_experts_submit(&sc->accel, t, n);
 }
 
-void colibri_sched_stop(void)
+static int colibri_experts_wait(struct cb_exec *ex, struct cb_expert_task *t, int n)
 {
-	if (colibri_sched_task)
-		kthread_stop(colibri_sched_task);
-	colibri_sched_task = NULL;
-	colibri_exec_stop();
+	struct colibri_sched *sc = ex->host;
+
+	return colibri_accel_experts_wait(&sc->accel, t, n);
+}
+
+/**
+ * colibri_sched_start() - start the worker pool and the scheduler thread.
+ *
+ * Return: the scheduler (stopped with colibri_sched_stop()), or ERR_PTR().
+ */
+struct colibri_sched *colibri_sched_start(void)
+{
+	struct colibri_sched *sc = kzalloc(sizeof(*sc), GFP_KERNEL);
+	int ret;
+
+	if (!sc)
+		return ERR_PTR(-ENOMEM);
+	spin_lock_init(&sc->queue_lock);
+	INIT_LIST_HEAD(&sc->queue);
+	init_waitqueue_head(&sc->wq);
+	sc->ex = colibri_exec_start(colibri_yield, sc);
+	if (IS_ERR(sc->ex)) {
+		ret = PTR_ERR(sc->ex);
+		goto err_free;
+	}
+	/* Routed experts may go to accelerators (colibri_accel.c). */
+	sc->ex->experts_submit = colibri_experts_submit;
+	sc->ex->experts_wait = colibri_experts_wait;
+	sc->task = kthread_run(colibri_sched_thread, sc, "colibri-sched");
+	if (IS_ERR(sc->task)) {
+		ret = PTR_ERR(sc->task);
+		goto err_exec;
+	}
+	return sc;
+
+err_exec:
+	colibri_exec_stop(sc->ex);
+err_free:
+	kfree(sc);
+	return ERR_PTR(ret);
+}
+
+/* Threads the engine runs on: the workers and the scheduler. */
+int colibri_sched_nr_threads(const struct colibri_sched *sc)
+{
+	return sc->ex->nthreads;
+}
+
+void colibri_sched_stop(struct colibri_sched *sc)
+{
+	kthread_stop(sc->task);
+	colibri_exec_stop(sc->ex);
+	kfree(sc);
 }

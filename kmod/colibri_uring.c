@@ -78,6 +78,7 @@ static void colibri_uring_end(struct colibri_req *req)
  */
 static void colibri_uring_queue(struct colibri_uop *uop, struct colibri_req *req)
 {
+	struct colibri_sched *sc = uop->cf->sched;
 	bool cancelled;
 
 	req->end = colibri_uring_end;
@@ -88,10 +89,10 @@ static void colibri_uring_queue(struct colibri_uop *uop, struct colibri_req *req
 	uop->req = req;			/* the uop's reference */
 	cancelled = uop->cancelled;
 	spin_unlock(&uop->lock);
-	colibri_sched_queue(req);
+	colibri_sched_queue(sc, req);
 	/* From here on the piece may end and the uop be gone. */
 	if (cancelled)
-		colibri_sched_cancel(req);
+		colibri_sched_cancel(sc, req);
 	colibri_req_put(req);
 }
 
@@ -221,6 +222,7 @@ finish:
 static void colibri_uring_cancel(struct io_uring_cmd *cmd)
 {
 	struct colibri_uop *uop = *colibri_uop_slot(cmd);
+	struct colibri_sched *sc = uop->cf->sched;
 	struct colibri_req *req;
 
 	spin_lock(&uop->lock);
@@ -232,7 +234,7 @@ static void colibri_uring_cancel(struct io_uring_cmd *cmd)
 	pr_debug("uring_cmd cancelled by io_uring (%s)\n", req ? "in flight" : "between pieces");
 	/* The piece ends (now if queued, at its next step if running). */
 	if (req) {
-		colibri_sched_cancel(req);
+		colibri_sched_cancel(sc, req);
 		colibri_req_put(req);
 	}
 }
