@@ -10,7 +10,9 @@
 #                     kernel; ends with "N passed, N failed, N skipped"
 #   make check-unit   native tests only
 #   make check-vm     VM tests only (KERNELS="6.1 6.12" to choose)
-#   make lint         checkpatch.pl on our sources, sparse (C=1) on the module
+#   make lint         checkpatch.pl on our sources, sparse (C=1) on the module,
+#                     kmod/'s layout (tests/layout/run: no cycle, no file over
+#                     1000 lines)
 #   make clean
 #
 # Everything lands in build/ (BUILD=...).  The module builds with W=1.
@@ -196,6 +198,7 @@ lint: $(KSFT_HDR)
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,NEW_TYPEDEFS,CAMELCASE \
 		-f $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h tests/accel/*.c)
 	$(Q)rm -f $(KO) && $(MAKE) --no-print-directory modules C=2
+	$(Q)COLIBRI_BUILD=$(BUILD) tests/layout/run
 
 clean:
 	rm -rf $(BUILD)
