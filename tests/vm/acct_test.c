@@ -114,7 +114,13 @@ static pid_t attach_as(uid_t uid, rlim_t memlock, int n, unsigned int ctx, unsig
 FIXTURE(acct) {
 	int fd;
 	long long sess0, mem0;
-	int go[2], hold[2];
+	/*
+	 * A child reports on go and waits on its own hold pipe: with one
+	 * pipe for two children, the byte meant to release one may be read
+	 * by the other (the one that reaches read() first takes it), and
+	 * then the parent waits for a child that never got its byte.
+	 */
+	int go[2], hold[2], hold_b[2];
 	long long *out;		/* shared with the children: [2][4] */
 };
 
@@ -132,6 +138,7 @@ FIXTURE_SETUP(acct)
 	ASSERT_EQ(0, colibri_dev_load(self->fd, path, "acct", NULL, NULL));
 	ASSERT_EQ(0, pipe(self->go));
 	ASSERT_EQ(0, pipe(self->hold));
+	ASSERT_EQ(0, pipe(self->hold_b));
 	self->out = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->out);
 }
@@ -155,11 +162,12 @@ static void reported(FIXTURE_DATA(acct) *self)
 		self->out[7] = -1;
 }
 
-static int release(FIXTURE_DATA(acct) *self, pid_t pid)
+/* Lets the child @pid of attach_as(), waiting on @hold, go; its status. */
+static int release(pid_t pid, int hold[2])
 {
 	int st;
 
-	if (write(self->hold[1], "r", 1) != 1)
+	if (write(hold[1], "r", 1) != 1)
 		return -1;
 	waitpid(pid, &st, 0);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -202,15 +210,15 @@ TEST_F(acct, per_user_session_limit_is_edquot_and_spares_other_users)
 	reported(self);
 	EXPECT_EQ(3, self->out[0]);
 	EXPECT_EQ(-EDQUOT, self->out[1]);
-	b = attach_as(OTHER, 0, 2, 16, 1, self->out + 4, self->go, self->hold);
+	b = attach_as(OTHER, 0, 2, 16, 1, self->out + 4, self->go, self->hold_b);
 	ASSERT_LE(0, b);
 	reported(self);
 	EXPECT_EQ(2, self->out[4]) TH_LOG("uid %d's sessions kept uid %d out: %s", NOBODY, OTHER,
 					  strerror(-self->out[5]));
 	EXPECT_EQ(5, info_now(self->fd).nr_sessions);
 	EXPECT_TRUE(logged_uid(kmsg, NOBODY)) TH_LOG("no kernel log line names uid %d", NOBODY);
-	EXPECT_EQ(0, release(self, a));
-	EXPECT_EQ(0, release(self, b));
+	EXPECT_EQ(0, release(a, self->hold));
+	EXPECT_EQ(0, release(b, self->hold_b));
 	EXPECT_EQ(0, info_now(self->fd).nr_sessions);
 	close(kmsg);
 }
@@ -237,14 +245,14 @@ TEST_F(acct, per_user_byte_limit_is_edquot_and_spares_other_users)
 						self->out[2], strerror(-self->out[1]));
 	EXPECT_GE(vm_modparam("mem_limit_per_user_mb") << 20, self->out[2]);
 	EXPECT_LE(2, self->out[0]);
-	b = attach_as(OTHER, RLIM_INFINITY, 2, 256, PRIVATE_BATCH, self->out + 4, self->go, self->hold);
+	b = attach_as(OTHER, RLIM_INFINITY, 2, 256, PRIVATE_BATCH, self->out + 4, self->go, self->hold_b);
 	ASSERT_LE(0, b);
 	reported(self);
 	EXPECT_EQ(2, self->out[4]) TH_LOG("uid %d's bytes kept uid %d out: %s", NOBODY, OTHER,
 					  strerror(-self->out[5]));
 	EXPECT_TRUE(logged_uid(kmsg, NOBODY));
-	EXPECT_EQ(0, release(self, a));
-	EXPECT_EQ(0, release(self, b));
+	EXPECT_EQ(0, release(a, self->hold));
+	EXPECT_EQ(0, release(b, self->hold_b));
 	close(kmsg);
 }
 
@@ -269,13 +277,13 @@ TEST_F(acct, memlock_limits_an_unprivileged_attach)
 	EXPECT_EQ(2, self->out[0]) TH_LOG("RLIMIT_MEMLOCK %llu, %llu per session",
 					  (unsigned long long)lim, (unsigned long long)big.bytes);
 	EXPECT_EQ(-ENOMEM, self->out[1]);
-	EXPECT_EQ(0, release(self, a));
+	EXPECT_EQ(0, release(a, self->hold));
 	/* Given back: the same user gets the same again. */
 	a = attach_as(NOBODY, lim, 6, 256, PRIVATE_BATCH, self->out, self->go, self->hold);
 	ASSERT_LE(0, a);
 	reported(self);
 	EXPECT_EQ(2, self->out[0]);
-	EXPECT_EQ(0, release(self, a));
+	EXPECT_EQ(0, release(a, self->hold));
 	/* Root (CAP_IPC_LOCK) under the same rlimit is not held to it. */
 	{
 		int fds[4], n = 0;
