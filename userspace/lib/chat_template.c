@@ -109,7 +109,7 @@ out:
 	return r;
 }
 
-/* The text of token @id, for bos_token & co. of a .colibri file. */
+/* The text of token @id, for bos_token & co. */
 static int add_token(cJSON *special, const char *name, const struct cb_tokenizer *tok,
 		     int32_t id)
 {
@@ -123,6 +123,20 @@ static int add_token(cJSON *special, const char *name, const struct cb_tokenizer
 		return 0;
 	buf[n] = 0;
 	return cJSON_AddStringToObject(special, name, buf) ? 0 : -1;
+}
+
+int cb_chat_add_special_ids(struct cb_chat *c, const struct cb_tokenizer *tok, int32_t bos,
+			    int32_t eos, int32_t pad)
+{
+	if (!c->special)
+		c->special = cJSON_CreateObject();
+	if (!c->special)
+		return -1;
+	if (add_token(c->special, "bos_token", tok, bos) ||
+	    add_token(c->special, "eos_token", tok, eos) ||
+	    add_token(c->special, "pad_token", tok, pad))
+		return -1;
+	return 0;
 }
 
 static int from_colibri(struct cb_chat *c, const char *path, char *err, size_t errlen)
@@ -140,19 +154,13 @@ static int from_colibri(struct cb_chat *c, const char *path, char *err, size_t e
 	t = cbfile_chat_template(f, &n);
 	if (t && set_tmpl(c, t, n, err, errlen))
 		goto out;
-	c->special = cJSON_CreateObject();
-	if (!c->special)
-		goto oom;
 	if (cbfile_tokenizer(f, &n))
 		tok = cbfile_load_tokenizer(f, terr, sizeof(terr));
-	if (add_token(c->special, "bos_token", tok, f->info.bos_id) ||
-	    add_token(c->special, "eos_token", tok, f->info.eos_id) ||
-	    add_token(c->special, "pad_token", tok, f->info.pad_id))
-		goto oom;
+	if (cb_chat_add_special_ids(c, tok, f->info.bos_id, f->info.eos_id, f->info.pad_id)) {
+		cb_set_err(err, errlen, "out of memory");
+		goto out;
+	}
 	r = 0;
-	goto out;
-oom:
-	cb_set_err(err, errlen, "out of memory");
 out:
 	cb_tok_free(tok);
 	cbfile_close(f);

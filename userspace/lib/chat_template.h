@@ -17,6 +17,7 @@
 #define COLIBRI_CHAT_TEMPLATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cJSON.h>
 
@@ -60,6 +61,18 @@ int cb_chat_from_model(struct cb_chat *c, const char *path, int tools, char *err
 		       size_t errlen);
 
 void cb_chat_release(struct cb_chat *c);
+
+struct cb_tokenizer;
+
+/*
+ * cb_chat_add_special_ids() - c->special (made if NULL) gets the text of
+ * the tokens @bos, @eos and @pad of @tok as bos_token, eos_token and
+ * pad_token; an id < 0, or one @tok cannot decode, is left out.  For a
+ * model that keeps the ids and the tokenizer rather than the strings (a
+ * .colibri file, a model pinned in the kernel).  0, or -1 (out of memory).
+ */
+int cb_chat_add_special_ids(struct cb_chat *c, const struct cb_tokenizer *tok, int32_t bos,
+			    int32_t eos, int32_t pad);
 
 /**
  * cb_chat_render() - the prompt text of a conversation.

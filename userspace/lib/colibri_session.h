@@ -48,6 +48,7 @@
 struct colibri_model;
 struct colibri_session;
 struct cb_tokenizer;
+struct cb_chat;
 
 enum colibri_backend {
 	COLIBRI_BACKEND_AUTO = 0,	/* the kernel if it can be used, else in-process */
@@ -169,6 +170,20 @@ const struct colibri_model_info *colibri_model_info(const struct colibri_model *
  * reason in @err when the model has none.
  */
 struct cb_tokenizer *colibri_model_tokenizer(struct colibri_model *m, char *err, size_t errlen);
+
+/*
+ * colibri_model_chat() - the model's chat template and the special tokens
+ * it prints (struct cb_chat of chat_template.h; render conversations with
+ * cb_chat_render()): for a model pinned in the kernel, the template the
+ * kernel keeps (GET_TOKENIZER with COLIBRI_TOKENIZER_CHAT_TEMPLATE) and
+ * the text of its BOS/EOS/PAD ids; in-process, those of the file or
+ * directory (tokenizer_config.json, GGUF metadata, the .colibri section).
+ * ->tmpl is NULL when the model has none (cb_chat_render() then uses the
+ * plain fallback).  Loaded on the first call; the model owns it (valid
+ * until the model is closed), and many threads may render with it at
+ * once.  NULL and a reason in @err on failure.
+ */
+const struct cb_chat *colibri_model_chat(struct colibri_model *m, char *err, size_t errlen);
 
 /*
  * Weight bytes, for benchmarks (docs/performance.md): of the whole model,

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cb_engine.h"
+#include "chat_template.h"
 #include "libcolibri.h"
 #include "session_priv.h"
 #include "tokenizer.h"
@@ -48,7 +49,11 @@ static void model_put(struct colibri_model *m)
 	m->be->model_close(m);
 	if (m->tok)
 		cb_tok_free(m->tok);
+	if (m->chat)
+		cb_chat_release(m->chat);
+	free(m->chat);
 	pthread_mutex_destroy(&m->tok_lock);
+	pthread_mutex_destroy(&m->chat_lock);
 	free(m);
 }
 
@@ -117,6 +122,8 @@ int colibri_model_open(struct colibri_model **out, const char *model,
 	}
 	atomic_init(&m->refs, 1);
 	pthread_mutex_init(&m->tok_lock, NULL);
+	pthread_mutex_init(&m->chat_lock, NULL);
+	m->kbos = m->keos = m->kpad = -1;
 	m->flags = o->flags;
 	m->threads = o->threads;
 	m->isa = o->isa;
@@ -140,6 +147,7 @@ int colibri_model_open(struct colibri_model **out, const char *model,
 	m->name_opt = NULL;
 	if (ret) {
 		pthread_mutex_destroy(&m->tok_lock);
+		pthread_mutex_destroy(&m->chat_lock);
 		free(m);
 		return ret;
 	}
@@ -169,6 +177,27 @@ struct cb_tokenizer *colibri_model_tokenizer(struct colibri_model *m, char *err,
 	tok = m->tok;
 	pthread_mutex_unlock(&m->tok_lock);
 	return tok;
+}
+
+const struct cb_chat *colibri_model_chat(struct colibri_model *m, char *err, size_t errlen)
+{
+	struct cb_chat *c;
+
+	pthread_mutex_lock(&m->chat_lock);
+	if (!m->chat) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			snprintf(err, errlen, "out of memory");
+		else if (m->be->chat(m, c, err, errlen)) {
+			cb_chat_release(c);
+			free(c);
+			c = NULL;
+		}
+		m->chat = c;
+	}
+	c = m->chat;
+	pthread_mutex_unlock(&m->chat_lock);
+	return c;
 }
 
 int colibri_model_weight_bytes(const struct colibri_model *m, double *bytes)

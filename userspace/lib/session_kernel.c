@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cbfile.h"
+#include "chat_template.h"
 #include "colibri_uring.h"
 #include "libcolibri.h"
 #include "session_priv.h"
@@ -203,6 +204,36 @@ static int kernel_tokenizer(struct colibri_model *m, struct cb_tokenizer **tok, 
 		cb_tok_set_bos_id(*tok, t.bos_id);
 	if (t.eos_id >= 0)
 		cb_tok_set_eos_id(*tok, t.eos_id);
+	m->kbos = t.bos_id;
+	m->keos = t.eos_id;
+	m->kpad = t.pad_id;
+	return 0;
+}
+
+/*
+ * The template the kernel keeps with the model (whatever file it was loaded
+ * from), and the text of its special ids through its tokenizer (none
+ * without one: a template that prints bos_token then sees it undefined,
+ * as it would in the file).
+ */
+static int kernel_chat(struct colibri_model *m, struct cb_chat *c, char *err, size_t errlen)
+{
+	struct cb_tokenizer *tok;
+	char terr[256];
+	int ret;
+
+	ret = colibri_dev_get_chat_template(m->ctl_fd, m->kname, &c->tmpl, &c->tmpl_len);
+	if (ret) {
+		snprintf(err, errlen, "the chat template of '%s': %s", m->kname, strerror(-ret));
+		return ret;
+	}
+	c->source = "the kernel's copy";
+	tok = colibri_model_tokenizer(m, terr, sizeof(terr));
+	if (cb_chat_add_special_ids(c, tok, tok ? m->kbos : -1, tok ? m->keos : -1,
+				    tok ? m->kpad : -1)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -338,6 +369,7 @@ const struct session_backend session_kernel_backend = {
 	.model_open = kernel_model_open,
 	.model_close = kernel_model_close,
 	.tokenizer = kernel_tokenizer,
+	.chat = kernel_chat,
 	.sessions_open = kernel_sessions_open,
 	.session_close = kernel_session_close,
 	.piece = kernel_piece,

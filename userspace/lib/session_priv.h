@@ -18,6 +18,7 @@
 #include "colibri_session.h"
 
 struct cbfile;
+struct cb_chat;
 struct colibri_ring;
 struct cb_model_config;
 struct cb_model_weights;
@@ -33,6 +34,8 @@ struct session_backend {
 	void (*model_close)(struct colibri_model *m);
 	int (*tokenizer)(struct colibri_model *m, struct cb_tokenizer **tok, char *err,
 			 size_t errlen);
+	/* The chat template and special tokens into @c (zeroed by the caller). */
+	int (*chat)(struct colibri_model *m, struct cb_chat *c, char *err, size_t errlen);
 	/* @n sessions ss[0..n) of one group (n == 1: a lone session). */
 	int (*sessions_open)(struct colibri_session **ss, unsigned int n,
 			     const struct colibri_session_opts *o, char *err, size_t errlen);
@@ -67,6 +70,8 @@ struct colibri_model {
 
 	pthread_mutex_t tok_lock;	/* protects ->tok while it is loaded */
 	struct cb_tokenizer *tok;
+	pthread_mutex_t chat_lock;	/* protects ->chat while it is loaded */
+	struct cb_chat *chat;
 
 	/*
 	 * Weights as the in-process engine binds them (also for a kernel model
@@ -79,6 +84,7 @@ struct colibri_model {
 	/* kernel */
 	int ctl_fd;			/* /dev/colibri for LIST, GET_TOKENIZER, UNLOAD */
 	char kname[32];			/* the name in the kernel */
+	int32_t kbos, keos, kpad;	/* its special ids, from GET_TOKENIZER (-1: none) */
 
 	/* in-process (session_user.c) */
 	void *user;

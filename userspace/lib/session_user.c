@@ -28,6 +28,7 @@
 #include "cb_engine.h"
 #include "cb_ops.h"
 #include "cbfile.h"
+#include "chat_template.h"
 #include "gguf.h"
 #include "hfmodel.h"
 #include "host.h"
@@ -251,6 +252,12 @@ static int user_tokenizer(struct colibri_model *m, struct cb_tokenizer **tok, ch
 		*tok = cb_tok_load_file(path, err, errlen);
 	}
 	return *tok ? 0 : -ENODATA;
+}
+
+/* Where the weights came from: the template and tokens are beside them. */
+static int user_chat(struct colibri_model *m, struct cb_chat *c, char *err, size_t errlen)
+{
+	return cb_chat_from_model(c, um_of(m)->path, 0, err, errlen) ? -EINVAL : 0;
 }
 
 static void group_put(struct user_group *g)
@@ -486,6 +493,7 @@ const struct session_backend session_user_backend = {
 	.model_open = user_model_open,
 	.model_close = user_model_close,
 	.tokenizer = user_tokenizer,
+	.chat = user_chat,
 	.sessions_open = user_sessions_open,
 	.session_close = user_session_close,
 	.piece = user_piece,
