@@ -63,6 +63,7 @@ USER_LIBS := -lcjson -lpcre2-8 -lutf8proc -luring -lpthread -lm
 ENGINE_SRCS := $(wildcard kmod/engine/*.c)
 LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 CLI_SRCS := $(wildcard userspace/cli/*.c)
+SERVE_SRCS := $(wildcard userspace/serve/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 VM_SRCS := $(wildcard tests/vm/*.c)
 EXAMPLE_SRCS := $(wildcard tests/libcolibri/*.c)
@@ -70,6 +71,9 @@ EXAMPLE_SRCS := $(wildcard tests/libcolibri/*.c)
 ENGINE_OBJS := $(patsubst kmod/engine/%.c,$(BUILD)/engine/%.o,$(ENGINE_SRCS))
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 CLI_OBJS := $(patsubst userspace/cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRCS))
+SERVE_OBJS := $(patsubst userspace/serve/%.c,$(BUILD)/serve/%.o,$(SERVE_SRCS))
+# colibri serve's HTTP library: only the tool (and the server's unit tests) link it.
+SERVE_LIBS := -lmicrohttpd
 LIBCOLIBRI := $(BUILD)/lib/libcolibri.a
 COLIBRI := $(BUILD)/colibri
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
@@ -131,14 +135,18 @@ $(BUILD)/lib/%.o: userspace/lib/%.c
 
 $(BUILD)/cli/%.o: userspace/cli/%.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -MMD -c $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -MMD -c $< -o $@
+
+$(BUILD)/serve/%.o: userspace/serve/%.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -MMD -c $< -o $@
 
 $(LIBCOLIBRI): $(ENGINE_OBJS) $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(COLIBRI): $(CLI_OBJS) $(LIBCOLIBRI)
-	$(Q)$(CC) -o $@ $(CLI_OBJS) $(LIBCOLIBRI) $(USER_LIBS)
+$(COLIBRI): $(CLI_OBJS) $(SERVE_OBJS) $(LIBCOLIBRI)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(SERVE_OBJS) $(LIBCOLIBRI) $(USER_LIBS) $(SERVE_LIBS)
 
 # --- tests -------------------------------------------------------------------
 
@@ -203,4 +211,4 @@ lint: $(KSFT_HDR)
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/engine/*.d $(BUILD)/lib/*.d $(BUILD)/lib/*/*.d $(BUILD)/cli/*.d $(BUILD)/tests/*/*.d)
+-include $(wildcard $(BUILD)/engine/*.d $(BUILD)/lib/*.d $(BUILD)/lib/*/*.d $(BUILD)/cli/*.d $(BUILD)/serve/*.d $(BUILD)/tests/*/*.d)

@@ -28,6 +28,7 @@ static const struct subcommand subcommands[] = {
 	{ "convert", cmd_convert, "convert a Hugging Face model directory to a .colibri file" },
 	{ "info", cmd_info, "describe a .colibri file or HF directory (--json)" },
 	{ "chat-template", cmd_chat_template, "render chat messages through a model's chat template" },
+	{ "serve", cmd_serve, "an OpenAI-compatible HTTP server over a model" },
 };
 
 static void usage(FILE *f)

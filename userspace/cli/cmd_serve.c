@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * colibri serve - an OpenAI-compatible HTTP server over one model
+ * (userspace/serve/, docs/serve.md).  This file is the command: its
+ * options, the model, the signals; the server is serve/.
+ *
+ * SIGINT and SIGTERM are blocked before any thread starts (the in-process
+ * engine's pool, the daemon's threads inherit the mask) and taken here
+ * with sigwait(): no libcolibri call is ever interrupted by them, and the
+ * server stops in order: no new connection, running generations
+ * cancelled, connections closed, the model closed (and unloaded if this
+ * server loaded it into the kernel).
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chat_template.h"
+#include "cli.h"
+#include "cli_opts.h"
+#include "colibri_session.h"
+#include "serve.h"
+#include "serve_metrics.h"
+#include "serve_prompt.h"
+#include "serve_slots.h"
+#include "tokenizer.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: colibri serve --model M [--name N] [--host 127.0.0.1] [--port 8080]\n"
+		"         [--backend auto|kernel|user] [--api-key K] [--max-sessions N]\n"
+		"         [--context N] [--threads N] [--isa I] [--io ioctl|uring]\n"
+		"An OpenAI-compatible HTTP server (docs/serve.md): GET /v1/models,\n"
+		"POST /v1/chat/completions, POST /v1/completions, GET /health, GET /metrics.\n"
+		"Each request is a session of its own on the model, so the kernel batches\n"
+		"concurrent requests (and those of other processes) in its forward passes.\n"
+		"  --model M          a .colibri file, or the name of a model loaded in the\n"
+		"                     kernel (in-process: also a HF directory or a GGUF file)\n"
+		"  --name N           the model id clients ask for (default: the model's\n"
+		"                     name); kernel: also the name to load M under\n"
+		"  --host H           the address to listen on (default 127.0.0.1)\n"
+		"  --port P           the TCP port (default 8080; 0: any free one)\n"
+		"  --api-key K        clients must send \"Authorization: Bearer K\" (default:\n"
+		"                     $COLIBRI_API_KEY; none: no key asked)\n"
+		"  --max-sessions N   requests generating at once (default 8); one more is\n"
+		"                     answered 429 at once\n"
+		"  --context N        positions of each request's session (default: 2048,\n"
+		"                     or the model's own limit if smaller)\n"
+		CLI_HELP_BACKEND CLI_HELP_IO CLI_HELP_THREADS CLI_HELP_ISA
+		"A model this server loaded into the kernel is unloaded when it stops\n"
+		"(SIGINT, SIGTERM), unless another process is attached to it then.\n");
+}
+
+struct serve_cmd {
+	struct cli_common co;
+	struct serve_opts o;
+	const char *name;
+};
+
+static int parse_opts(int argc, char **argv, struct serve_cmd *sc)
+{
+	static const struct option opts[] = {
+		CLI_OPTION_MODEL, CLI_OPTION_BACKEND, CLI_OPTION_IO, CLI_OPTION_THREADS,
+		CLI_OPTION_ISA,
+		{ "name", required_argument, NULL, 'N' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "api-key", required_argument, NULL, 'k' },
+		{ "max-sessions", required_argument, NULL, 'm' },
+		{ "context", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *cmd = "serve";
+	uint32_t v;
+	int c, r = 0;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'N': sc->name = optarg; break;
+		case 'H': sc->o.host = optarg; break;
+		case 'p':
+			r = cli_u32(cmd, "--port", optarg, 0, 65535, &v);
+			sc->o.port = v;
+			break;
+		case 'k': sc->o.api_key = optarg; break;
+		case 'm':
+			r = cli_u32(cmd, "--max-sessions", optarg, 1, 1024, &v);
+			sc->o.max_sessions = v;
+			break;
+		case 'c':
+			r = cli_u32(cmd, "--context", optarg, 1, 1u << 20, &sc->o.context);
+			break;
+		case 'h': usage(stdout); return 1;
+		default:
+			r = cli_common_opt(cmd, c, optarg, &sc->co);
+			if (!r)
+				goto bad;
+			r = r < 0 ? -1 : 0;
+		}
+		if (r)
+			return -1;
+	}
+	if (!sc->co.model || optind != argc)
+		goto bad;
+	if (sc->o.api_key && !sc->o.api_key[0]) {
+		fprintf(stderr, "colibri serve: --api-key is empty\n");
+		return -1;
+	}
+	return cli_common_check(cmd, &sc->co);
+bad:
+	usage(stderr);
+	return -1;
+}
+
+/* The model's tokenizer, template, and a session's context: what every request needs. */
+static int prepare(struct serve *srv)
+{
+	struct colibri_session_opts so = { .max_context = srv->o.context };
+	struct colibri_session *s;
+	char err[512];
+
+	srv->tok = colibri_model_tokenizer(srv->m, err, sizeof(err));
+	if (!srv->tok) {
+		fprintf(stderr, "colibri serve: %s (the server needs the model's tokenizer)\n", err);
+		return -1;
+	}
+	srv->chat = colibri_model_chat(srv->m, err, sizeof(err));
+	if (!srv->chat) {
+		fprintf(stderr, "colibri serve: %s\n", err);
+		return -1;
+	}
+	srv->eos = cb_tok_eos_id(srv->tok);
+	srv->eot = chat_end_of_turn(srv->chat, srv->tok, srv->eos);
+	/* One session now: a context the backend refuses is said at start, not per request. */
+	if (colibri_session_open(&s, srv->m, &so, err, sizeof(err))) {
+		fprintf(stderr, "colibri serve: %s\n", err);
+		return -1;
+	}
+	srv->max_context = colibri_session_max_context(s);
+	colibri_session_close(s);
+	return 0;
+}
+
+static void say_ready(const struct serve *srv)
+{
+	char text[96], eot[128] = "";
+	int32_t id = srv->eot;
+	long n = id >= 0 ? cb_tok_decode(srv->tok, &id, 1, 0, text, sizeof(text) - 1) : -1;
+
+	if (n > 0 && n < (long)sizeof(text)) {
+		text[n] = 0;
+		snprintf(eot, sizeof(eot), "; an answer ends at %s", text);
+	}
+	fprintf(stderr, "colibri serve: model '%s' on %s, %u positions a request, up to %u at once\n",
+		srv->name, srv->mi->description, srv->max_context, srv->o.max_sessions);
+	fprintf(stderr, "colibri serve: chat template: %s%s\n",
+		srv->chat->tmpl ? srv->chat->source : "none, the plain fallback format", eot);
+	fprintf(stderr, "colibri serve: listening on http://%s%s%s:%u\n",
+		strchr(srv->o.host, ':') ? "[" : "", srv->o.host,
+		strchr(srv->o.host, ':') ? "]" : "", serve_http_port(srv));
+}
+
+static int run(struct serve *srv, const sigset_t *stop)
+{
+	char err[512];
+	int sig, ret;
+
+	srv->metrics = metrics_create();
+	ret = slots_create(&srv->slots, srv->o.max_sessions);
+	if (!srv->metrics || ret) {
+		fprintf(stderr, "colibri serve: cannot start: out of memory or threads\n");
+		goto out;
+	}
+	if (serve_http_start(srv, err, sizeof(err))) {
+		fprintf(stderr, "colibri serve: %s\n", err);
+		goto out;
+	}
+	say_ready(srv);
+	while (sigwait(stop, &sig))
+		;
+	fprintf(stderr, "colibri serve: %s: stopping\n", strsignal(sig));
+	serve_http_stop(srv);
+	ret = 0;
+out:
+	slots_destroy(srv->slots);
+	metrics_destroy(srv->metrics);
+	return ret ? 1 : 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_cmd sc = { .o = { .host = "127.0.0.1", .port = 8080, .max_sessions = 8 } };
+	struct serve srv = { 0 };
+	struct colibri_model_opts mo;
+	sigset_t stop;
+	char err[512];
+	int ret;
+
+	sc.o.api_key = getenv("COLIBRI_API_KEY");
+	if (sc.o.api_key && !sc.o.api_key[0])
+		sc.o.api_key = NULL;
+	cli_common_init(&sc.co, COLIBRI_BACKEND_AUTO);
+	ret = parse_opts(argc, argv, &sc);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	cli_model_opts(&sc.co, &mo);
+	mo.name = sc.name;
+	mo.flags |= COLIBRI_MODEL_UNLOAD;
+	if (colibri_model_open(&srv.m, sc.co.model, &mo, err, sizeof(err))) {
+		fprintf(stderr, "colibri serve: %s\n", err);
+		return 1;
+	}
+	srv.o = sc.o;
+	srv.mi = colibri_model_info(srv.m);
+	srv.created = time(NULL);
+	snprintf(srv.name, sizeof(srv.name), "%s", sc.name ? sc.name : srv.mi->name);
+	if (srv.mi->loaded)
+		fprintf(stderr, "colibri serve: loaded %s into the kernel as '%s'\n", sc.co.model,
+			srv.mi->name);
+	if (srv.mi->note[0])
+		fprintf(stderr, "colibri serve: the kernel cannot run it (%s): running in-process\n",
+			srv.mi->note);
+	ret = prepare(&srv) ? 1 : run(&srv, &stop);
+	colibri_model_close(srv.m);
+	return ret;
+}

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * serve.h - colibri serve: an OpenAI-compatible HTTP server over
+ * libcolibri's session API (docs/serve.md).  What its files share.
+ *
+ *   serve_http.c      the HTTP plumbing on libmicrohttpd: the daemon, routing,
+ *                     the API key, bodies and their limit, the answer of each
+ *                     endpoint, the end of every request
+ *   serve_slots.c     admission (--max-sessions) and the watcher that sees a
+ *                     client go away and cancels its generation
+ *   serve_request.c   OpenAI request JSON: every field checked, into a gen_req
+ *   serve_response.c  OpenAI response JSON: completions, chunks, errors, models
+ *   serve_gen.c       one generation: the prompt's tokens, the session, text
+ *                     out token by token through the stop strings
+ *   serve_stream.c    server-sent events: the generation on a thread of its
+ *                     own, its chunks handed to the connection through a queue
+ *   serve_metrics.c   counters and histograms, /metrics in Prometheus text
+ *   serve_stop.c      stop strings matched across token boundaries
+ *   serve_prompt.c    a conversation through the model's chat template into
+ *                     tokens (also colibri chat's)
+ *
+ * Threads: libmicrohttpd runs one thread per connection; a request's
+ * generation runs on its connection's thread (a plain answer) or on a
+ * thread of its own (a stream), each with a session of its own, so the
+ * kernel batches the steps of concurrent requests.  One watcher thread
+ * (serve_slots.c) polls the sockets of the running requests for the
+ * client's hang-up.
+ */
+#ifndef COLIBRI_SERVE_H
+#define COLIBRI_SERVE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cJSON.h>
+
+#include "colibri_session.h"
+#include "serve_stop.h"
+
+struct MHD_Daemon;
+struct cb_tokenizer;
+struct cb_chat;
+struct serve_slots;
+struct serve_metrics;
+
+/* Bodies larger than this are refused with 413. */
+#define SERVE_MAX_BODY		(2u << 20)
+/* The most a completion may ask for (it stops at the context anyway). */
+#define SERVE_MAX_TOKENS	(1u << 20)
+
+/**
+ * struct serve_opts - colibri serve's command line, past the model.
+ * @host: the address to listen on (a name or a numeric IPv4/IPv6 address).
+ * @port: the TCP port; 0: any free one (the listening line says which).
+ * @api_key: the key clients must send as "Authorization: Bearer KEY", or
+ *	NULL: none is asked.
+ * @max_sessions: requests generating at once; one more is answered 429.
+ * @context: positions of each request's session (0: the library's default).
+ */
+struct serve_opts {
+	const char *host;
+	unsigned int port;
+	const char *api_key;
+	unsigned int max_sessions;
+	uint32_t context;
+};
+
+/**
+ * struct serve - the server: one model, opened at start, for every request.
+ * @o: the options.
+ * @name: the model id clients name in "model" (--name, or the model's own).
+ * @m, @mi: the model and what it is.
+ * @tok: its tokenizer (shared by every thread).
+ * @chat: its chat template (->tmpl NULL: the fallback format).
+ * @eos: the end-of-sequence token, or -1.
+ * @eot: chat: the end-of-turn token of the template, or -1 (serve_prompt.h).
+ * @max_context: positions of a request's session, as the backend gave them.
+ * @created: when the server started (the model's "created").
+ * @slots: admission and the hang-up watcher.
+ * @metrics: what /metrics shows.
+ * @d: the HTTP daemon.
+ */
+struct serve {
+	struct serve_opts o;
+	char name[64];
+	struct colibri_model *m;
+	const struct colibri_model_info *mi;
+	struct cb_tokenizer *tok;
+	const struct cb_chat *chat;
+	int32_t eos, eot;
+	uint32_t max_context;
+	time_t created;
+	struct serve_slots *slots;
+	struct serve_metrics *metrics;
+	struct MHD_Daemon *d;
+};
+
+/* serve_http.c: start the daemon (0, or -1 with a message in @err); stop it. */
+int serve_http_start(struct serve *srv, char *err, size_t errlen);
+void serve_http_stop(struct serve *srv);
+/* The port it listens on. */
+unsigned int serve_http_port(const struct serve *srv);
+
+/* --- requests (serve_request.c) ------------------------------------------- */
+
+enum gen_kind {
+	GEN_CHAT,		/* /v1/chat/completions */
+	GEN_COMPLETION,		/* /v1/completions */
+};
+
+/**
+ * struct gen_req - one generation request, checked.
+ * @kind: which endpoint.
+ * @model: the "model" it names.
+ * @messages: chat: the conversation as the template gets it (roles,
+ *	contents as strings, tool calls); owned.
+ * @tools: chat: the tool definitions for the template, or NULL; owned.
+ * @prompt_text: completions: the prompt string, or NULL when it came as
+ *	token ids (@prompt); owned.
+ * @prompt, @n_prompt: the prompt's tokens (completions given as ids, or
+ *	set by gen_prepare()); owned.
+ * @max_tokens: most tokens to make; 0: none given (chat: up to the
+ *	context; completions: 16, as OpenAI's).
+ * @sp: sampling.
+ * @stop: the stop strings.
+ * @stream: answer with server-sent events.
+ * @include_usage: stream: a last chunk with the usage.
+ */
+struct gen_req {
+	enum gen_kind kind;
+	char model[128];
+	cJSON *messages, *tools;
+	char *prompt_text;
+	uint32_t *prompt;
+	uint32_t n_prompt;
+	uint32_t max_tokens;
+	struct colibri_sampling sp;
+	struct stop_strings stop;
+	int stream, include_usage;
+};
+
+/**
+ * struct api_error - an error as OpenAI's API words it.
+ * @status: the HTTP status (400, 401, 404, 405, 413, 429, 500, 503).
+ * @type: "invalid_request_error", "rate_limit_error", "server_error".
+ * @param: the request field at fault, or NULL.
+ * @code: a machine-readable code ("model_not_found", ...), or NULL.
+ * @msg: one line for a person.
+ */
+struct api_error {
+	int status;
+	const char *type;
+	const char *param;
+	const char *code;
+	char msg[384];
+};
+
+void api_error_set(struct api_error *e, int status, const char *type, const char *param,
+		   const char *code, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* 400 invalid_request_error about @param. */
+#define api_bad(e, param, ...) \
+	api_error_set(e, 400, "invalid_request_error", param, NULL, __VA_ARGS__)
+
+/*
+ * gen_req_parse() - @body (the request's JSON text, @len bytes) of a
+ * request of @kind into @r: every field checked against what OpenAI's API
+ * allows and what this server implements.  0, or -1 with @e set.
+ * gen_req_release() frees what it holds (also after a failure).
+ */
+int gen_req_parse(struct gen_req *r, enum gen_kind kind, const char *body, size_t len,
+		  uint32_t vocab_size, struct api_error *e);
+void gen_req_release(struct gen_req *r);
+
+/* --- responses (serve_response.c) ----------------------------------------- */
+
+/* The error as OpenAI sends it: {"error": {"message", "type", "param", "code"}}. */
+char *resp_error(const struct api_error *e);
+/* GET /v1/models and GET /v1/models/ID. */
+char *resp_models(const struct serve *srv);
+char *resp_model(const struct serve *srv);
+
+/* What a finished generation says (serve_gen.c fills it). */
+struct gen_result {
+	uint32_t prompt_tokens;
+	uint32_t completion_tokens;
+	const char *finish;		/* "stop" or "length" */
+	double t_start;			/* the request arrived */
+	double t_first;			/* its first token was sampled (0: none was) */
+	double t_end;
+	int err;			/* 0, -ECANCELED (the client left), or another */
+	char msg[256];			/* the error's words */
+};
+
+/* A response's id ("chatcmpl-..." or "cmpl-...") and creation time. */
+struct resp_head {
+	char id[48];
+	time_t created;
+	const char *model;
+};
+
+void resp_head_init(struct resp_head *h, enum gen_kind kind, const char *model);
+/* The whole answer of a request without "stream". */
+char *resp_completion(const struct resp_head *h, enum gen_kind kind, const char *text,
+		      size_t len, const struct gen_result *res);
+/*
+ * One chunk of a stream: @text (may be NULL: none) and, at the end,
+ * @finish; chat's first chunk carries the role (@first).  @usage: -1 no
+ * "usage" member, 0 "usage": null, 1 the usage of @res (and no choice).
+ */
+char *resp_chunk(const struct resp_head *h, enum gen_kind kind, int first, const char *text,
+		 size_t len, const char *finish, int usage, const struct gen_result *res);
+
+/* --- generation (serve_gen.c) ----------------------------------------------- */
+
+/*
+ * Where the text goes, piece by piece as it is made (stop strings taken
+ * out): non-zero stops the generation (the client went away).
+ */
+struct gen_sink {
+	int (*text)(void *arg, const char *s, size_t n);
+	void *arg;
+};
+
+/*
+ * gen_prepare() - the prompt's tokens (chat: the conversation through the
+ * template), checked against the context.  0, or -1 with @e (400).
+ */
+int gen_prepare(struct serve *srv, struct gen_req *r, struct api_error *e);
+
+/*
+ * gen_open() - a session for one request, with its sampling: 0, or -1
+ * with @e: 503 when the device has no room (its session or memory limit,
+ * this user's share), 500 otherwise.  gen_close() closes it.  Both keep
+ * the sessions gauge of /metrics.
+ */
+int gen_open(struct serve *srv, const struct gen_req *r, struct colibri_session **s,
+	     struct api_error *e);
+void gen_close(struct serve *srv, struct colibri_session *s);
+
+/*
+ * gen_run() - the generation of @r on @s, its text to @sink.  @res->t_start
+ * is set by the caller; the rest is filled here.  Returns @res->err.
+ */
+int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *r,
+	    const struct gen_sink *sink, struct gen_result *res);
+
+/* --- streaming (serve_stream.c) --------------------------------------------- */
+
+struct stream;
+struct MHD_Response;
+
+/*
+ * stream_start() - run @r's generation on @s on a thread of its own and
+ * make the response whose body is its server-sent events.  Takes @s (the
+ * stream closes it when the generation ends) and @r's contents.  *@slot:
+ * the admission slot, watched for the client's hang-up on @fd from now
+ * on; taken (*@slot = -1) on success, put back by the stream.
+ * 0, or -1 with @e (500; @s is closed then too).
+ */
+int stream_start(struct serve *srv, struct gen_req *r, struct colibri_session *s, int *slot,
+		 int fd, double t_start, struct stream **out, struct MHD_Response **resp,
+		 struct api_error *e);
+/*
+ * stream_finish() - the connection is done with the response (sent, or
+ * the client went away): stop the generation if it still runs, wait for
+ * its thread, and free the stream.  @res receives its result.
+ */
+void stream_finish(struct stream *st, struct gen_result *res);
+
+#endif /* COLIBRI_SERVE_H */

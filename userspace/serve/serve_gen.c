@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * serve_gen.c - one request's generation: its prompt's tokens, its
+ * session, and its text, token by token, through the stop strings.
+ *
+ * The text of each token comes from the tokenizer's streaming decoder
+ * (whole UTF-8 characters only, special tokens left out), then goes
+ * through the stop-string matcher, and what the matcher lets through goes
+ * to the sink at once (a stream sends it as a chunk).  A generation ends
+ * at the end-of-sequence token, at the template's end-of-turn token
+ * (chat), at a stop string, at max_tokens or at the end of the context
+ * (libcolibri's colibri_session_generate() decides the last three with
+ * on_token()), or when the sink says the client is gone.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve.h"
+#include "serve_metrics.h"
+#include "serve_prompt.h"
+#include "tokenizer.h"
+
+int gen_prepare(struct serve *srv, struct gen_req *r, struct api_error *e)
+{
+	char err[384];
+	int32_t *ids32 = NULL;
+	long n, i;
+
+	if (r->kind == GEN_CHAT) {
+		n = chat_prompt(srv->chat, srv->tok, r->messages, r->tools, &r->prompt, err,
+				sizeof(err));
+		if (n < 0) {
+			api_bad(e, "messages", "%s", err);
+			return -1;
+		}
+		r->n_prompt = (uint32_t)n;
+	} else if (r->prompt_text) {
+		/* As colibri generate encodes a prompt: with the tokenizer's own BOS & co. */
+		n = cb_tok_encode_alloc(srv->tok, r->prompt_text, strlen(r->prompt_text),
+					CB_TOK_ADD_SPECIAL, &ids32);
+		if (n < 0 || !(r->prompt = malloc((n ? n : 1) * sizeof(*r->prompt)))) {
+			free(ids32);
+			api_error_set(e, 500, "server_error", NULL, NULL, "the prompt cannot be encoded");
+			return -1;
+		}
+		for (i = 0; i < n; i++)
+			r->prompt[i] = (uint32_t)ids32[i];
+		free(ids32);
+		r->n_prompt = (uint32_t)n;
+	}
+	if (!r->n_prompt) {
+		api_bad(e, r->kind == GEN_CHAT ? "messages" : "prompt", "the prompt is empty");
+		return -1;
+	}
+	if (r->n_prompt > srv->max_context) {
+		api_error_set(e, 400, "invalid_request_error",
+			      r->kind == GEN_CHAT ? "messages" : "prompt", "context_length_exceeded",
+			      "This model's maximum context length is %u tokens, but the prompt is %u tokens",
+			      srv->max_context, r->n_prompt);
+		return -1;
+	}
+	return 0;
+}
+
+int gen_open(struct serve *srv, const struct gen_req *r, struct colibri_session **s,
+	     struct api_error *e)
+{
+	struct colibri_session_opts so = { .max_context = srv->o.context };
+	char err[256];
+	int ret;
+
+	ret = colibri_session_open(s, srv->m, &so, err, sizeof(err));
+	if (ret == -ENOSPC || ret == -ENOMEM || ret == -EDQUOT) {
+		metrics_rejected(srv->metrics, REJECT_DEVICE);
+		api_error_set(e, 503, "server_error", NULL, "overloaded",
+			      "The device has no room for another session now (%s): retry later", err);
+		return -1;
+	}
+	if (ret) {
+		api_error_set(e, 500, "server_error", NULL, NULL, "cannot open a session: %s", err);
+		return -1;
+	}
+	colibri_session_set_sampling(*s, &r->sp);
+	metrics_sessions(srv->metrics, 1);
+	return 0;
+}
+
+void gen_close(struct serve *srv, struct colibri_session *s)
+{
+	if (!s)
+		return;
+	colibri_session_close(s);
+	metrics_sessions(srv->metrics, -1);
+}
+
+/* The state of one generation, for on_token(). */
+struct run {
+	struct serve *srv;
+	const struct gen_req *r;
+	const struct gen_sink *sink;
+	struct gen_result *res;
+	struct cb_tok_stream ts;
+	struct stop_match sm;
+	char *piece, *out;
+	size_t piece_cap;
+	int gone, stopped, eot;
+};
+
+/* @n bytes of decoded text through the stop strings to the sink. */
+static int pass_text(struct run *u, const char *s, size_t n)
+{
+	int hit;
+	size_t k = stop_feed(&u->sm, s, n, u->out, &hit);
+
+	if (k && u->sink->text(u->sink->arg, u->out, k)) {
+		u->gone = 1;
+		return 1;
+	}
+	if (hit)
+		u->stopped = 1;
+	return hit;
+}
+
+static int on_token(void *arg, int32_t token, const struct colibri_step *st)
+{
+	struct run *u = arg;
+	long n;
+
+	if (!u->res->t_first)
+		u->res->t_first = serve_now();
+	if (u->r->kind == GEN_CHAT && token == u->srv->eot) {
+		u->eot = 1;
+		return 1;
+	}
+	n = cb_tok_stream_feed(&u->ts, token, u->piece, u->piece_cap);
+	return n > 0 ? pass_text(u, u->piece, (size_t)n) : 0;
+}
+
+/* The decoder's and the matcher's held bytes, at the end of the text. */
+static void flush_text(struct run *u)
+{
+	long n = cb_tok_stream_flush(&u->ts, u->piece, u->piece_cap);
+	size_t k;
+
+	if (n > 0 && pass_text(u, u->piece, (size_t)n))
+		return;
+	k = stop_flush(&u->sm, u->out);
+	if (k && u->sink->text(u->sink->arg, u->out, k))
+		u->gone = 1;
+}
+
+int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *r,
+	    const struct gen_sink *sink, struct gen_result *res)
+{
+	struct run u = { .srv = srv, .r = r, .sink = sink, .res = res };
+	struct colibri_generation g = {
+		.max_new = r->max_tokens ? r->max_tokens :
+			   r->kind == GEN_CHAT ? SERVE_MAX_TOKENS : 16,
+		.eos = srv->eos, .on_token = on_token, .arg = &u,
+	};
+	int ret;
+
+	res->prompt_tokens = r->n_prompt;
+	res->err = 0;
+	res->msg[0] = 0;
+	u.piece_cap = cb_tok_max_token_bytes(srv->tok) + CB_TOK_STREAM_MIN;
+	u.piece = malloc(u.piece_cap);
+	u.out = malloc(u.piece_cap + STOP_LEN_MAX);
+	if (!u.piece || !u.out) {
+		res->err = -ENOMEM;
+		snprintf(res->msg, sizeof(res->msg), "out of memory");
+		goto out;
+	}
+	cb_tok_stream_init(&u.ts, srv->tok, CB_TOK_SKIP_SPECIAL);
+	/* A completion continues its prompt: keep a leading space; an answer starts afresh. */
+	if (r->kind == GEN_COMPLETION)
+		u.ts.at_start = 0;
+	stop_match_init(&u.sm, &r->stop);
+	ret = colibri_session_generate(s, r->prompt, r->n_prompt, &g);
+	res->completion_tokens = g.n_new;
+	if (ret || u.gone) {
+		res->err = u.gone ? -ECANCELED : ret;
+		snprintf(res->msg, sizeof(res->msg), "%s",
+			 res->err == -ECANCELED ? "the client went away" : colibri_session_error(s));
+		goto out;
+	}
+	if (!u.stopped && !u.eot)
+		flush_text(&u);
+	if (u.gone) {
+		res->err = -ECANCELED;
+		snprintf(res->msg, sizeof(res->msg), "the client went away");
+		goto out;
+	}
+	res->finish = g.stop == COLIBRI_STOP_LENGTH || g.stop == COLIBRI_STOP_CONTEXT ? "length" :
+		      "stop";
+	/* A stop string completed by the last, held bytes is a stop too. */
+	if (u.stopped)
+		res->finish = "stop";
+out:
+	res->t_end = serve_now();
+	if (!res->t_first && res->completion_tokens)
+		res->t_first = res->t_end;
+	free(u.piece);
+	free(u.out);
+	return res->err;
+}

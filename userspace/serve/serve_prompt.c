@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * serve_prompt.c - conversations into prompt tokens through the model's
+ * chat template (serve_prompt.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat_template.h"
+#include "serve_prompt.h"
+#include "tokenizer.h"
+
+long chat_prompt(const struct cb_chat *chat, const struct cb_tokenizer *tok,
+		 const cJSON *messages, const cJSON *tools, uint32_t **ids, char *err,
+		 size_t errlen)
+{
+	unsigned int flags = chat->tmpl ? 0 : CB_TOK_ADD_SPECIAL;
+	int32_t *ids32 = NULL;
+	char *text = NULL;
+	size_t len;
+	long n, i;
+
+	*ids = NULL;
+	if (cb_chat_render(chat, messages, tools, 1, NULL, &text, &len, err, errlen))
+		return -1;
+	n = cb_tok_encode_alloc(tok, text, len, flags, &ids32);
+	free(text);
+	if (n < 0) {
+		snprintf(err, errlen, "the prompt cannot be encoded (%ld)", n);
+		return -1;
+	}
+	*ids = malloc((n ? n : 1) * sizeof(**ids));
+	if (!*ids) {
+		free(ids32);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		(*ids)[i] = (uint32_t)ids32[i];
+	free(ids32);
+	return n;
+}
+
+int32_t chat_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *tok,
+			 int32_t eos)
+{
+	static const char mark[] = "colibri-end-of-turn-probe";
+	cJSON *msgs = cJSON_Parse("[{\"role\": \"user\", \"content\": \"Hi\"},"
+				  " {\"role\": \"assistant\", \"content\": \"colibri-end-of-turn-probe\"}]");
+	int32_t id = -1, first;
+	char err[256], *text = NULL;
+	const char *after;
+	size_t len;
+	long n;
+
+	if (!msgs || !chat->tmpl)
+		goto out;
+	/* A template that refuses this conversation has no end of turn we can see. */
+	if (cb_chat_render(chat, msgs, NULL, 0, NULL, &text, &len, err, sizeof(err)))
+		goto out;
+	after = strstr(text, mark);
+	if (!after)
+		goto out;
+	after += sizeof(mark) - 1;
+	n = cb_tok_encode(tok, after, strlen(after), 0, &first, 1);
+	if (n >= 1 && first != eos && cb_tok_is_special(tok, first))
+		id = first;
+out:
+	free(text);
+	cJSON_Delete(msgs);
+	return id;
+}
