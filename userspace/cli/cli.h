@@ -16,6 +16,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_chat_template(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
 
 int cmd_load(int argc, char **argv);
 int cmd_unload(int argc, char **argv);

@@ -29,6 +29,7 @@ static const struct subcommand subcommands[] = {
 	{ "info", cmd_info, "describe a .colibri file or HF directory (--json)" },
 	{ "chat-template", cmd_chat_template, "render chat messages through a model's chat template" },
 	{ "serve", cmd_serve, "an OpenAI-compatible HTTP server over a model" },
+	{ "chat", cmd_chat, "chat with a model in the terminal" },
 };
 
 static void usage(FILE *f)
