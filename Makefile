@@ -66,6 +66,8 @@ CLI_SRCS := $(wildcard userspace/cli/*.c)
 SERVE_SRCS := $(wildcard userspace/serve/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 VM_SRCS := $(wildcard tests/vm/*.c)
+# VM tests that are scripts (tests/vm/NAME_test.sh), installed next to the programs.
+VM_SCRIPTS := $(wildcard tests/vm/*_test.sh)
 EXAMPLE_SRCS := $(wildcard tests/libcolibri/*.c)
 
 ENGINE_OBJS := $(patsubst kmod/engine/%.c,$(BUILD)/engine/%.o,$(ENGINE_SRCS))
@@ -78,6 +80,7 @@ LIBCOLIBRI := $(BUILD)/lib/libcolibri.a
 COLIBRI := $(BUILD)/colibri
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 VM_BINS := $(patsubst tests/vm/%.c,$(BUILD)/tests/vm/%,$(VM_SRCS))
+VM_SCRIPT_BINS := $(patsubst tests/vm/%.sh,$(BUILD)/tests/vm/%,$(VM_SCRIPTS))
 EXAMPLE_BINS := $(patsubst tests/libcolibri/%.c,$(BUILD)/tests/libcolibri/%,$(EXAMPLE_SRCS))
 
 # kselftest_harness.h and checkpatch.pl come from Debian's linux-source-6.1,
@@ -150,11 +153,20 @@ $(COLIBRI): $(CLI_OBJS) $(SERVE_OBJS) $(LIBCOLIBRI)
 
 # --- tests -------------------------------------------------------------------
 
-tests: $(UNIT_BINS) $(VM_BINS) $(EXAMPLE_BINS)
+tests: $(UNIT_BINS) $(VM_BINS) $(VM_SCRIPT_BINS) $(EXAMPLE_BINS)
+
+$(VM_SCRIPT_BINS): $(BUILD)/tests/vm/%: tests/vm/%.sh
+	@mkdir -p $(@D)
+	$(Q)install -m 755 $< $@
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCOLIBRI) tests/unit/cb_test.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -MMD -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
+
+# The server's own pieces (test_serve_*.c), with serve/'s objects.
+$(BUILD)/tests/unit/test_serve_%: tests/unit/test_serve_%.c $(SERVE_OBJS) $(LIBCOLIBRI) tests/unit/cb_test.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -Itests/unit -MMD -o $@ $< $(SERVE_OBJS) $(LIBCOLIBRI) $(USER_LIBS) $(SERVE_LIBS)
 
 # Programs on libcolibri's public API (docs/libcolibri.md): they see only
 # userspace/lib's headers (no engine, no uapi include path) and link only
