@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: GPL-2.0-only
+# SPDX-License-Identifier: MIT OR GPL-2.0
 #
 # serve_test - colibri serve and colibri chat in the guest, on the kernel
 # backend (tests/serve/run --backend kernel; natively, make check-unit runs
