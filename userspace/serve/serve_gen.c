@@ -40,7 +40,9 @@ int gen_prepare(struct serve *srv, struct gen_req *r, struct api_error *e)
 		/* As colibri generate encodes a prompt: with the tokenizer's own BOS & co. */
 		n = cb_tok_encode_alloc(srv->tok, r->prompt_text, strlen(r->prompt_text),
 					CB_TOK_ADD_SPECIAL, &ids32);
-		if (n < 0 || !(r->prompt = malloc((n ? n : 1) * sizeof(*r->prompt)))) {
+		if (n >= 0)
+			r->prompt = malloc((n ? n : 1) * sizeof(*r->prompt));
+		if (n < 0 || !r->prompt) {
 			free(ids32);
 			api_error_set(e, 500, "server_error", NULL, NULL, "the prompt cannot be encoded");
 			return -1;

@@ -142,7 +142,8 @@ static int add_stop(struct parse *p, const cJSON *v)
 	struct stop_strings *ss = &p->r->stop;
 	size_t n;
 
-	if (!cJSON_IsString(v) || !(n = strlen(v->valuestring)) || n > STOP_LEN_MAX) {
+	n = cJSON_IsString(v) ? strlen(v->valuestring) : 0;
+	if (!n || n > STOP_LEN_MAX) {
 		api_bad(p->e, "stop", "each stop string must be 1 to %d bytes", STOP_LEN_MAX);
 		return -1;
 	}
