@@ -17,7 +17,7 @@
 // abandoned ones were cancelled (never more than were abandoned), and the
 // heap the server holds at idle (malloc's bytes in use, its /metrics
 // colibri_serve_heap_bytes) is no larger after the second half than after
-// the first, give or take 256 KiB: a request that left anything behind
+// the first, give or take 128 KiB: a request that left anything behind
 // would leave it a hundred times (the smallest, its parsed request, is a
 // few KiB; a session of the demo model half a MiB).  Resident memory is
 // printed too; it is not the measure, since malloc keeps freed memory in
