@@ -3,8 +3,8 @@
 // tests/serve/openai.mjs - the official `openai` npm client against a
 // running `colibri serve`: models list, chat completions streamed and not,
 // text completions streamed and not, stop strings across token boundaries,
-// four concurrent clients that get what each gets alone, a client that
-// aborts a stream, wrong keys and unknown models.
+// the sampling parameters, four concurrent clients that get what each gets
+// alone, a client that aborts a stream, wrong keys and unknown models.
 //
 // What the server must answer is worked out without the server: the
 // conversation is rendered with `colibri chat-template`, tokenized with
@@ -124,6 +124,18 @@ async function main() {
 	tap(r.usage.prompt_tokens === want1.prompt_tokens && r.usage.completion_tokens === want1.completion_tokens &&
 		r.usage.total_tokens === want1.prompt_tokens + want1.completion_tokens,
 	"chat completion: usage", `${show(r.usage)} want ${show(want1)}`);
+
+	// The sampling parameters reach the sampler: at a high temperature the
+	// answer is another (the seed fixes which), top_k 1 and a top_p of 1 ppm
+	// (the likeliest token alone) bring the greedy one back.
+	const hot = { model: name, messages: M1, max_tokens: 24, temperature: 1.5, seed: 1 };
+	const sampled = (await c.chat.completions.create(hot)).choices[0].message.content;
+	const topk = (await c.chat.completions.create({ ...hot, top_k: 1 })).choices[0].message.content;
+	const topp = (await c.chat.completions.create({ ...hot, top_p: 0.000001 })).choices[0].message.content;
+	const again = (await c.chat.completions.create(hot)).choices[0].message.content;
+	tap(sampled !== want1.text && again === sampled && topk === want1.text && topp === want1.text,
+		"sampling: temperature and seed (the same answer twice), top_k 1 and top_p 1e-6 are greedy",
+		`sampled ${show(sampled)}\nagain   ${show(again)}\ntop_k   ${show(topk)}\ntop_p   ${show(topp)}\ngreedy  ${show(want1.text)}`);
 
 	const chunks = await collect(await c.chat.completions.create({ model: name, messages: M1, max_tokens: 24,
 		temperature: 0, stream: true, stream_options: { include_usage: true } }));
