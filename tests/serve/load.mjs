@@ -106,14 +106,18 @@ const num = (text, re) => {
 const heapRe = /^colibri_serve_heap_bytes (\d+)$/m;
 const rssRe = /^process_resident_memory_bytes (\d+)$/m;
 
-// Until the server has no session open (at most 30 s): its sessions then.
+// Until the server has no session open and no connection but the one
+// asking (at most 30 s; the clients close their idle keep-alive sockets
+// after 4 s): its sessions then.  Each connection holds libmicrohttpd's
+// 32 KiB pool, so the heap at idle is compared at the same count.
 async function idle() {
-	let sessions = -1;
-	for (let i = 0; i < 300 && sessions !== 0; i++) {
-		sessions = (await (await fetch(base.replace(/\/v1$/, "/health"))).json()).sessions;
-		if (sessions) await new Promise((res) => setTimeout(res, 100));
+	let h = { sessions: -1 };
+	for (let i = 0; i < 300; i++) {
+		h = await (await fetch(base.replace(/\/v1$/, "/health"))).json();
+		if (h.sessions === 0 && h.connections <= 1) break;
+		await new Promise((res) => setTimeout(res, 100));
 	}
-	return sessions;
+	return h.sessions;
 }
 
 async function half(to) {
