@@ -13,6 +13,9 @@
 #   make lint         checkpatch.pl on our sources, sparse (C=1) on the module,
 #                     kmod/'s layout (tests/layout/run: no cycle, no file over
 #                     1000 lines)
+#   make install      the tool, libcolibri, the udev rule and systemd units
+#                     (DESTDIR, PREFIX=/usr/local; docs/admin.md)
+#   make deb          build/deb/*.deb: colibri and colibri-dkms (debian/)
 #   make clean
 #
 # Everything lands in build/ (BUILD=...).  The module builds with W=1.
@@ -59,6 +62,10 @@ USER_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-ffp-contract=off -D_GNU_SOURCE -Iuapi -Ikmod/engine -Iuserspace/lib \
 	-I/usr/include/cjson -fPIC
 USER_LIBS := -lcjson -lpcre2-8 -lutf8proc -luring -lpthread -lm
+# CPPFLAGS, CFLAGS and LDFLAGS from the environment (dpkg-buildflags' for
+# the Debian package) go to userspace objects and links, never to the
+# engine, which builds as it does in the kernel.
+USER_CFLAGS += $(CPPFLAGS) $(CFLAGS)
 
 ENGINE_SRCS := $(wildcard kmod/engine/*.c)
 LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
@@ -149,7 +156,48 @@ $(LIBCOLIBRI): $(ENGINE_OBJS) $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(COLIBRI): $(CLI_OBJS) $(SERVE_OBJS) $(LIBCOLIBRI)
-	$(Q)$(CC) -o $@ $(CLI_OBJS) $(SERVE_OBJS) $(LIBCOLIBRI) $(USER_LIBS) $(SERVE_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(SERVE_OBJS) $(LIBCOLIBRI) $(USER_LIBS) $(SERVE_LIBS)
+
+# --- install -------------------------------------------------------------------
+
+# Debian's places by default for what udev and systemd read (neither looks
+# under /usr/local); the rest under PREFIX.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+SYSCONFDIR ?= /etc
+UDEVRULESDIR ?= /lib/udev/rules.d
+SYSTEMDUNITDIR ?= /lib/systemd/system
+LIB_HEADERS := userspace/lib/libcolibri.h uapi/colibri.h
+subst-dirs = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	-e 's|@DATADIR@|$(DATADIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	-e 's|@VERSION@|$(VERSION)|g'
+# The upstream version: debian/changelog's first line, less any Debian revision.
+VERSION := $(shell head -n 1 debian/changelog | tr -d '()' | cut -d ' ' -f 2 | sed 's/-[^-]*$$//')
+
+.PHONY: install
+install: $(COLIBRI) $(LIBCOLIBRI)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/colibri \
+		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(DATADIR)/colibri/models $(DESTDIR)$(SYSCONFDIR)/colibri
+	install -m 0755 $(COLIBRI) $(DESTDIR)$(BINDIR)/colibri
+	install -m 0644 $(LIBCOLIBRI) $(DESTDIR)$(LIBDIR)/libcolibri.a
+	install -m 0644 $(LIB_HEADERS) $(DESTDIR)$(INCLUDEDIR)/colibri/
+	$(subst-dirs) scripts/system/libcolibri.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libcolibri.pc
+	install -m 0644 scripts/system/60-colibri.rules $(DESTDIR)$(UDEVRULESDIR)/
+	$(subst-dirs) scripts/system/colibri-model@.service > $(DESTDIR)$(SYSTEMDUNITDIR)/colibri-model@.service
+	$(subst-dirs) scripts/system/colibri-serve@.service > $(DESTDIR)$(SYSTEMDUNITDIR)/colibri-serve@.service
+	install -m 0644 docs/colibri.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 models/shakespeare-moe.colibri models/README.md $(DESTDIR)$(DATADIR)/colibri/models/
+
+# The two packages, built by dpkg-buildpackage in a copy of the tracked
+# files (its results land in the parent of the tree it builds).
+.PHONY: deb
+deb:
+	$(Q)scripts/build-deb $(BUILD)/deb
 
 # --- tests -------------------------------------------------------------------
 
