@@ -13,6 +13,7 @@
 #   make lint         checkpatch.pl on our sources, sparse (C=1) on the module,
 #                     kmod/'s layout (tests/layout/run: no cycle, no file over
 #                     1000 lines)
+#   make static       build/colibri-static: the tool linked statically
 #   make install      the tool, libcolibri, the udev rule and systemd units
 #                     (DESTDIR, PREFIX=/usr/local; docs/admin.md)
 #   make deb          build/deb/*.deb: colibri and colibri-dkms (debian/)
@@ -97,7 +98,7 @@ KSFT := $(BUILD)/kselftest
 KSFT_HDR := $(KSFT)/kselftest_harness.h
 
 .PHONY: all modules userspace tests demo check check-unit check-vm lint clean
-all: modules userspace tests
+all: modules userspace static tests
 
 # --- module ------------------------------------------------------------------
 
@@ -157,6 +158,40 @@ $(LIBCOLIBRI): $(ENGINE_OBJS) $(LIB_OBJS)
 
 $(COLIBRI): $(CLI_OBJS) $(SERVE_OBJS) $(LIBCOLIBRI)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(SERVE_OBJS) $(LIBCOLIBRI) $(USER_LIBS) $(SERVE_LIBS)
+
+# --- static tool ---------------------------------------------------------------
+
+# The same objects linked with -static against Debian's static liburing,
+# PCRE2, utf8proc and glibc.  Debian 12 ships no static cJSON: scripts/setup
+# fetches Debian's cjson source package (apt-get source) and it is compiled
+# here into build/static/libcjson.a, with the flags of everything else.
+CJSON_SRC ?= $(firstword $(wildcard /var/cache/colibri/deb-src/cjson-*/cJSON.c))
+MULTIARCH_LIB := /usr/lib/$(shell $(CC) -print-multiarch)
+STATIC_LIBS := $(BUILD)/static/libcjson.a $(MULTIARCH_LIB)/libpcre2-8.a \
+	$(MULTIARCH_LIB)/libutf8proc.a $(MULTIARCH_LIB)/liburing.a
+
+.PHONY: static
+static: $(BUILD)/colibri-static
+
+$(BUILD)/static/libcjson.a: $(CJSON_SRC)
+	@test -n "$(CJSON_SRC)" || { echo "cJSON's Debian source is missing: run scripts/setup" >&2; exit 1; }
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -std=c89 -fPIC $(CPPFLAGS) $(CFLAGS) -c $(CJSON_SRC) -o $(@D)/cJSON.o
+	$(Q)rm -f $@ && ar rcs $@ $(@D)/cJSON.o
+
+# colibri serve stays out: Debian's libmicrohttpd.a needs GnuTLS, and
+# GnuTLS's static archive needs p11-kit and libunistring, which Debian 12
+# ships shared only.  userspace/static/cmd_serve_none.c takes its place;
+# colibri chat needs only serve_prompt.o.
+STATIC_CLI_OBJS := $(filter-out $(BUILD)/cli/cmd_serve.o,$(CLI_OBJS)) \
+	$(BUILD)/serve/serve_prompt.o $(BUILD)/static/cmd_serve_none.o
+
+$(BUILD)/static/cmd_serve_none.o: userspace/static/cmd_serve_none.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/cli -MMD -c -o $@ $<
+
+$(BUILD)/colibri-static: $(STATIC_CLI_OBJS) $(LIBCOLIBRI) $(BUILD)/static/libcjson.a
+	$(Q)$(CC) -static $(LDFLAGS) -o $@ $(STATIC_CLI_OBJS) $(LIBCOLIBRI) $(STATIC_LIBS) -lpthread -lm
 
 # --- install -------------------------------------------------------------------
 
