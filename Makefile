@@ -206,7 +206,10 @@ MANDIR ?= $(DATADIR)/man
 SYSCONFDIR ?= /etc
 UDEVRULESDIR ?= /lib/udev/rules.d
 SYSTEMDUNITDIR ?= /lib/systemd/system
-LIB_HEADERS := userspace/lib/libcolibri.h uapi/colibri.h
+# The public API (docs/libcolibri.md): the session API, the device and
+# io_uring clients, the tokenizer, and the ABI they use.
+LIB_HEADERS := userspace/lib/colibri_session.h userspace/lib/libcolibri.h \
+	userspace/lib/colibri_uring.h userspace/lib/tokenizer.h uapi/colibri.h
 subst-dirs = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	-e 's|@DATADIR@|$(DATADIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
 	-e 's|@VERSION@|$(VERSION)|g'
