@@ -24,13 +24,15 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "host.h"
+#include "tokenizer.h"
+#include "util.h"
 
 #define SYNTH_SLAB (16u << 20)		/* output bytes per parallel_for */
 #define SYNTH_MAX_COLS (1u << 16)	/* row scratch lives on the stack */
 #define SYNTH_STD 0.02f
 
 struct synth_opts {
-	const char *out, *name;
+	const char *out, *name, *tokenizer;
 	int arch;
 	long hidden, layers, experts, top_k, ffn, heads, kv_heads, vocab, shared_ffn;
 	long context;
@@ -246,9 +248,11 @@ static void synth_usage(FILE *f)
 		"         --hidden H --layers L --ffn F --heads NH --vocab V\n"
 		"         [--experts E --top-k K] [--kv-heads NKV] [--shared-ffn S]\n"
 		"         [--quant f32|f16|bf16|q8_0|q4_0] [--seed S] [--context N]\n"
-		"         [--name NAME] [--threads N] -o OUT.colibri\n"
-		"Writes a model of random weights (uniform, std 0.02; norms 1) and no\n"
-		"tokenizer.  --ffn is the per-expert size (the MLP size for llama).\n"
+		"         [--name NAME] [--threads N] [--tokenizer tokenizer.json]\n"
+		"         -o OUT.colibri\n"
+		"Writes a model of random weights (uniform, std 0.02; norms 1), with\n"
+		"no tokenizer unless --tokenizer gives one (its ids must fit --vocab).\n"
+		"--ffn is the per-expert size (the MLP size for llama).\n"
 		"Matrices get --quant (default q8_0); norms, biases and the router\n"
 		"stay f32.  The same seed gives the same file for any --threads.\n");
 }
@@ -281,6 +285,7 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		{ "seed", required_argument, NULL, 's' },
 		{ "context", required_argument, NULL, 'c' },
 		{ "name", required_argument, NULL, 'N' },
+		{ "tokenizer", required_argument, NULL, 't' },
 		CLI_OPTION_THREADS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -327,6 +332,7 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 				return -1;
 			break;
 		case 'N': o->name = optarg; break;
+		case 't': o->tokenizer = optarg; break;
 		case CLI_OPT_THREADS:
 			if (cli_int("synth", "--threads", optarg, 1, 1024, &o->threads))
 				return -1;
@@ -357,6 +363,43 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 	return 0;
 }
 
+/*
+ * --tokenizer: the file's bytes, stored verbatim as convert stores a
+ * tokenizer.json, once the tokenizer loads and its ids fit the vocabulary;
+ * its BOS/EOS ids go in the header.  NULL (and a message) otherwise.
+ */
+static char *synth_tokenizer(const struct synth_opts *o, struct cbfile_meta *meta)
+{
+	struct cb_tokenizer *tok;
+	char err[512], *json;
+	size_t len;
+
+	json = cb_read_file(o->tokenizer, 64u << 20, &len);
+	if (!json) {
+		fprintf(stderr, "colibri synth: cannot read %s\n", o->tokenizer);
+		return NULL;
+	}
+	tok = cb_tok_load(json, len, err, sizeof(err));
+	if (!tok) {
+		fprintf(stderr, "colibri synth: %s: %s\n", o->tokenizer, err);
+		free(json);
+		return NULL;
+	}
+	if (cb_tok_vocab_size(tok) > (size_t)o->vocab) {
+		fprintf(stderr, "colibri synth: %s has %zu ids, more than --vocab %ld\n",
+			o->tokenizer, cb_tok_vocab_size(tok), o->vocab);
+		cb_tok_free(tok);
+		free(json);
+		return NULL;
+	}
+	meta->tokenizer_json = json;
+	meta->tokenizer_len = len;
+	meta->bos_id = cb_tok_bos_id(tok);
+	meta->eos_id = cb_tok_eos_id(tok);
+	cb_tok_free(tok);
+	return json;
+}
+
 int cmd_synth(int argc, char **argv)
 {
 	struct synth_opts o = { .arch = -1, .dtype = CB_DT_Q8_0, .seed = 1, .context = 4096 };
@@ -367,7 +410,7 @@ int cmd_synth(int argc, char **argv)
 	char err[512], name[64];
 	uint64_t total = 0;
 	uint32_t n, i;
-	char *buf = NULL;
+	char *buf = NULL, *tok_json = NULL;
 	double t0 = now_s();
 	int r;
 
@@ -382,6 +425,11 @@ int cmd_synth(int argc, char **argv)
 		o.name = name;
 	}
 	meta.name = o.name;
+	if (o.tokenizer) {
+		tok_json = synth_tokenizer(&o, &meta);
+		if (!tok_json)
+			return 1;
+	}
 	buf = aligned_alloc(64, SYNTH_SLAB + (4u << 20));
 	ex = cb_host_exec_create(o.threads);
 	if (!buf || !ex) {
@@ -428,6 +476,7 @@ int cmd_synth(int argc, char **argv)
 		o.out, arch_names[o.arch], n, total / (double)(1u << 30), now_s() - t0);
 	cb_host_exec_destroy(ex);
 	free(buf);
+	free(tok_json);
 	return 0;
 
 err_w:
@@ -436,5 +485,6 @@ err_w:
 err:
 	cb_host_exec_destroy(ex);
 	free(buf);
+	free(tok_json);
 	return 1;
 }
