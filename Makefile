@@ -120,6 +120,9 @@ $(BUILD)/kmod/%/accel/colibri_refaccel.ko: $(ACCEL_SRCS) $(BUILD)/kmod/%/colibri
 	$(Q)cp -rsf $(CURDIR)/kmod $(CURDIR)/uapi $(BUILD)/kmod/$*/accel/
 	$(Q)cp -rsf $(CURDIR)/tests/accel $(BUILD)/kmod/$*/accel/tests/
 	$(Q)find $(BUILD)/kmod/$*/accel -xtype l -delete
+	@# Kbuild reruns modpost only when its command line changes, not when
+	@# colibri.ko's symbol versions do: without this the module keeps stale ones.
+	$(Q)rm -f $(BUILD)/kmod/$*/accel/Module.symvers
 	@echo "  MODULE  $* (refaccel)"
 	$(Q)$(MAKE) -s -C $(call kdir-of,$*) M=$(BUILD)/kmod/$*/accel W=1 $(if $(C),C=$(C)) \
 		KBUILD_EXTRA_SYMBOLS=$(BUILD)/kmod/$*/Module.symvers modules
