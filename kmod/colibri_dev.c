@@ -25,7 +25,7 @@ static struct colibri_dev {
 		.minor	= MISC_DYNAMIC_MINOR,
 		.name	= COLIBRI_NAME,
 		.fops	= &colibri_fops,
-		.mode	= 0666,
+		.mode	= 0600,
 	},
 };
 

@@ -35,12 +35,10 @@
 #define OTHER	65533
 #define MAXFD	64
 
-/* Drops to @uid: no capability left. */
+/* Drops to @uid, a member of the device's group: no capability left. */
 static int drop_to(uid_t uid)
 {
-	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
-		return -errno;
-	return 0;
+	return vm_drop_to_member(uid);
 }
 
 static int set_param(const char *name, long long v)

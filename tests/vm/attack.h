@@ -100,12 +100,10 @@ static inline double attack_secs(void)
 	return v > 0 ? v : 20;
 }
 
-/* Drops to @uid: no capability left. */
+/* Drops to @uid, a member of the device's group: no capability left. */
 static inline int drop_to(uid_t uid)
 {
-	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
-		return -errno;
-	return 0;
+	return vm_drop_to_member(uid);
 }
 
 static void attack_noop(int sig)

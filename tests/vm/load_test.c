@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -115,6 +116,24 @@ TEST(unload_refused_while_device_open)
 	EXPECT_EQ(-EWOULDBLOCK, mod_unload());
 	EXPECT_EQ(1, mod_loaded());
 	close(fd);
+}
+
+/*
+ * The module creates the node root:root 0600 (docs/kernel.md, "Privilege
+ * and accounting"): only root until the udev rule gives it to group
+ * colibri.  Reloaded first, so no other test's chown is seen.
+ */
+TEST(node_is_created_root_only)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, mod_unload());
+	ASSERT_EQ(0, mod_load(""));
+	ASSERT_EQ(0, stat(COLIBRI_DEVICE_PATH, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	EXPECT_EQ(0, st.st_uid);
+	EXPECT_EQ(0, st.st_gid);
 }
 
 TEST(bad_parameters_are_refused)

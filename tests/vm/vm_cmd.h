@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vm_helpers.h"
+
 /*
  * What one run left behind.  @status is the exit status, 128 + N when
  * signal N ended it, or -1 when it was still running at the deadline
@@ -57,7 +59,8 @@ static inline ssize_t vm_cmd_drain(int fd, char *buf, size_t cap, size_t *len)
 }
 
 /*
- * Runs argv[0] (a path) with @argv as user @uid (-1: ours), waiting at
+ * Runs argv[0] (a path) with @argv as user @uid (-1: ours) in the
+ * device's group (vm_drop_to_member()), waiting at
  * most @timeout_s seconds; returns 0 once it ran (whatever its status),
  * -errno if it could not.
  */
@@ -77,7 +80,7 @@ static inline int vm_cmd_run_as(struct vm_cmd *r, double timeout_s, int uid,
 	if (!pid) {
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
-		if (uid >= 0 && (setgid(uid) || setuid(uid)))
+		if (uid >= 0 && vm_drop_to_member(uid))
 			_exit(126);
 		execv(argv[0], argv);
 		_exit(127);

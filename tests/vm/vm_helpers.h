@@ -9,10 +9,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "colibri.h"
@@ -37,6 +39,37 @@ static inline int fixture(const char *name, char *path, size_t len)
 {
 	snprintf(path, len, "%s/%s.colibri", fixtures(), name);
 	return access(path, R_OK) ? -errno : 0;
+}
+
+/*
+ * The guest's stand-in for group colibri: the guest has no /etc/group and
+ * no udevd, so vm_drop_to_member() does what 60-colibri.rules and the
+ * package's addgroup do on a real system, with this gid.
+ */
+#define VM_COLIBRI_GID	4242
+
+/*
+ * Run as root: makes /dev/colibri root:VM_COLIBRI_GID 0660 (the module
+ * creates it 0600, docs/kernel.md "Privilege and accounting"), then drops
+ * to @uid, a member of that group only, with no capability left.
+ */
+static inline int vm_drop_to_member(uid_t uid)
+{
+	gid_t g = VM_COLIBRI_GID;
+
+	if (chown(COLIBRI_DEVICE_PATH, 0, g) || chmod(COLIBRI_DEVICE_PATH, 0660))
+		return -errno;
+	if (setgroups(1, &g) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		return -errno;
+	return 0;
+}
+
+/* Drops to @uid in no group but its own: no capability, no device. */
+static inline int vm_drop_to_outsider(uid_t uid)
+{
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		return -errno;
+	return 0;
 }
 
 static inline struct colibri_info info_now(int fd)
