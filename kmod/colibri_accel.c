@@ -52,6 +52,7 @@
 
 #include "colibri_internal.h"
 #include "colibri_accel.h"
+#include "colibri_trace.h"
 
 /* Each model's ->bindings list, and the offering of jobs to them. */
 static DEFINE_MUTEX(colibri_accel_offer_lock);
@@ -81,6 +82,7 @@ struct colibri_bjob {
 	int state;			/* enum colibri_job_state; b->lock */
 	int status;			/* the completion's; b->lock */
 	u32 row;			/* its first staging row, unless FREE */
+	u64 submit_ns;			/* ktime_get_ns() when offered */
 };
 
 struct colibri_binding {
@@ -462,6 +464,9 @@ void colibri_accel_complete(struct colibri_expert_job *job, int status)
 	struct colibri_binding *b = j->b;
 	unsigned long flags;
 
+	/* Before the job is given back: its fields are still the driver's. */
+	trace_colibri_accel_job(b->acc->name, job->layer, job->expert, job->n_tokens, status,
+				ktime_get_ns() - j->submit_ns);
 	spin_lock_irqsave(&b->lock, flags);
 	if (j->state == COLIBRI_JOB_RUNNING) {
 		j->state = COLIBRI_JOB_DONE;
@@ -571,6 +576,7 @@ static struct colibri_bjob *colibri_offer(struct colibri_binding *b, const struc
 
 	kobject_get(&b->kobj);		/* the pass's */
 	atomic_inc(&b->outstanding);
+	j->submit_ns = ktime_get_ns();
 	ret = b->acc->ops->submit(b->acc, &j->job);
 	if (!ret)
 		return j;

@@ -89,4 +89,11 @@ static inline bool colibri_ucmd_task_dead(unsigned int issue_flags)
 }
 #endif
 
+/* __assign_str() of tracepoints lost its source argument in 6.10. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define colibri_trace_assign_str(dst, src) __assign_str(dst)
+#else
+#define colibri_trace_assign_str(dst, src) __assign_str(dst, src)
+#endif
+
 #endif /* COLIBRI_COMPAT_H */

@@ -226,6 +226,7 @@ struct colibri_batcher {
  */
 struct colibri_session {
 	struct kref ref;
+	u64 id;				/* names it in the tracepoints */
 	struct mutex lock;		/* the memory, against revocation */
 	bool revoked;			/* set once, under ->lock */
 	bool detached;			/* memory and model gone; ->lock */
@@ -277,6 +278,7 @@ struct colibri_req {
 	void (*end)(struct colibri_req *req);	/* once, when finished */
 	void *end_data;				/* ->end's */
 	struct task_struct *owner;	/* a reference; stop if it dies */
+	u64 queued_ns;			/* ktime_get_ns() at colibri_sched_queue() */
 };
 
 /* colibri_session.c */

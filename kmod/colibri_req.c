@@ -21,6 +21,7 @@
 #include <linux/string.h>
 
 #include "colibri_internal.h"
+#include "colibri_trace.h"
 
 static void colibri_req_release(struct kref *ref)
 {
@@ -134,6 +135,7 @@ void colibri_req_end(struct colibri_req *req)
 {
 	struct colibri_session *s = req->sess;
 
+	trace_colibri_req_completed(s->id, req->ran, req->ret, ktime_get_ns() - req->queued_ns);
 	req->sess = NULL;
 	colibri_session_req_done(s);
 	colibri_session_put(s);

@@ -34,6 +34,7 @@
 #include <asm/fpu/api.h>
 
 #include "colibri_internal.h"
+#include "colibri_trace.h"
 
 /*
  * The scheduler: made at load (colibri_sched_start()), reached by the
@@ -141,6 +142,23 @@ static struct colibri_batcher *colibri_pick(struct colibri_sched *sc)
 }
 
 /*
+ * One colibri_route event per token and layer of a pass that ran: the
+ * pass's routing trace, [token][layer][rank][2] (expert id, weight bits),
+ * which the engine writes for every pass.  Only with the event enabled.
+ */
+static void colibri_trace_route(const struct cb_batch *batch, u32 n_layers, u32 k)
+{
+	u32 i, l;
+
+	if (!k)
+		return;
+	for (i = 0; i < batch->n_tokens; i++)
+		for (l = 0; l < n_layers; l++)
+			trace_colibri_route(batch->pos[i], l, k,
+					    batch->route_trace + ((u64)i * n_layers + l) * k * 2);
+}
+
+/*
  * Runs the pass colibri_pick() chose, in one forward call: each request's
  * tokens on its session's slot; then each request's logits row and trace
  * rows are copied to its session's buffers and a finished request samples
@@ -172,6 +190,8 @@ static void colibri_sched_pass(struct colibri_sched *sc, struct colibri_batcher 
 			continue;
 		}
 		live++;
+		if (!r->ran)
+			trace_colibri_req_started(r->sess->id, r->batch.n_tokens);
 		for (k = r->ran; k < r->ran + b->take[i]; k++, n++) {
 			b->tokens[n] = r->batch.tokens[k];
 			b->seq[n] = r->sess->slot;
@@ -182,6 +202,8 @@ static void colibri_sched_pass(struct colibri_sched *sc, struct colibri_batcher 
 	batch.n_tokens = n;
 
 	if (n) {
+		u64 t0 = ktime_get_ns();
+
 		sc->running = b;
 		colibri_accel_pass_begin(&sc->accel, m);
 		/* All engine code runs in FPU sections; see colibri_exec.c. */
@@ -219,6 +241,9 @@ static void colibri_sched_pass(struct colibri_sched *sc, struct colibri_batcher 
 		kernel_fpu_end();
 		colibri_accel_pass_end(&sc->accel);
 		sc->running = NULL;
+		trace_colibri_forward(m->name, live, batch.n_tokens, ktime_get_ns() - t0, ret);
+		if (!ret && trace_colibri_route_enabled())
+			colibri_trace_route(&batch, m->cfg.n_layers, m->cfg.top_k);
 		if (!ret) {
 			atomic64_add(batch.n_tokens, &m->tokens);
 			atomic64_inc(&m->forwards);
@@ -330,6 +355,8 @@ int colibri_sched_wait(struct colibri_req *req)
 void colibri_sched_queue(struct colibri_sched *sc, struct colibri_req *req)
 {
 	kref_get(&req->ref);		/* the scheduler's reference */
+	req->queued_ns = ktime_get_ns();
+	trace_colibri_req_queued(req->sess->id, req->batch.n_tokens);
 	spin_lock(&sc->queue_lock);
 	list_add_tail(&req->node, &sc->queue);
 	spin_unlock(&sc->queue_lock);

@@ -28,6 +28,9 @@
 
 #include "colibri_internal.h"
 
+/* Session ids for the tracepoints: from 1, never reused while loaded. */
+static atomic64_t colibri_session_ids = ATOMIC64_INIT(0);
+
 static atomic_t colibri_nr_sessions = ATOMIC_INIT(0);
 /* Detaches revoked sessions the scheduler finished with (it must not sleep on ->lock). */
 static struct workqueue_struct *colibri_wq;
@@ -274,6 +277,7 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 	if (ret)
 		goto err_free;
 	s->model = m;
+	s->id = atomic64_inc_return(&colibri_session_ids);
 	if (!colibri_session_share(s, max_context, max_batch)) {
 		s->bat = colibri_batcher_new(m, max_batch, 1, max_context, &s->charge);
 		if (IS_ERR(s->bat)) {
