@@ -105,6 +105,17 @@
 #define COLIBRI_DT_BF16			2	/* bfloat16 */
 #define COLIBRI_DT_Q8_0			3	/* GGUF Q8_0: 32 x s8, f16 scale */
 #define COLIBRI_DT_Q4_0			4	/* GGUF Q4_0: 32 x 4 bits, f16 scale */
+#define COLIBRI_DT_Q4_1			5	/* GGUF Q4_1: q4_0 with an f16 offset */
+#define COLIBRI_DT_Q5_0			6	/* GGUF Q5_0: 32 x 5 bits, f16 scale */
+#define COLIBRI_DT_Q5_1			7	/* GGUF Q5_1: q5_0 with an f16 offset */
+#define COLIBRI_DT_IQ4_NL		8	/* GGUF IQ4_NL: 32 x 4-bit table index */
+#define COLIBRI_DT_Q2_K			9	/* GGUF Q2_K: 256-weight super-block */
+#define COLIBRI_DT_Q3_K			10	/* GGUF Q3_K */
+#define COLIBRI_DT_Q4_K			11	/* GGUF Q4_K */
+#define COLIBRI_DT_Q5_K			12	/* GGUF Q5_K */
+#define COLIBRI_DT_Q6_K			13	/* GGUF Q6_K */
+#define COLIBRI_DT_IQ4_XS		14	/* GGUF IQ4_XS: 256, iq4_nl's table */
+/* 15 is reserved for MXFP4; no file may carry it yet. */
 
 /* colibri_file_config.arch: the Hugging Face class the model came from */
 #define COLIBRI_ARCH_LLAMA		0	/* LlamaForCausalLM (dense) */

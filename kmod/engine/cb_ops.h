@@ -21,13 +21,13 @@
  * W:   nrows rows of k elements of the op's weight type, row r at
  *      w + r * w_row_bytes (bytes).
  * act: M activation rows, row m at act + m * act_stride (bytes), in the
- *      form cb_dtype_act() names for the weight type: f32 rows for the
- *      float types, q8_0 blocks (from quantize_act[CB_ACT_Q8_0]) for q8_0
- *      and q4_0.
+ *      form the weight type reads (cb_dtype_act(): f32 for the float types,
+ *      q8_0, q8_1 or q8_K blocks from quantize_act[] for the block types).
  * ldo: in floats.  No alignment is required of any pointer or stride.
  * A row's result does not depend on nrows, M or where the call starts
  * (same variant), so any split into chunks gives identical outputs.
- * k is a whole number of the weight type's blocks (cb_dtype_info()).
+ * k is a whole number of the weight type's blocks (cb_dtype_info(): 32 or
+ * 256 for the block types, 1 for the float types).
  * Each weight row is read from memory once for all M activations.
  */
 typedef void (*cb_gemm_fn)(float *out, cb_size ldo, const void *w,
@@ -51,8 +51,9 @@ struct cb_isa_ops {
 	/*
 	 * x[n] -> the row in activation form k (enum cb_act_kind), for k >= 1
 	 * (CB_ACT_F32 rows are x itself: NULL); n a whole number of the form's
-	 * blocks.  Quantizes block by block: a row quantized in pieces of
-	 * whole blocks is the same bytes.
+	 * blocks.  Byte-identical to the form's cb_quantize_row_*_ref().
+	 * Quantizes block by block: a row quantized in pieces of whole blocks
+	 * is the same bytes.
 	 */
 	void (*quantize_act[CB_ACT__COUNT])(void *dst, const float *x, int n);
 	/* y[i] += a * x[i] */
@@ -106,6 +107,9 @@ void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n);
  * arithmetic).
  */
 void cb_quantize_row_q8_0_ref(void *dst, const float *x, int n);
+/* q8_1 and q8_K activation rows (cb_quant.c), the references of quantize_act[] */
+void cb_quantize_row_q8_1_ref(void *dst, const float *x, int n);
+void cb_quantize_row_q8_K_ref(void *dst, const float *x, int n);
 
 /*
  * Router selection (cb_ops_scalar.c).  cb_topk_ref() is the insertion

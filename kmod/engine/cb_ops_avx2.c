@@ -16,6 +16,7 @@
 
 #include "cb_math.h"
 #include "cb_ops.h"
+#include "cb_ops_q.h"
 
 #define PFX(n) avx2_##n
 #define VF __m256
@@ -293,6 +294,7 @@ const struct cb_isa_ops cb_isa_avx2 = {
 		[CB_DT_BF16] = avx2_gemm_bf16,
 		[CB_DT_Q8_0] = avx2_gemm_q8_0,
 		[CB_DT_Q4_0] = avx2_gemm_q4_0,
+		CB_GEMM_Q_TABLE(avx2),
 	},
 	.gemm_ps = {
 		[CB_DT_F32] = 200,
@@ -300,9 +302,21 @@ const struct cb_isa_ops cb_isa_avx2 = {
 		[CB_DT_BF16] = 100,
 		[CB_DT_Q8_0] = 60,
 		[CB_DT_Q4_0] = 60,
+		[CB_DT_Q4_1] = 80,
+		[CB_DT_Q5_0] = 90,
+		[CB_DT_Q5_1] = 100,
+		[CB_DT_IQ4_NL] = 70,
+		[CB_DT_Q2_K] = 50,
+		[CB_DT_Q3_K] = 70,
+		[CB_DT_Q4_K] = 60,
+		[CB_DT_Q5_K] = 70,
+		[CB_DT_Q6_K] = 80,
+		[CB_DT_IQ4_XS] = 70,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx2_quantize_q8_0,
+		[CB_ACT_Q8_1] = cb_avx2_quantize_q8_1,
+		[CB_ACT_Q8_K] = cb_avx2_quantize_q8_K,
 	},
 	.axpy_f32 = avx2_axpy_f32,
 	.topk_f32 = avx2_topk_f32,

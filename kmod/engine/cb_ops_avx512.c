@@ -22,6 +22,7 @@
 
 #include "cb_math.h"
 #include "cb_ops.h"
+#include "cb_ops_q.h"
 
 #define PFX(n) avx512_##n
 #define VF __m512
@@ -494,6 +495,7 @@ const struct cb_isa_ops cb_isa_avx512 = {
 		[CB_DT_BF16] = avx512_gemm_bf16,
 		[CB_DT_Q8_0] = avx512_gemm_q8_0,
 		[CB_DT_Q4_0] = avx512_gemm_q4_0,
+		CB_GEMM_Q_TABLE(avx512),
 	},
 	.gemm_ps = {
 		[CB_DT_F32] = 200,
@@ -501,9 +503,21 @@ const struct cb_isa_ops cb_isa_avx512 = {
 		[CB_DT_BF16] = 100,
 		[CB_DT_Q8_0] = 60,
 		[CB_DT_Q4_0] = 60,
+		[CB_DT_Q4_1] = 80,
+		[CB_DT_Q5_0] = 100,
+		[CB_DT_Q5_1] = 100,
+		[CB_DT_IQ4_NL] = 80,
+		[CB_DT_Q2_K] = 50,
+		[CB_DT_Q3_K] = 60,
+		[CB_DT_Q4_K] = 60,
+		[CB_DT_Q5_K] = 80,
+		[CB_DT_Q6_K] = 80,
+		[CB_DT_IQ4_XS] = 80,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx512_quantize_q8_0,
+		[CB_ACT_Q8_1] = cb_avx512_quantize_q8_1,
+		[CB_ACT_Q8_K] = cb_avx512_quantize_q8_K,
 	},
 	.axpy_f32 = avx512_axpy_f32,
 	.topk_f32 = avx512_topk_f32,
@@ -519,6 +533,7 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 		[CB_DT_BF16] = avx512_gemm_bf16,
 		[CB_DT_Q8_0] = avx512_gemm_q8_0_vnni,
 		[CB_DT_Q4_0] = avx512_gemm_q4_0_vnni,
+		CB_GEMM_Q_TABLE(avx512_vnni),
 	},
 	.gemm_ps = {
 		[CB_DT_F32] = 200,
@@ -526,9 +541,21 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 		[CB_DT_BF16] = 100,
 		[CB_DT_Q8_0] = 60,
 		[CB_DT_Q4_0] = 60,
+		[CB_DT_Q4_1] = 80,
+		[CB_DT_Q5_0] = 100,
+		[CB_DT_Q5_1] = 100,
+		[CB_DT_IQ4_NL] = 80,
+		[CB_DT_Q2_K] = 50,
+		[CB_DT_Q3_K] = 60,
+		[CB_DT_Q4_K] = 60,
+		[CB_DT_Q5_K] = 80,
+		[CB_DT_Q6_K] = 80,
+		[CB_DT_IQ4_XS] = 80,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx512_quantize_q8_0,
+		[CB_ACT_Q8_1] = cb_avx512_quantize_q8_1,
+		[CB_ACT_Q8_K] = cb_avx512_quantize_q8_K,
 	},
 	.axpy_f32 = avx512_axpy_f32,
 	.topk_f32 = avx512_topk_f32,

@@ -16,6 +16,7 @@
 #include "cb_engine.h"
 #include "cb_math.h"
 #include "cb_ops.h"
+#include "cb_ops_q.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -407,6 +408,7 @@ const struct cb_isa_ops cb_isa_scalar = {
 		[CB_DT_BF16] = gemm_bf16,
 		[CB_DT_Q8_0] = gemm_q8_0,
 		[CB_DT_Q4_0] = gemm_q4_0,
+		CB_GEMM_Q_TABLE(scalar),
 	},
 	.gemm_ps = {
 		[CB_DT_F32] = 1200,
@@ -414,9 +416,21 @@ const struct cb_isa_ops cb_isa_scalar = {
 		[CB_DT_BF16] = 1000,
 		[CB_DT_Q8_0] = 400,
 		[CB_DT_Q4_0] = 350,
+		[CB_DT_Q4_1] = 390,
+		[CB_DT_Q5_0] = 720,
+		[CB_DT_Q5_1] = 750,
+		[CB_DT_IQ4_NL] = 830,
+		[CB_DT_Q2_K] = 260,
+		[CB_DT_Q3_K] = 330,
+		[CB_DT_Q4_K] = 210,
+		[CB_DT_Q5_K] = 340,
+		[CB_DT_Q6_K] = 250,
+		[CB_DT_IQ4_XS] = 550,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = cb_quantize_row_q8_0_ref,
+		[CB_ACT_Q8_1] = cb_quantize_row_q8_1_ref,
+		[CB_ACT_Q8_K] = cb_quantize_row_q8_K_ref,
 	},
 	.axpy_f32 = axpy_f32,
 	.topk_f32 = cb_topk_base,

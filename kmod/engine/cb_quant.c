@@ -16,12 +16,23 @@
  *        q = min(15, (int)(x * id + 8.5f)) (truncation), weight j in the low
  *        nibble of byte j and weight j + 16 in its high nibble.
  *
+ * The activation forms the other block types read:
+ * q8_1:  q8_0's block plus the integer sum of its 32 quants.
+ * q8_K:  per 256, m = the x of largest |x| (first on ties), iscale =
+ *        -127 / m, q = min(127, round_half_even(x * iscale)), d = 1 / iscale
+ *        stored as f32, and the sum of each 16 quants (GGUF's
+ *        quantize_row_q8_K).  An all-zero block gets d = 0; NaN quantizes to
+ *        0 and a product beyond +-127 (a subnormal m) is clamped, so every
+ *        input has one defined result that the SIMD variants reproduce.
+ *
  * All float operations are single IEEE operations in the order written
  * (the engine is built with -ffp-contract=off), so no FMA changes a
- * rounding.
+ * rounding.  The other block types' scalar code is in cb_quant_legacy.c,
+ * cb_quant_iq4.c, cb_quant_k.c and cb_dequant_k.c (cb_quant_ref.h).
  */
 #include "cb_math.h"
 #include "cb_ops.h"
+#include "cb_quant_ref.h"
 
 /**
  * cb_f16_to_f32() - IEEE half to float (exact).
@@ -160,6 +171,88 @@ void cb_quantize_row_q8_0_ref(void *dst, const float *x, int n)
 		quantize_block_q8_0(&b[i], x + i * CB_QK);
 }
 
+/**
+ * cb_quantize_row_q8_1_ref() - n floats to n / 32 q8_1 blocks.
+ * @dst: the blocks.
+ * @x: the values, n of them.
+ * @n: a multiple of 32 (a partial last block is ignored).
+ *
+ * The quants and scale of q8_0, plus their sum.  The reference for every
+ * variant's q8_1 quantizer.
+ */
+void cb_quantize_row_q8_1_ref(void *dst, const float *x, int n)
+{
+	struct cb_block_q8_1 *b = dst;
+	struct cb_block_q8_0 t;
+	int i, j, sum;
+
+	for (i = 0; i < n / CB_QK; i++) {
+		quantize_block_q8_0(&t, x + i * CB_QK);
+		sum = 0;
+		for (j = 0; j < CB_QK; j++) {
+			b[i].qs[j] = t.qs[j];
+			sum += t.qs[j];
+		}
+		b[i].d = t.d;
+		b[i].sum = (cb_s16)sum;
+	}
+}
+
+/**
+ * cb_quantize_row_q8_K_ref() - n floats to n / 256 q8_K blocks.
+ * @dst: the blocks.
+ * @x: the values, n of them.
+ * @n: a multiple of 256 (a partial last block is ignored).
+ *
+ * See the file comment.  The reference for every variant's q8_K quantizer.
+ */
+void cb_quantize_row_q8_K_ref(void *dst, const float *x, int n)
+{
+	struct cb_block_q8_K *b = dst;
+	int i, j;
+
+	for (i = 0; i < n / CB_QK_K; i++, x += CB_QK_K) {
+		float amax = 0.0f, mx = 0.0f, is;
+
+		for (j = 0; j < CB_QK_K; j++) {
+			float v = cb_fabsf(x[j]);
+
+			if (v > amax) {
+				amax = v;
+				mx = x[j];
+			}
+		}
+		if (amax == 0.0f) {
+			b[i].d_bits = 0;
+			for (j = 0; j < CB_QK_K; j++)
+				b[i].qs[j] = 0;
+			for (j = 0; j < CB_QK_K / 16; j++)
+				b[i].bsums[j] = 0;
+			continue;
+		}
+		is = -127.0f / mx;
+		for (j = 0; j < CB_QK_K; j++) {
+			float v = x[j] * is;
+
+			if (v != v)
+				v = 0.0f;
+			else if (v > 127.0f)
+				v = 127.0f;
+			else if (v < -127.0f)
+				v = -127.0f;
+			b[i].qs[j] = (cb_s8)cb_nearest_int(v);
+		}
+		for (j = 0; j < CB_QK_K / 16; j++) {
+			int s = 0, l;
+
+			for (l = 0; l < 16; l++)
+				s += b[i].qs[16 * j + l];
+			b[i].bsums[j] = (cb_s16)s;
+		}
+		b[i].d_bits = cb_f32_bits(1.0f / is);
+	}
+}
+
 static void quantize_block_q4_0(struct cb_block_q4_0 *b, const float *x)
 {
 	float amax = 0.0f, max = 0.0f, d, id;
@@ -191,7 +284,7 @@ static void quantize_block_q4_0(struct cb_block_q4_0 *b, const float *x)
  * @dt: enum cb_dtype.
  * @dst: cb_dtype_row_bytes(dt, n) bytes.
  * @x: n floats.
- * @n: elements; a multiple of 32 for q8_0 / q4_0 (a partial last block is
+ * @n: elements; a multiple of the type's block (a partial last block is
  *	ignored: callers validate n with cb_dtype_row_bytes()).
  *
  * An unknown dt writes nothing.
@@ -232,6 +325,36 @@ void cb_quantize_row(cb_u32 dt, void *dst, const float *x, int n)
 			quantize_block_q4_0(&b[i], x + i * CB_QK);
 		break;
 	}
+	case CB_DT_Q4_1:
+		cb_quantize_q4_1(dst, x, n);
+		break;
+	case CB_DT_Q5_0:
+		cb_quantize_q5_0(dst, x, n);
+		break;
+	case CB_DT_Q5_1:
+		cb_quantize_q5_1(dst, x, n);
+		break;
+	case CB_DT_IQ4_NL:
+		cb_quantize_iq4_nl(dst, x, n);
+		break;
+	case CB_DT_Q2_K:
+		cb_quantize_q2_K(dst, x, n);
+		break;
+	case CB_DT_Q3_K:
+		cb_quantize_q3_K(dst, x, n);
+		break;
+	case CB_DT_Q4_K:
+		cb_quantize_q4_K(dst, x, n);
+		break;
+	case CB_DT_Q5_K:
+		cb_quantize_q5_K(dst, x, n);
+		break;
+	case CB_DT_Q6_K:
+		cb_quantize_q6_K(dst, x, n);
+		break;
+	case CB_DT_IQ4_XS:
+		cb_quantize_iq4_xs(dst, x, n);
+		break;
 	default:
 		break;
 	}
@@ -242,9 +365,10 @@ void cb_quantize_row(cb_u32 dt, void *dst, const float *x, int n)
  * @dt: enum cb_dtype.
  * @dst: n floats.
  * @src: the row.
- * @n: elements; a multiple of 32 for q8_0 / q4_0.
+ * @n: elements; a multiple of the type's block.
  *
- * Values are d * q computed in float, as the gemm kernels see them.
+ * Values are computed in float as GGUF's dequantizers compute them (q8_0:
+ * d * q; q4_K: (d * sc) * q - dmin * m; see each type's function).
  * An unknown dt writes nothing.
  */
 void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n)
@@ -299,6 +423,36 @@ void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n)
 		}
 		break;
 	}
+	case CB_DT_Q4_1:
+		cb_dequantize_q4_1(dst, src, n);
+		break;
+	case CB_DT_Q5_0:
+		cb_dequantize_q5_0(dst, src, n);
+		break;
+	case CB_DT_Q5_1:
+		cb_dequantize_q5_1(dst, src, n);
+		break;
+	case CB_DT_IQ4_NL:
+		cb_dequantize_iq4_nl(dst, src, n);
+		break;
+	case CB_DT_Q2_K:
+		cb_dequantize_q2_K(dst, src, n);
+		break;
+	case CB_DT_Q3_K:
+		cb_dequantize_q3_K(dst, src, n);
+		break;
+	case CB_DT_Q4_K:
+		cb_dequantize_q4_K(dst, src, n);
+		break;
+	case CB_DT_Q5_K:
+		cb_dequantize_q5_K(dst, src, n);
+		break;
+	case CB_DT_Q6_K:
+		cb_dequantize_q6_K(dst, src, n);
+		break;
+	case CB_DT_IQ4_XS:
+		cb_dequantize_iq4_xs(dst, src, n);
+		break;
 	default:
 		break;
 	}

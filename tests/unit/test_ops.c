@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "cb_test.h"
-#include "cb_ops.h"
+#include "cb_engine_priv.h"
 #include "host.h"
 
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
@@ -601,9 +601,14 @@ static void test_tables_complete(void)
 				 all[i]->name, cb_act_info(dt)->name);
 		CB_CHECK((int)all[i]->level == (int)i, "table %u level %d", i,
 			 all[i]->level);
-		for (dt = 0; dt < CB_DT__COUNT; dt++)
+		for (dt = 0; dt < CB_DT__COUNT; dt++) {
 			CB_CHECK(all[i]->gemm[dt], "%s lacks gemm %s", all[i]->name,
 				 dt_name(dt));
+			/* the planner's cost, within what the shape limits assume */
+			CB_CHECK(all[i]->gemm_ps[dt] > 0 && all[i]->gemm_ps[dt] <= CB_PS_GEMM_MAX,
+				 "%s gemm_ps %s = %u, outside 1..%u", all[i]->name, dt_name(dt),
+				 all[i]->gemm_ps[dt], CB_PS_GEMM_MAX);
+		}
 	}
 }
 
@@ -635,8 +640,13 @@ static void test_dtype_and_activation_tables(void)
 		 cb_dtype_act(CB_DT_F16) == CB_ACT_F32, "activation forms of today's types");
 	CB_CHECK(cb_act_row_bytes(CB_ACT_Q8_0, 64) == 2 * sizeof(struct cb_block_q8_0) &&
 		 cb_act_row_bytes(CB_ACT_F32, 5) == 20, "activation row bytes");
-	for (k = 0; k < CB_ACT__COUNT; k++)
+	for (k = 0; k < CB_ACT__COUNT; k++) {
 		CB_CHECK(cb_act_info(k) && cb_act_info(k)->name, "form %u: no entry", k);
+		/* column-split phases cut rows into pieces that quantize alone */
+		CB_CHECK(CB_ACT_PIECE % cb_act_info(k)->block == 0,
+			 "form %s: CB_ACT_PIECE %d is not whole blocks of %u", cb_act_info(k)->name,
+			 CB_ACT_PIECE, cb_act_info(k)->block);
+	}
 }
 
 int main(void)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cb_quant.h"
 #include "cli.h"
@@ -27,7 +28,8 @@ static void bench_usage(FILE *f)
 		"usage: colibri bench-gemm [--threads N] [--isa I] [-d DTYPE] [-m TOKENS] [-k K]\n"
 		"         [-g GIB]\n"
 		CLI_HELP_THREADS CLI_HELP_ISA
-		"  -d, --dtype T    weight type: f32 f16 bf16 q8_0 q4_0 (default q8_0)\n"
+		"  -d, --dtype T    weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl\n"
+		"                   q2_K q3_K q4_K q5_K q6_K iq4_xs (default q8_0)\n"
 		"  -m, --tokens M   activation rows M (default 1: decode)\n"
 		"  -k, --k K        row length (default 4096)\n"
 		"  -g, --gib G      weight matrix size in GiB, well above the last-level\n"
@@ -59,7 +61,7 @@ int cmd_bench_gemm(int argc, char **argv)
 		switch (opt) {
 		case 'd':
 			for (dt = 0; dt < CB_DT__COUNT; dt++)
-				if (!strcmp(optarg, cb_dtype_name(dt)))
+				if (!strcasecmp(optarg, cb_dtype_name(dt)))
 					break;
 			if (dt == CB_DT__COUNT) {
 				fprintf(stderr, "colibri bench-gemm: unknown dtype '%s'\n", optarg);

@@ -100,7 +100,7 @@ int cb_gemm_bench_new(struct cb_gemm_bench **out, int dtype, int M, int k, size_
 	j->wrb = cb_dtype_row_bytes(dtype, k);
 	j->nrows = (int)(bytes / j->wrb);
 	j->rows_per_chunk = 64;
-	j->as = dtype >= CB_DT_Q8_0 ? cb_dtype_row_bytes(CB_DT_Q8_0, k) : 4 * (size_t)k;
+	j->as = cb_act_row_bytes(cb_dtype_act(dtype), k);
 	if (posix_memalign((void **)&j->w, 2u << 20, (size_t)j->nrows * j->wrb))
 		j->w = NULL;
 	j->act = malloc(j->as * M);
@@ -126,8 +126,8 @@ int cb_gemm_bench_new(struct cb_gemm_bench **out, int dtype, int M, int k, size_
 	for (m = 0; m < M; m++) {
 		for (i = 0; i < k; i++)
 			j->x[i] = (float)rand() / RAND_MAX - 0.5f;
-		if (dtype >= CB_DT_Q8_0)
-			cb_quantize_row_q8_0_ref(j->act + m * j->as, j->x, k);
+		if (cb_dtype_act(dtype) != CB_ACT_F32)	/* the form the type's gemm reads */
+			cb_isa_scalar.quantize_act[cb_dtype_act(dtype)](j->act + m * j->as, j->x, k);
 		else
 			memcpy(j->act + m * j->as, j->x, sizeof(float) * k);
 	}

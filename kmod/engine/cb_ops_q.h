@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * cb_ops_q.h - the gemms and activation quantizers of the block types added
+ * to the ops tables from their own files: cb_ops_scalar_q.c (the scalar
+ * references) and cb_kq_x86_tmpl.h, instantiated by cb_kq_avx2.c and
+ * (twice: without and with VNNI) cb_kq_avx512.c.  Each has the signature
+ * of cb_gemm_fn (cb_ops.h) and reads the activation form cb_dtype_act()
+ * names.
+ *
+ * FPU-side header: only engine objects include it.
+ */
+#ifndef CB_OPS_Q_H
+#define CB_OPS_Q_H
+
+#include "cb_ops.h"
+
+#define CB_GEMM_PROTO(name)						\
+	void name(float *out, cb_size ldo, const void *w, cb_size w_row_bytes,	\
+		  const void *act, cb_size act_stride, int M, int nrows, int k)
+
+/*
+ * One prototype per block type for a variant prefix (scalar, avx2, avx512,
+ * avx512_vnni).
+ */
+#define CB_GEMM_Q_PROTOS(v)				\
+	CB_GEMM_PROTO(cb_##v##_gemm_q4_1);		\
+	CB_GEMM_PROTO(cb_##v##_gemm_q5_0);		\
+	CB_GEMM_PROTO(cb_##v##_gemm_q5_1);		\
+	CB_GEMM_PROTO(cb_##v##_gemm_iq4_nl);		\
+	CB_GEMM_PROTO(cb_##v##_gemm_q2_K);		\
+	CB_GEMM_PROTO(cb_##v##_gemm_q3_K);		\
+	CB_GEMM_PROTO(cb_##v##_gemm_q4_K);		\
+	CB_GEMM_PROTO(cb_##v##_gemm_q5_K);		\
+	CB_GEMM_PROTO(cb_##v##_gemm_q6_K);		\
+	CB_GEMM_PROTO(cb_##v##_gemm_iq4_xs)
+
+CB_GEMM_Q_PROTOS(scalar);
+CB_GEMM_Q_PROTOS(avx2);
+CB_GEMM_Q_PROTOS(avx512);
+CB_GEMM_Q_PROTOS(avx512_vnni);
+
+/* The designated initialisers of an ops table's gemm entries for them. */
+#define CB_GEMM_Q_TABLE(v)				\
+	[CB_DT_Q4_1] = cb_##v##_gemm_q4_1,		\
+	[CB_DT_Q5_0] = cb_##v##_gemm_q5_0,		\
+	[CB_DT_Q5_1] = cb_##v##_gemm_q5_1,		\
+	[CB_DT_IQ4_NL] = cb_##v##_gemm_iq4_nl,		\
+	[CB_DT_Q2_K] = cb_##v##_gemm_q2_K,		\
+	[CB_DT_Q3_K] = cb_##v##_gemm_q3_K,		\
+	[CB_DT_Q4_K] = cb_##v##_gemm_q4_K,		\
+	[CB_DT_Q5_K] = cb_##v##_gemm_q5_K,		\
+	[CB_DT_Q6_K] = cb_##v##_gemm_q6_K,		\
+	[CB_DT_IQ4_XS] = cb_##v##_gemm_iq4_xs
+
+/* q8_1 and q8_K activation quantizers of the SIMD variants (cb_kq_*.c) */
+void cb_avx2_quantize_q8_1(void *dst, const float *x, int n);
+void cb_avx2_quantize_q8_K(void *dst, const float *x, int n);
+void cb_avx512_quantize_q8_1(void *dst, const float *x, int n);
+void cb_avx512_quantize_q8_K(void *dst, const float *x, int n);
+
+#endif /* CB_OPS_Q_H */
