@@ -17,18 +17,27 @@
  *   gguf_tool coltok FILE.colibri FILE.gguf
  *        the .colibri's tokenizer section is byte-identical to the GGUF's
  *        generated tokenizer.json and loads; prints its ids and flags.
+ *   gguf_tool quant TYPE COLS IN.f32 OUT
+ *        rows of COLS little-endian floats quantized to the engine weight
+ *        type TYPE (its name: q4_K, iq4_xs, ...) with cb_quantize_row(), the
+ *        quantizers `colibri convert` uses; for the test GGUF writer.
+ *   gguf_tool dequant TYPE COLS IN OUT.f32
+ *        the engine's cb_dequantize_row() of rows of TYPE.
  * Exit status: 0 on success, 1 on failure (error on stderr).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cJSON.h>
 
+#include "cb_ops.h"
 #include "cbfile.h"
 #include "gguf.h"
 #include "host.h"
 #include "tokenizer.h"
+#include "util.h"
 
 static int info(const char *path)
 {
@@ -318,8 +327,66 @@ out:
 	return rc;
 }
 
+static int dtype_of(const char *name)
+{
+	int dt;
+
+	for (dt = 0; dt < CB_DT__COUNT; dt++)
+		if (!strcasecmp(name, cb_dtype_name(dt)))
+			return dt;
+	return -1;
+}
+
+/* quant / dequant: whole files of rows through the engine's scalar code */
+static int rows_tool(int quant, const char *type, const char *cols_s, const char *in,
+		     const char *out)
+{
+	int dt = dtype_of(type), cols = atoi(cols_s), rc = 1;
+	size_t rb = dt >= 0 && cols > 0 ? cb_dtype_row_bytes(dt, cols) : 0;
+	size_t ib = quant ? 4 * (size_t)cols : rb, ob = quant ? rb : 4 * (size_t)cols, len;
+	char *src = NULL, *dst = NULL;
+	FILE *f = NULL;
+	size_t r, n;
+
+	if (!rb) {
+		fprintf(stderr, "%s: not a weight type with rows of %s\n", type, cols_s);
+		return 1;
+	}
+	src = cb_read_file(in, (size_t)1 << 34, &len);
+	if (!src || len % ib) {
+		fprintf(stderr, "%s: cannot read whole rows\n", in);
+		goto out;
+	}
+	n = len / ib;
+	dst = malloc(n * ob + 1);
+	if (!dst)
+		goto out;
+	for (r = 0; r < n; r++) {
+		if (quant)
+			cb_quantize_row(dt, dst + r * ob, (const float *)(src + r * ib), cols);
+		else
+			cb_dequantize_row(dt, (float *)(dst + r * ob), src + r * ib, cols);
+	}
+	f = fopen(out, "wb");
+	if (!f || fwrite(dst, ob, n, f) != n || fclose(f)) {
+		fprintf(stderr, "%s: cannot write\n", out);
+		f = NULL;
+		goto out;
+	}
+	f = NULL;
+	rc = 0;
+out:
+	if (f)
+		fclose(f);
+	free(src);
+	free(dst);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 6 && (!strcmp(argv[1], "quant") || !strcmp(argv[1], "dequant")))
+		return rows_tool(argv[1][0] == 'q', argv[2], argv[3], argv[4], argv[5]);
 	if (argc == 4 && !strcmp(argv[1], "coltok"))
 		return coltok(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "logits"))
@@ -333,6 +400,6 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "tokcmp"))
 		return tokcmp(argv[2], argv[3], argv[4]);
 	fprintf(stderr, "usage: gguf_tool info|load FILE | tokjson FILE OUT | "
-		"tokcmp FILE TOKENIZER.json CORPUS\n");
+		"tokcmp FILE TOKENIZER.json CORPUS | quant|dequant TYPE COLS IN OUT\n");
 	return 2;
 }

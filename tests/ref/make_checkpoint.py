@@ -9,7 +9,8 @@ header (padded with spaces to a multiple of 8), then the raw data.
 
 usage: make_checkpoint.py ARCH OUTDIR [--dtype F32|F16|BF16] [--shards N]
                           [--seed S]
-ARCH: mixtral qwen2_moe qwen3_moe olmoe llama
+ARCH: mixtral qwen2_moe qwen3_moe olmoe llama (and mixtral_k, qwen2_moe_k,
+qwen3_moe_k: shapes for the k-quants)
 """
 import argparse
 import json
@@ -76,6 +77,20 @@ CONFIGS = {
         "hidden_act": "silu", "torch_dtype": "float32",
     },
 }
+
+# Shapes whose rows hold whole 256-weight super-blocks, for the k-quants
+# (tests/quant): Mixtral with 8 experts (llama.cpp's 8-expert rules), Qwen2-MoE
+# with expert rows of 320 (not whole super-blocks: the presets' fallbacks)
+# and 4 kv groups, Qwen3-MoE with tied embeddings and a dense layer.
+CONFIGS["mixtral_k"] = dict(CONFIGS["mixtral"], hidden_size=256, intermediate_size=512,
+                            num_hidden_layers=4, num_local_experts=8)
+CONFIGS["qwen2_moe_k"] = dict(CONFIGS["qwen2_moe"], hidden_size=256, intermediate_size=512,
+                              moe_intermediate_size=320, shared_expert_intermediate_size=256,
+                              num_attention_heads=8, num_key_value_heads=2, num_experts=4,
+                              decoder_sparse_step=1, num_hidden_layers=3)
+CONFIGS["qwen3_moe_k"] = dict(CONFIGS["qwen3_moe"], hidden_size=256, intermediate_size=512,
+                              moe_intermediate_size=256, head_dim=64, num_experts=4,
+                              num_hidden_layers=2)
 
 
 def is_moe_layer(cfg, l):

@@ -18,6 +18,8 @@ import struct
 
 import numpy as np
 
+import quants  # tests/ref/quants.py: the activation forms (Model's acts)
+
 
 def read_safetensors(path):
     out = {}
@@ -90,8 +92,17 @@ def linear(x, w, b=None):
 
 
 class Model:
-    def __init__(self, model_dir):
+    """acts: optional {HF weight name: activation form} ("q8_0", "q8_1",
+    "q8_K"; tests/ref/quants.py): the rows multiplied by that weight are
+    first rounded the way the engine quantizes them for an integer dot
+    product.  weights: optional {HF name: array} replacing the checkpoint's
+    (e.g. the dequantized tensors of a quantized file)."""
+
+    def __init__(self, model_dir, acts=None, weights=None):
         self.cfg, self.w = load(model_dir)
+        if weights:
+            self.w.update(weights)
+        self.acts = acts or {}
         c = self.cfg
         self.arch = c["architectures"][0]
         self.H = c["hidden_size"]
@@ -110,12 +121,18 @@ class Model:
         return (l not in c.get("mlp_only_layers", []) and c["num_experts"] > 0
                 and (l + 1) % c.get("decoder_sparse_step", 1) == 0)
 
+    def lin(self, x, name, b=None):
+        form = self.acts.get(name, "f32")
+        if form != "f32":
+            x = quants.act_quant(form, x)
+        return linear(x, self.w[name], b)
+
     def attention(self, x, p, pos):
         w, T = self.w, x.shape[0]
         bias = self.arch == "Qwen2MoeForCausalLM" or self.cfg.get("attention_bias", False)
-        q = linear(x, w[p + "q_proj.weight"], w.get(p + "q_proj.bias") if bias else None)
-        k = linear(x, w[p + "k_proj.weight"], w.get(p + "k_proj.bias") if bias else None)
-        v = linear(x, w[p + "v_proj.weight"], w.get(p + "v_proj.bias") if bias else None)
+        q = self.lin(x, p + "q_proj.weight", w.get(p + "q_proj.bias") if bias else None)
+        k = self.lin(x, p + "k_proj.weight", w.get(p + "k_proj.bias") if bias else None)
+        v = self.lin(x, p + "v_proj.weight", w.get(p + "v_proj.bias") if bias else None)
         if self.arch == "OlmoeForCausalLM":
             # OLMoE: RMSNorm over the whole projection, then optional clamp
             q = rms_norm(q, w[p + "q_norm.weight"], self.eps)
@@ -142,13 +159,12 @@ class Model:
         pr = np.exp(scores)
         pr /= pr.sum(axis=-1, keepdims=True)
         o = np.einsum("hts,shd->thd", pr, v).reshape(T, self.nh * self.hd)
-        return linear(o, w[p + "o_proj.weight"])
+        return self.lin(o, p + "o_proj.weight")
 
     def mlp(self, x, p, names=("gate_proj", "up_proj", "down_proj")):
-        w = self.w
-        g = linear(x, w[f"{p}.{names[0]}.weight"])
-        u = linear(x, w[f"{p}.{names[1]}.weight"])
-        return linear(silu(g) * u, w[f"{p}.{names[2]}.weight"])
+        g = self.lin(x, f"{p}.{names[0]}.weight")
+        u = self.lin(x, f"{p}.{names[1]}.weight")
+        return self.lin(silu(g) * u, f"{p}.{names[2]}.weight")
 
     def moe(self, x, p):
         c, w = self.cfg, self.w
@@ -159,7 +175,7 @@ class Model:
             gate, ex, names = p + "mlp.gate.weight", p + "mlp.experts", ("gate_proj", "up_proj", "down_proj")
             E, renorm = c["num_experts"], c.get("norm_topk_prob", False)
         k = c["num_experts_per_tok"]
-        logits = linear(x, w[gate])
+        logits = self.lin(x, gate)
         probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
         probs /= probs.sum(axis=-1, keepdims=True)
         out = np.zeros_like(x)
@@ -173,7 +189,7 @@ class Model:
                 out[t] += we * self.mlp(x[t:t + 1], f"{ex}.{e}", names)[0]
         if self.arch == "Qwen2MoeForCausalLM" and c.get("shared_expert_intermediate_size"):
             sh = self.mlp(x, p + "mlp.shared_expert")
-            g = linear(x, w[p + "mlp.shared_expert_gate.weight"])
+            g = self.lin(x, p + "mlp.shared_expert_gate.weight")
             out = out + sh / (1.0 + np.exp(-g))
         return out
 
@@ -191,8 +207,8 @@ class Model:
             h = rms_norm(x, w[p + "post_attention_layernorm.weight"], self.eps)
             x = x + (self.moe(h, p) if self.is_moe(l) else self.mlp(h, p + "mlp"))
         x = rms_norm(x, w["model.norm.weight"], self.eps)
-        head = w["model.embed_tokens.weight"] if c.get("tie_word_embeddings", False) else w["lm_head.weight"]
-        return x @ head.T
+        head = "model.embed_tokens.weight" if c.get("tie_word_embeddings", False) else "lm_head.weight"
+        return self.lin(x, head)
 
     def greedy(self, tokens, n):
         toks, out = list(tokens), []

@@ -2,13 +2,14 @@
 /*
  * colibri convert - Hugging Face directory -> .colibri file.
  *
- *   colibri convert SRC -o OUT.colibri [--quant keep|f32|f16|bf16|q8_0|q4_0]
+ *   colibri convert SRC -o OUT.colibri [--quant T] [--threads N]
  *                   [--name NAME] [--no-tokenizer]
  *
  * Streams: the safetensors shards are mmap'ed, the output is laid out from
  * the config first, then each tensor is converted a block of rows at a time
  * and written at its final offset.  Norms, biases, the router and the shared
- * expert gate stay f32; other matrices take --quant (default: the source
+ * expert gate stay f32; other matrices take what --quant chooses for their
+ * role (quant_preset.h), quantized on every core (default: the source
  * type).  The output appears under OUT only when complete; OUT.tmp.PID is
  * removed on error and on SIGINT/SIGTERM.
  */
@@ -28,15 +29,17 @@
 #include "cli.h"
 #include "gguf.h"
 #include "hfmodel.h"
+#include "host.h"
+#include "quant_par.h"
+#include "quant_preset.h"
 #include "safetensors.h"
 #include "tokenizer.h"
-#include "quantize.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: colibri convert HF_DIR -o OUT.colibri "
-		"[--quant keep|f32|f16|bf16|q8_0|q4_0] [--name NAME] [--no-tokenizer]\n"
+		"[--quant T] [--threads N] [--name NAME] [--no-tokenizer]\n"
 		"       colibri convert FILE.gguf -o OUT.colibri [--name NAME] [--no-tokenizer]\n");
 }
 
@@ -191,12 +194,6 @@ static int read_tokenizer(const char *dir, const struct cb_model_config *cfg,
 
 /* ---- tensors ----------------------------------------------------------- */
 
-/* Roles kept in f32 whatever --quant says (small, and routing-sensitive). */
-static int keep_f32(uint32_t role)
-{
-	return role == COLIBRI_T_ROUTER || role == COLIBRI_T_SHARED_EXPERT_GATE;
-}
-
 static int src_dtype(const struct st_tensor *t)
 {
 	return t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 : CB_DT_BF16;
@@ -204,7 +201,7 @@ static int src_dtype(const struct st_tensor *t)
 
 /* Find and check the source of every slot; choose its stored dtype. */
 static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
-		const struct st_set *st, int quant, const struct st_tensor **src,
+		const struct st_set *st, const struct cb_quant *quant, const struct st_tensor **src,
 		uint8_t *dts, uint64_t *total, char *err, size_t errlen)
 {
 	uint32_t i, n = cbfile_writer_count(w);
@@ -238,12 +235,10 @@ static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
 				 name, s.rows, s.cols);
 			return -1;
 		}
-		if (s.vector || keep_f32(s.role))
+		if (s.vector)
 			dt = CB_DT_F32;
-		else
-			dt = quant == HF_DTYPE_KEEP ? src_dtype(t) : quant;
-		if (!cb_dtype_row_bytes(dt, s.cols))
-			dt = CB_DT_F32;	/* block type on a row not a multiple of 32 */
+		else	/* router and shared-expert gate: f32 there too */
+			dt = cb_quant_choose(quant, cfg, s.role, s.layer, s.cols, src_dtype(t));
 		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, dt)) {
 			snprintf(err, errlen, "%s", cbfile_writer_error(w));
 			return -1;
@@ -257,10 +252,14 @@ static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
 
 #define CHUNK_BYTES (4u << 20)
 
-/* Convert one tensor, a block of rows at a time, into the writer. */
+/*
+ * Convert one tensor, a block of rows at a time (quantized on @ex's threads),
+ * into the writer.  Return: 0, -1 for a writer error, -2 (with @err) for a
+ * tensor whose quantized scales are not finite.
+ */
 static int convert_tensor(struct cbfile_writer *w, const struct cb_format_slot *s,
-			  const struct st_tensor *t, uint32_t dt, void *buf, float *row,
-			  struct progress *pg)
+			  const struct st_tensor *t, uint32_t dt, void *buf, struct cb_exec *ex,
+			  struct progress *pg, char *err, size_t errlen)
 {
 	uint64_t rb = cb_dtype_row_bytes(dt, s->cols), r = 0, size = rb * s->rows;
 
@@ -281,12 +280,22 @@ static int convert_tensor(struct cbfile_writer *w, const struct cb_format_slot *
 	}
 	while (r < s->rows) {
 		uint64_t nr = CHUNK_BYTES / rb ? CHUNK_BYTES / rb : 1, k;
+		cb_s64 bad;
 
 		if (nr > s->rows - r)
 			nr = s->rows - r;
-		for (k = 0; k < nr; k++) {
-			st_to_f32(row, t, (r + k) * s->cols, s->cols);
-			cb_quantize_row_fast(dt, (char *)buf + k * rb, row, (int)s->cols);
+		if (cb_quantize_st_rows(ex, t, s->cols, r, nr, (int)dt, buf)) {
+			snprintf(err, errlen, "%s: out of memory", t->name);
+			return -2;
+		}
+		bad = cb_quant_find_bad_scale(dt, buf, nr * rb / cb_dtype_info(dt)->block_bytes);
+		if (bad >= 0) {
+			k = r + (uint64_t)bad * cb_dtype_info(dt)->block / s->cols;
+			snprintf(err, errlen, "tensor '%s' (%s): row %llu quantized to %s has a scale "
+				 "that is not finite (weights too large for the type)", t->name,
+				 cb_format_role_name(s->role), (unsigned long long)k,
+				 cb_dtype_name(dt));
+			return -2;
 		}
 		if (cbfile_writer_tensor_write(w, buf, nr * rb))
 			return -1;
@@ -322,7 +331,9 @@ static void default_name(const char *src, char *out, size_t len)
 int cmd_convert(int argc, char **argv)
 {
 	const char *src = NULL, *out = NULL, *name = NULL;
-	int quant = HF_DTYPE_KEEP, no_tok = 0, i, rc = 1;
+	struct cb_quant quant = { CB_PRESET_NONE, CB_QUANT_KEEP };
+	int no_tok = 0, i, rc = 1, threads = 0, r;
+	struct cb_exec *ex = NULL;
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	const struct st_tensor **srcs = NULL;
 	uint8_t *dts = NULL;
@@ -335,7 +346,6 @@ int cmd_convert(int argc, char **argv)
 	char *tok_json = NULL;
 	struct cb_chat chat = { 0 };	/* the model's chat template, if any */
 	void *buf = NULL;
-	float *row = NULL;
 	uint32_t n, k;
 
 	for (i = 1; i < argc; i++) {
@@ -354,11 +364,13 @@ int cmd_convert(int argc, char **argv)
 		} else if (!strcmp(a, "--name")) {
 			name = argv[++i];
 		} else if (!strcmp(a, "--quant")) {
-			quant = hf_parse_dtype(argv[++i]);
-			if (quant == -2) {
-				fprintf(stderr, "colibri convert: unknown --quant '%s'\n", argv[i]);
+			if (cb_quant_parse(argv[++i], &quant)) {
+				fprintf(stderr, "colibri convert: unknown --quant '%s' (%s)\n",
+					argv[i], cb_quant_names());
 				return 2;
 			}
+		} else if (!strcmp(a, "--threads")) {
+			threads = atoi(argv[++i]);
 		} else if (a[0] != '-' && !src) {
 			src = a;
 		} else {
@@ -372,7 +384,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	/* GGUF input: userspace/lib/gguf_convert.c (tensors kept as stored) */
 	if (gguf_is_gguf(src)) {
-		if (quant != HF_DTYPE_KEEP) {
+		if (quant.preset || quant.dtype != CB_QUANT_KEEP) {
 			fprintf(stderr, "colibri convert: %s: --quant is not supported for GGUF "
 				"input (tensors are kept as stored)\n", src);
 			return 2;
@@ -429,15 +441,15 @@ int cmd_convert(int argc, char **argv)
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail;
 	}
-	if (plan(w, &cfg, st, quant, srcs, dts, &pg.total, err, sizeof(err)))
+	if (plan(w, &cfg, st, &quant, srcs, dts, &pg.total, err, sizeof(err)))
 		goto fail_src;
 	if (cbfile_writer_layout(w)) {
 		snprintf(err, sizeof(err), "%s", cbfile_writer_error(w));
 		goto fail;
 	}
 	buf = malloc(CHUNK_BYTES + 64 * 1024);
-	row = malloc((size_t)(1u << 20) * sizeof(float));	/* cols <= 2^20 */
-	if (!buf || !row) {
+	ex = cb_host_exec_create(threads);
+	if (!buf || !ex) {
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail;
 	}
@@ -445,7 +457,10 @@ int cmd_convert(int argc, char **argv)
 		struct cb_format_slot s;
 
 		cbfile_writer_slot(w, k, &s);
-		if (convert_tensor(w, &s, srcs[k], dts[k], buf, row, &pg)) {
+		r = convert_tensor(w, &s, srcs[k], dts[k], buf, ex, &pg, err, sizeof(err));
+		if (r == -2)
+			goto fail_src;
+		if (r) {
 			snprintf(err, sizeof(err), "%s", cbfile_writer_error(w));
 			goto fail;
 		}
@@ -474,6 +489,6 @@ out:
 	free(tok_json);
 	cb_chat_release(&chat);
 	free(buf);
-	free(row);
+	cb_host_exec_destroy(ex);
 	return rc;
 }

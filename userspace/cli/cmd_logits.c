@@ -30,18 +30,20 @@
 #include "cli_opts.h"
 #include "colibri_session.h"
 #include "hfmodel.h"
+#include "quant_preset.h"
 
 struct logits_opts {
 	struct cli_common co;
 	const char *tokens;
-	int dtype, step, trace;
+	struct cb_quant q;
+	int step, trace;
 	uint32_t greedy;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: colibri logits --model HFDIR|FILE.gguf|FILE.colibri|NAME --tokens \"ID ID ...\"\n"
-		"         [--quant keep|f32|f16|bf16|q8_0|q4_0] [--threads N] [--isa I] [--step]\n"
+		"         [--quant T] [--threads N] [--isa I] [--step]\n"
 		"         [--greedy N] [--trace] [--backend user|kernel|auto] [--io ioctl|uring]\n");
 }
 
@@ -100,9 +102,9 @@ static int parse_opts(int argc, char **argv, struct logits_opts *o)
 		switch (c) {
 		case 't': o->tokens = optarg; break;
 		case 'q':
-			o->dtype = hf_parse_dtype(optarg);
-			if (o->dtype == -2) {
-				fprintf(stderr, "colibri logits: unknown --quant '%s'\n", optarg);
+			if (cb_quant_parse(optarg, &o->q)) {
+				fprintf(stderr, "colibri logits: unknown --quant '%s' (%s)\n", optarg,
+					cb_quant_names());
 				return -1;
 			}
 			break;
@@ -121,7 +123,8 @@ static int parse_opts(int argc, char **argv, struct logits_opts *o)
 	}
 	if (!o->co.model || !o->tokens || optind != argc)
 		goto bad;
-	if (o->dtype != HF_DTYPE_KEEP && o->co.backend == COLIBRI_BACKEND_KERNEL) {
+	if ((o->q.preset || o->q.dtype != CB_QUANT_KEEP) &&
+	    o->co.backend == COLIBRI_BACKEND_KERNEL) {
 		fprintf(stderr, "colibri logits: --quant converts a Hugging Face directory for the in-process engine\n");
 		return -1;
 	}
@@ -250,7 +253,7 @@ out:
 
 int cmd_logits(int argc, char **argv)
 {
-	struct logits_opts o = { .dtype = HF_DTYPE_KEEP };
+	struct logits_opts o = { .q = { CB_PRESET_NONE, CB_QUANT_KEEP } };
 	struct colibri_model_opts mo;
 	struct colibri_model *m;
 	uint32_t *tok = NULL, ntok = 0;
@@ -266,7 +269,8 @@ int cmd_logits(int argc, char **argv)
 		return 2;
 	}
 	cli_model_opts(&o.co, &mo);
-	mo.dtype = o.dtype;
+	mo.dtype = o.q.dtype;
+	mo.preset = o.q.preset;
 	/* Leave the kernel as it was: a model loaded for this run goes after it. */
 	mo.flags = COLIBRI_MODEL_UNLOAD;
 	if (colibri_model_open(&m, o.co.model, &mo, err, sizeof(err))) {

@@ -91,6 +91,9 @@ enum colibri_io {
  *	further.  The kernel's is the module's (its max_isa parameter).
  * @dtype: in-process Hugging Face directory: convert its matrices to this
  *	weight type (enum cb_dtype); < 0: keep them as stored.
+ * @preset: with @dtype its base type, one of llama.cpp's mixes instead
+ *	(enum cb_preset of quant_preset.h, 0: none): each matrix's type by
+ *	its role, as colibri convert --quant stores it.
  * @flags: COLIBRI_MODEL_*.
  */
 struct colibri_model_opts {
@@ -100,6 +103,7 @@ struct colibri_model_opts {
 	int threads;
 	int isa;
 	int dtype;
+	int preset;
 	unsigned int flags;
 };
 

@@ -51,10 +51,27 @@ enum gguf_ttype {
 	GGUF_TT_F32 = 0,
 	GGUF_TT_F16 = 1,
 	GGUF_TT_Q4_0 = 2,
+	GGUF_TT_Q4_1 = 3,
+	GGUF_TT_Q5_0 = 6,
+	GGUF_TT_Q5_1 = 7,
 	GGUF_TT_Q8_0 = 8,
+	GGUF_TT_Q2_K = 10,
+	GGUF_TT_Q3_K = 11,
 	GGUF_TT_Q4_K = 12,
+	GGUF_TT_Q5_K = 13,
+	GGUF_TT_Q6_K = 14,
+	GGUF_TT_IQ4_NL = 20,
+	GGUF_TT_IQ4_XS = 23,
 	GGUF_TT_BF16 = 30,
+	GGUF_TT_MXFP4 = 39,
 };
+
+/*
+ * gguf_type_to_cb() - the engine weight type (enum cb_dtype) of a ggml type
+ * whose bytes the engine reads as they are, or -1 (the IQ1/IQ2/IQ3
+ * families, TQ1_0/TQ2_0, MXFP4, integer and f64 tensors, unknown numbers).
+ */
+int gguf_type_to_cb(uint32_t type);
 
 #define GGUF_MAX_DIMS 4
 #define GGUF_DEFAULT_ALIGNMENT 32
@@ -178,9 +195,13 @@ struct gguf_model {
  * Architectures (general.architecture): llama (dense, or Mixtral-style with
  * llama.expert_count and stacked ffn_*_exps or per-expert ffn_*.E tensors;
  * RoPE interleaved because GGUF's converter permuted q/k), qwen2moe (with a
- * shared expert), qwen3moe, olmoe (NeoX RoPE).  Tensor types F32, F16, BF16,
- * Q8_0 and Q4_0 are used in place; norms and biases stored as F16/BF16 are
- * widened to f32.  On failure returns NULL with one line in @err.
+ * shared expert), qwen3moe, olmoe (NeoX RoPE).  Every tensor keeps its own
+ * type: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K .. Q6_K, IQ4_NL
+ * and IQ4_XS are used in place (the embedding and output.weight too); norms
+ * and biases stored as F16/BF16 are widened to f32.  Other types are
+ * refused naming the tensor and the type; so is a block type whose scales
+ * are not all finite (every scale is read once here).  On failure returns
+ * NULL with one line in @err.
  */
 struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen);
 void gguf_model_free(struct gguf_model *m);
@@ -221,8 +242,8 @@ struct cb_tokenizer *gguf_tokenizer_load(const struct gguf_file *f, char *err, s
  * @name: model name for the header, or NULL for general.name.
  * @no_tokenizer: leave the tokenizer out even if the file has one.
  *
- * Tensors keep their GGUF type and bytes (F32, F16, BF16, Q8_0, Q4_0: no
- * requantization; norms stored as F16/BF16 become f32); the tokenizer, if
+ * Tensors keep their GGUF type and bytes (every type gguf_model_load()
+ * takes: no requantization; norms stored as F16/BF16 become f32); the tokenizer, if
  * the file has one, is stored as the tokenizer.json gguf_tokenizer_json()
  * makes, with its BOS/EOS/padding ids and add_bos/add_eos flags; and
  * tokenizer.chat_template, if present, as the chat template section.

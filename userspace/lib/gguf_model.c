@@ -245,7 +245,7 @@ static int parse_config(struct gloader *ld)
 
 /* ---- tensors ----------------------------------------------------------- */
 
-static int ggml_to_cb(uint32_t type)
+int gguf_type_to_cb(uint32_t type)
 {
 	switch (type) {
 	case GGUF_TT_F32: return CB_DT_F32;
@@ -253,6 +253,16 @@ static int ggml_to_cb(uint32_t type)
 	case GGUF_TT_BF16: return CB_DT_BF16;
 	case GGUF_TT_Q8_0: return CB_DT_Q8_0;
 	case GGUF_TT_Q4_0: return CB_DT_Q4_0;
+	case GGUF_TT_Q4_1: return CB_DT_Q4_1;
+	case GGUF_TT_Q5_0: return CB_DT_Q5_0;
+	case GGUF_TT_Q5_1: return CB_DT_Q5_1;
+	case GGUF_TT_IQ4_NL: return CB_DT_IQ4_NL;
+	case GGUF_TT_Q2_K: return CB_DT_Q2_K;
+	case GGUF_TT_Q3_K: return CB_DT_Q3_K;
+	case GGUF_TT_Q4_K: return CB_DT_Q4_K;
+	case GGUF_TT_Q5_K: return CB_DT_Q5_K;
+	case GGUF_TT_Q6_K: return CB_DT_Q6_K;
+	case GGUF_TT_IQ4_XS: return CB_DT_IQ4_XS;
 	default: return -1;
 	}
 }
@@ -276,6 +286,7 @@ static int get(struct gloader *ld, struct cb_tensor *out, size_t ostride, const 
 	const struct gguf_tensor *t = gguf_find_tensor(ld->gf, name);
 	cb_u64 want[GGUF_MAX_DIMS] = { cols, rows, n_exp ? n_exp : 1, 1 };
 	cb_u64 rb, i;
+	cb_s64 bad;
 	int dt, k, ok = 1;
 	char sh[96];
 
@@ -283,10 +294,11 @@ static int get(struct gloader *ld, struct cb_tensor *out, size_t ostride, const 
 		seterr(ld, "tensor '%s' is missing", name);
 		return -1;
 	}
-	dt = ggml_to_cb(t->type);
+	dt = gguf_type_to_cb(t->type);
 	if (dt < 0) {
-		seterr(ld, "%s: tensor type %s is not supported (supported: F32, F16, BF16, "
-		       "Q8_0, Q4_0)", name, gguf_type_name(t->type));
+		seterr(ld, "tensor '%s': type %s is not supported (supported: F32, F16, BF16, "
+		       "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, "
+		       "IQ4_XS)", name, gguf_type_name(t->type));
 		return -1;
 	}
 	for (k = 0; k < GGUF_MAX_DIMS; k++)
@@ -302,8 +314,21 @@ static int get(struct gloader *ld, struct cb_tensor *out, size_t ostride, const 
 		return -1;
 	}
 	rb = cb_dtype_row_bytes(dt, cols);
-	if (!rb || t->nbytes != rb * rows * (n_exp ? n_exp : 1)) {
-		seterr(ld, "tensor '%s': size does not match its shape", name);
+	if (!rb) {
+		seterr(ld, "tensor '%s': rows of %u elements are not a whole number of %s "
+		       "blocks (%u)", name, cols, gguf_type_name(t->type), cb_dtype_block(dt));
+		return -1;
+	}
+	if (t->nbytes != rb * rows * (n_exp ? n_exp : 1)) {
+		seterr(ld, "tensor '%s': %llu bytes of %s do not match its shape", name,
+		       (unsigned long long)t->nbytes, gguf_type_name(t->type));
+		return -1;
+	}
+	bad = cb_quant_find_bad_scale((cb_u32)dt, t->data,
+				      t->nbytes / cb_dtype_info(dt)->block_bytes);
+	if (bad >= 0) {
+		seterr(ld, "tensor '%s': %s block %lld has a scale that is not finite", name,
+		       gguf_type_name(t->type), (long long)bad);
 		return -1;
 	}
 	if (vector && dt != CB_DT_F32) {

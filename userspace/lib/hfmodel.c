@@ -23,12 +23,13 @@
 #include "cb_format.h"
 #include "cb_ops.h"
 #include "hfmodel.h"
+#include "quant_preset.h"
 #include "safetensors.h"
 #include "util.h"
 
 struct loader {
 	struct hf_model *m;
-	int dtype;
+	struct cb_quant q;
 	char *err;
 	size_t errlen;
 	float *row;		/* one row of f32, for conversions */
@@ -42,18 +43,6 @@ static void seterr(struct loader *ld, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ld->err, ld->errlen, fmt, ap);
 	va_end(ap);
-}
-
-int hf_parse_dtype(const char *s)
-{
-	int i;
-
-	if (!strcmp(s, "keep"))
-		return HF_DTYPE_KEEP;
-	for (i = 0; i < CB_DT__COUNT; i++)
-		if (!strcmp(s, cb_dtype_name(i)))
-			return i;
-	return -2;
 }
 
 static cb_u32 f32_bits(float f)
@@ -231,8 +220,7 @@ static int parse_config(struct loader *ld, const char *dir, const cJSON *root)
 
 enum kind {
 	K_VECTOR,	/* f32, shape [n] */
-	K_F32,		/* matrix kept in f32 (router) */
-	K_MATRIX,	/* matrix in the target dtype */
+	K_MATRIX,	/* matrix in the type cb_quant_choose() gives its role */
 };
 
 int hf_model_own(struct hf_model *m, void *p)
@@ -251,11 +239,12 @@ int hf_model_own(struct hf_model *m, void *p)
 }
 
 static int load(struct loader *ld, struct cb_tensor *out, const char *name,
-		cb_u32 rows, cb_u32 cols, enum kind kind)
+		cb_u32 rows, cb_u32 cols, enum kind kind, cb_u32 role, cb_u32 layer)
 {
 	const struct st_tensor *t = st_set_find(ld->m->st, name);
 	int dt, src_dt;
 	cb_u64 rb, r, total;
+	cb_s64 bad;
 	char *dst;
 
 	if (!t) {
@@ -276,9 +265,8 @@ static int load(struct loader *ld, struct cb_tensor *out, const char *name,
 	if (kind == K_VECTOR)
 		rows = 1;
 	src_dt = t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 : CB_DT_BF16;
-	dt = kind == K_MATRIX ? (ld->dtype == HF_DTYPE_KEEP ? src_dt : ld->dtype) : CB_DT_F32;
-	if (!cb_dtype_row_bytes(dt, cols))
-		dt = CB_DT_F32;	/* block type on a row not a multiple of 32 */
+	dt = kind == K_MATRIX ? cb_quant_choose(&ld->q, &ld->m->cfg, role, layer, cols, src_dt) :
+				CB_DT_F32;
 	out->dtype = dt;
 	out->rows = rows;
 	out->cols = cols;
@@ -308,6 +296,13 @@ static int load(struct loader *ld, struct cb_tensor *out, const char *name,
 		st_to_f32(ld->row, t, r * cols, cols);
 		cb_quantize_row(dt, dst + r * rb, ld->row, (int)cols);
 	}
+	bad = cb_quant_find_bad_scale((cb_u32)dt, dst, rb * rows / cb_dtype_info(dt)->block_bytes);
+	if (bad >= 0) {
+		seterr(ld, "tensor '%s': quantized to %s, block %lld has a scale that is not "
+		       "finite (weights too large for the type)", name, cb_dtype_name(dt),
+		       (long long)bad);
+		return -1;
+	}
 	out->data = dst;
 	return 0;
 }
@@ -323,38 +318,38 @@ static int load_layer(struct loader *ld, cb_u32 l)
 	int mixtral = c->arch == CB_ARCH_MIXTRAL;
 
 	snprintf(p, sizeof(p), "model.layers.%u.", l);
-#define LD(field, suffix, rows, cols, kind)				\
+#define LD(field, suffix, rows, cols, kind, role)			\
 	do {								\
 		snprintf(n, sizeof(n), "%s%s", p, suffix);		\
-		if (load(ld, &L->field, n, rows, cols, kind))		\
+		if (load(ld, &L->field, n, rows, cols, kind, role, l))	\
 			return -1;					\
 	} while (0)
-	LD(attn_norm, "input_layernorm.weight", 1, H, K_VECTOR);
-	LD(ffn_norm, "post_attention_layernorm.weight", 1, H, K_VECTOR);
-	LD(wq, "self_attn.q_proj.weight", qd, H, K_MATRIX);
-	LD(wk, "self_attn.k_proj.weight", kvd, H, K_MATRIX);
-	LD(wv, "self_attn.v_proj.weight", kvd, H, K_MATRIX);
-	LD(wo, "self_attn.o_proj.weight", H, qd, K_MATRIX);
+	LD(attn_norm, "input_layernorm.weight", 1, H, K_VECTOR, COLIBRI_T_ATTN_NORM);
+	LD(ffn_norm, "post_attention_layernorm.weight", 1, H, K_VECTOR, COLIBRI_T_FFN_NORM);
+	LD(wq, "self_attn.q_proj.weight", qd, H, K_MATRIX, COLIBRI_T_WQ);
+	LD(wk, "self_attn.k_proj.weight", kvd, H, K_MATRIX, COLIBRI_T_WK);
+	LD(wv, "self_attn.v_proj.weight", kvd, H, K_MATRIX, COLIBRI_T_WV);
+	LD(wo, "self_attn.o_proj.weight", H, qd, K_MATRIX, COLIBRI_T_WO);
 	if (c->qkv_bias) {
-		LD(bq, "self_attn.q_proj.bias", 1, qd, K_VECTOR);
-		LD(bk, "self_attn.k_proj.bias", 1, kvd, K_VECTOR);
-		LD(bv, "self_attn.v_proj.bias", 1, kvd, K_VECTOR);
+		LD(bq, "self_attn.q_proj.bias", 1, qd, K_VECTOR, COLIBRI_T_BQ);
+		LD(bk, "self_attn.k_proj.bias", 1, kvd, K_VECTOR, COLIBRI_T_BK);
+		LD(bv, "self_attn.v_proj.bias", 1, kvd, K_VECTOR, COLIBRI_T_BV);
 	}
 	if (c->qk_norm == CB_QK_NORM_HEAD) {
-		LD(q_norm, "self_attn.q_norm.weight", 1, c->head_dim, K_VECTOR);
-		LD(k_norm, "self_attn.k_norm.weight", 1, c->head_dim, K_VECTOR);
+		LD(q_norm, "self_attn.q_norm.weight", 1, c->head_dim, K_VECTOR, COLIBRI_T_Q_NORM);
+		LD(k_norm, "self_attn.k_norm.weight", 1, c->head_dim, K_VECTOR, COLIBRI_T_K_NORM);
 	} else if (c->qk_norm == CB_QK_NORM_FULL) {
-		LD(q_norm, "self_attn.q_norm.weight", 1, qd, K_VECTOR);
-		LD(k_norm, "self_attn.k_norm.weight", 1, kvd, K_VECTOR);
+		LD(q_norm, "self_attn.q_norm.weight", 1, qd, K_VECTOR, COLIBRI_T_Q_NORM);
+		LD(k_norm, "self_attn.k_norm.weight", 1, kvd, K_VECTOR, COLIBRI_T_K_NORM);
 	}
 	if (!cb_layer_is_moe(c, l)) {
-		LD(mlp_gate, "mlp.gate_proj.weight", c->dense_ffn, H, K_MATRIX);
-		LD(mlp_up, "mlp.up_proj.weight", c->dense_ffn, H, K_MATRIX);
-		LD(mlp_down, "mlp.down_proj.weight", H, c->dense_ffn, K_MATRIX);
+		LD(mlp_gate, "mlp.gate_proj.weight", c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_GATE);
+		LD(mlp_up, "mlp.up_proj.weight", c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_UP);
+		LD(mlp_down, "mlp.down_proj.weight", H, c->dense_ffn, K_MATRIX, COLIBRI_T_MLP_DOWN);
 		return 0;
 	}
 	LD(router, mixtral ? "block_sparse_moe.gate.weight" : "mlp.gate.weight",
-	   c->n_experts, H, K_F32);
+	   c->n_experts, H, K_MATRIX, COLIBRI_T_ROUTER);
 	L->experts = m->experts + (size_t)l * c->n_experts;
 	for (x = 0; x < c->n_experts; x++) {
 		struct cb_expert_weights *ew = &m->experts[(size_t)l * c->n_experts + x];
@@ -364,32 +359,34 @@ static int load_layer(struct loader *ld, cb_u32 l)
 		const char *pre = mixtral ? "block_sparse_moe.experts" : "mlp.experts";
 
 		snprintf(n, sizeof(n), "%s%s.%u.%s.weight", p, pre, x, g);
-		if (load(ld, &ew->gate, n, c->expert_ffn, H, K_MATRIX))
+		if (load(ld, &ew->gate, n, c->expert_ffn, H, K_MATRIX, COLIBRI_T_EXPERT_GATE, l))
 			return -1;
 		snprintf(n, sizeof(n), "%s%s.%u.%s.weight", p, pre, x, u);
-		if (load(ld, &ew->up, n, c->expert_ffn, H, K_MATRIX))
+		if (load(ld, &ew->up, n, c->expert_ffn, H, K_MATRIX, COLIBRI_T_EXPERT_UP, l))
 			return -1;
 		snprintf(n, sizeof(n), "%s%s.%u.%s.weight", p, pre, x, d);
-		if (load(ld, &ew->down, n, H, c->expert_ffn, K_MATRIX))
+		if (load(ld, &ew->down, n, H, c->expert_ffn, K_MATRIX, COLIBRI_T_EXPERT_DOWN, l))
 			return -1;
 	}
 	if (c->shared_ffn) {
 		LD(shared_gate_proj, "mlp.shared_expert.gate_proj.weight", c->shared_ffn, H,
-		   K_MATRIX);
+		   K_MATRIX, COLIBRI_T_SHARED_GATE);
 		LD(shared_up_proj, "mlp.shared_expert.up_proj.weight", c->shared_ffn, H,
-		   K_MATRIX);
+		   K_MATRIX, COLIBRI_T_SHARED_UP);
 		LD(shared_down_proj, "mlp.shared_expert.down_proj.weight", H, c->shared_ffn,
-		   K_MATRIX);
+		   K_MATRIX, COLIBRI_T_SHARED_DOWN);
 		if (c->shared_gate)
-			LD(shared_expert_gate, "mlp.shared_expert_gate.weight", 1, H, K_F32);
+			LD(shared_expert_gate, "mlp.shared_expert_gate.weight", 1, H, K_MATRIX,
+			   COLIBRI_T_SHARED_EXPERT_GATE);
 	}
 #undef LD
 	return 0;
 }
 
-struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t errlen)
+struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *err,
+			       size_t errlen)
 {
-	struct loader ld = { .dtype = dtype, .err = err, .errlen = errlen };
+	struct loader ld = { .q = { CB_PRESET_NONE, CB_QUANT_KEEP }, .err = err, .errlen = errlen };
 	struct hf_model *m = calloc(1, sizeof(*m));
 	char path[PATH_MAX];
 	cJSON *root = NULL;
@@ -402,8 +399,10 @@ struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t err
 		return NULL;
 	}
 	ld.m = m;
-	if (dtype != HF_DTYPE_KEEP && (dtype < 0 || dtype >= CB_DT__COUNT)) {
-		seterr(&ld, "bad target dtype %d", dtype);
+	if (q)
+		ld.q = *q;
+	if (ld.q.dtype != CB_QUANT_KEEP && (ld.q.dtype < 0 || ld.q.dtype >= CB_DT__COUNT)) {
+		seterr(&ld, "bad target dtype %d", ld.q.dtype);
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/config.json", dir);
@@ -438,12 +437,13 @@ struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t err
 		goto fail;
 	}
 	if (load(&ld, &m->w.embed, "model.embed_tokens.weight", m->cfg.vocab_size,
-		 m->cfg.hidden, K_MATRIX) ||
-	    load(&ld, &m->w.final_norm, "model.norm.weight", 1, m->cfg.hidden, K_VECTOR))
+		 m->cfg.hidden, K_MATRIX, COLIBRI_T_EMBED, 0) ||
+	    load(&ld, &m->w.final_norm, "model.norm.weight", 1, m->cfg.hidden, K_VECTOR,
+		 COLIBRI_T_FINAL_NORM, 0))
 		goto fail;
 	if (!m->cfg.tied_embeddings &&
 	    load(&ld, &m->w.lm_head, "lm_head.weight", m->cfg.vocab_size, m->cfg.hidden,
-		 K_MATRIX))
+		 K_MATRIX, COLIBRI_T_LM_HEAD, 0))
 		goto fail;
 	for (l = 0; l < m->cfg.n_layers; l++)
 		if (load_layer(&ld, l))

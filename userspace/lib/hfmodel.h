@@ -5,9 +5,9 @@
  *
  * Supported: MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
  * OlmoeForCausalLM, LlamaForCausalLM (dense).  Weights stored as F32, F16 or
- * BF16; matrices may be converted at load to f32, f16, bf16, q8_0 or q4_0.
- * Norm weights, biases and router matrices are always kept in f32 (they are
- * small and routing is sensitive to them).
+ * BF16; matrices may be converted at load to any weight type or preset mix
+ * (quant_preset.h).  Norm weights, biases and router matrices are always
+ * kept in f32 (they are small and routing is sensitive to them).
  */
 #ifndef COLIBRI_HFMODEL_H
 #define COLIBRI_HFMODEL_H
@@ -30,15 +30,16 @@ struct hf_model {
 	struct st_set *st;	/* mapped files; unconverted tensors point here */
 };
 
-/* Keep each matrix in the dtype it has in the file. */
-#define HF_DTYPE_KEEP (-1)
+struct cb_quant;
 
 /*
  * hf_model_load() - read dir/config.json and its safetensors.
- * @dtype: target type of the matrices (enum cb_dtype) or HF_DTYPE_KEEP.
+ * @q: what each matrix becomes (quant_preset.h), or NULL to keep them as
+ *	stored.
  * On failure returns NULL and writes one line naming the problem to err.
  */
-struct hf_model *hf_model_load(const char *dir, int dtype, char *err, size_t errlen);
+struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *err,
+			       size_t errlen);
 void hf_model_free(struct hf_model *m);
 
 /*
@@ -66,8 +67,5 @@ int hf_config_load(const char *dir, struct cb_model_config *cfg, char *arch_name
  */
 int hf_tensor_name(const struct cb_model_config *cfg, uint32_t role, uint32_t layer,
 		   uint32_t expert, char *buf, size_t len);
-
-/* Parse "f32", "f16", "bf16", "q8_0", "q4_0" or "keep"; -2 if unknown. */
-int hf_parse_dtype(const char *s);
 
 #endif /* COLIBRI_HFMODEL_H */

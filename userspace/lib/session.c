@@ -128,6 +128,7 @@ int colibri_model_open(struct colibri_model **out, const char *model,
 	m->threads = o->threads;
 	m->isa = o->isa;
 	m->dtype = o->dtype;
+	m->preset = o->preset;
 	m->info.io = o->io;
 	m->name_opt = o->name;
 	switch (o->backend) {

@@ -65,7 +65,7 @@ struct colibri_model {
 	const struct session_backend *be;
 	struct colibri_model_info info;
 	unsigned int flags;		/* COLIBRI_MODEL_* */
-	int threads, isa, dtype;	/* as opened */
+	int threads, isa, dtype, preset;	/* as opened */
 	const char *name_opt;		/* opts->name, during colibri_model_open() only */
 
 	pthread_mutex_t tok_lock;	/* protects ->tok while it is loaded */

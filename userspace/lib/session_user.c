@@ -31,6 +31,7 @@
 #include "chat_template.h"
 #include "gguf.h"
 #include "hfmodel.h"
+#include "quant_preset.h"
 #include "host.h"
 #include "session_priv.h"
 #include "tokenizer.h"
@@ -137,7 +138,9 @@ static int load_weights(struct colibri_model *m, struct user_model *um, const ch
 		return -ENOENT;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		um->hf = hf_model_load(path, m->dtype, err, errlen);
+		struct cb_quant q = { m->preset, m->dtype < 0 ? CB_QUANT_KEEP : m->dtype };
+
+		um->hf = hf_model_load(path, &q, err, errlen);
 		if (!um->hf)
 			return -EINVAL;
 		m->cfg = &um->hf->cfg;
@@ -145,7 +148,7 @@ static int load_weights(struct colibri_model *m, struct user_model *um, const ch
 		base_name(path, m->info.name, sizeof(m->info.name));
 		return 0;
 	}
-	if (m->dtype >= 0) {
+	if (m->dtype >= 0 || m->preset) {
 		snprintf(err, errlen, "%s: converting weights at load is for Hugging Face directories (colibri convert --quant makes a file)",
 			 path);
 		return -EINVAL;
