@@ -10,11 +10,17 @@ converted model:
   - Mixtral becomes arch "llama" with stacked ffn_*_exps tensors
     ([E, rows, cols], ne = {cols, rows, E}) or, with --per-expert, the older
     ffn_*.E tensors,
-  - matrices in F32, F16, BF16, Q8_0 or Q4_0 (quantized with GGUF's
-    reference rules, bit for bit); norms, biases and routers stay F32.
+  - matrices in F32, F16, BF16, Q8_0 or Q4_0 (quantized here with GGUF's
+    reference rules, bit for bit), in any other block type (Q4_1, Q5_0,
+    Q5_1, IQ4_NL, Q2_K .. Q6_K, IQ4_XS: quantized by the engine's
+    quantizers through gguf_tool quant, --tool), or in one of llama.cpp's
+    presets (Q4_K_M, Q3_K_S, IQ4_XS, ...): each tensor's type chosen by
+    llama-quantize's rules as written out below (preset_type(), by GGUF
+    tensor name, independently of userspace/lib/quant_preset.c, which
+    tests/quant compares it with); norms, biases and routers stay F32.
 
 usage:
-  write_gguf.py model HFDIR OUT.gguf [--type F32|F16|BF16|Q8_0|Q4_0]
+  write_gguf.py model HFDIR OUT.gguf [--type TYPE|PRESET] [--tool GGUF_TOOL]
                 [--version 2|3] [--per-expert] [--tokenizer tokenizer.json]
                 [--vector-type F32|F16|BF16] [--alignment N]
                 [--chat-template FILE]   (tokenizer.chat_template)
@@ -39,7 +45,18 @@ import reference  # noqa: E402  (reads HF checkpoints)
 # metadata value types
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 # ggml tensor types
-GT = {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 8, "Q4_K": 12, "BF16": 30}
+GT = {"F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8,
+      "Q2_K": 10, "Q3_K": 11, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ4_NL": 20,
+      "IQ4_XS": 23, "BF16": 30}
+BLOCK = {"Q4_0": 32, "Q4_1": 32, "Q5_0": 32, "Q5_1": 32, "Q8_0": 32, "IQ4_NL": 32,
+         "Q2_K": 256, "Q3_K": 256, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "IQ4_XS": 256}
+# llama.cpp presets: base type, general.file_type (LLAMA_FTYPE_MOSTLY_*)
+PRESETS = {"Q4_0": ("Q4_0", 2), "Q4_1": ("Q4_1", 3), "Q8_0": ("Q8_0", 7),
+           "Q5_0": ("Q5_0", 8), "Q5_1": ("Q5_1", 9), "Q2_K": ("Q2_K", 10),
+           "Q3_K_S": ("Q3_K", 11), "Q3_K_M": ("Q3_K", 12), "Q3_K_L": ("Q3_K", 13),
+           "Q4_K_S": ("Q4_K", 14), "Q4_K_M": ("Q4_K", 15), "Q5_K_S": ("Q5_K", 16),
+           "Q5_K_M": ("Q5_K", 17), "Q6_K": ("Q6_K", 18), "IQ4_NL": ("IQ4_NL", 25),
+           "IQ4_XS": ("IQ4_XS", 30)}
 SCALAR_FMT = {U8: "<B", I8: "<b", U16: "<H", I16: "<h", U32: "<I", I32: "<i",
               F32: "<f", BOOL: "<?", U64: "<Q", I64: "<q", F64: "<d"}
 
@@ -139,6 +156,23 @@ def quant_q4_0(x):
     return out.tobytes()
 
 
+TOOL = os.environ.get("COLIBRI_GGUF_TOOL")
+
+
+def encode_tool(a, typ):
+    """rows of a in block type typ, by the engine's quantizer (gguf_tool quant)"""
+    import subprocess
+    import tempfile
+    if not TOOL:
+        raise RuntimeError("type %s needs --tool (gguf_tool)" % typ)
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "in.f32"), os.path.join(d, "out.bin")
+        a.astype("<f4").tofile(src)
+        subprocess.run([TOOL, "quant", typ, str(a.shape[-1]), src, dst], check=True)
+        with open(dst, "rb") as f:
+            return f.read()
+
+
 def encode(a, typ):
     a = np.ascontiguousarray(a, dtype=np.float32)
     if typ == "F32":
@@ -152,7 +186,91 @@ def encode(a, typ):
         return quant_q8_0(a)
     if typ == "Q4_0":
         return quant_q4_0(a)
+    if typ in BLOCK:
+        return encode_tool(a, typ)
     raise ValueError(typ)
+
+
+# --- llama-quantize's choice of a tensor's type for a preset ----------------
+
+def use_more_bits(i, n):
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+
+
+class Quantizer:
+    """The per-tensor rules of llama.cpp's llama_tensor_get_type() for its
+    presets (no importance matrix, no overrides), applied by GGUF name in
+    the order the tensors are written: attn_v tensors are counted as they
+    come (i_attention_wv), ffn_down takes its layer from the name."""
+
+    def __init__(self, preset, n_layer, n_head, n_head_kv, n_expert, has_output):
+        self.p, self.base = preset, PRESETS[preset][0]
+        self.n, self.gqa = n_layer, n_head // n_head_kv
+        self.e8, self.has_output = n_expert == 8, has_output
+        self.i_wv = 0
+
+    def choose(self, name, cols):
+        p, base, n = self.p, self.base, self.n
+        if name == "output.weight" or (not self.has_output and name == "token_embd.weight"):
+            if cols % BLOCK[base]:
+                t = "Q8_0"
+            else:
+                t = "Q8_0" if base == "Q8_0" else "Q6_K"
+        elif name == "token_embd.weight":
+            t = base
+        elif "attn_v.weight" in name:
+            i = self.i_wv
+            t = base
+            if p == "Q2_K":
+                t = "Q4_K" if self.gqa >= 4 else "Q3_K"
+            elif p == "Q3_K_M":
+                t = "Q5_K" if i < 2 else "Q4_K"
+            elif p == "Q3_K_L":
+                t = "Q5_K"
+            elif p in ("IQ4_NL", "IQ4_XS") and self.gqa >= 4:
+                t = "Q5_K"
+            elif p in ("Q4_K_M", "Q5_K_M") and use_more_bits(i, n):
+                t = "Q6_K"
+            elif p == "Q4_K_S" and i < 4:
+                t = "Q5_K"
+            if self.e8:
+                t = "Q8_0"
+            self.i_wv += 1
+        elif "attn_k.weight" in name:
+            t = "Q8_0" if self.e8 else base
+        elif "attn_output.weight" in name:
+            t = base
+            if self.e8:
+                if p in ("Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S", "Q4_K_M", "IQ4_XS"):
+                    t = "Q5_K"
+            else:
+                t = {"Q2_K": "Q3_K", "Q3_K_M": "Q4_K", "Q3_K_L": "Q5_K"}.get(p, base)
+        elif "ffn_down" in name:
+            i = int(name.split(".")[1])
+            t = base
+            if p == "Q2_K":
+                t = "Q3_K"
+            elif p == "Q3_K_M":
+                t = "Q5_K" if i < n // 16 else "Q4_K"
+            elif p == "Q3_K_L":
+                t = "Q5_K"
+            elif p == "Q4_K_M":
+                t = "Q6_K" if use_more_bits(i, n) else base
+            elif i < n // 8 and p in ("IQ4_NL", "IQ4_XS"):
+                t = "Q5_K"
+            elif p == "Q5_K_M" and use_more_bits(i, n):
+                t = "Q6_K"
+            elif p == "Q4_K_S" and i < n // 8:
+                t = "Q5_K"
+        else:
+            t = base
+        if cols % BLOCK.get(t, 1):
+            # llama-quantize's fallback for rows that are not whole blocks
+            t = {"Q2_K": "IQ4_NL", "Q3_K": "IQ4_NL", "IQ4_XS": "IQ4_NL", "Q4_K": "Q5_0",
+                 "Q5_K": "Q5_1", "Q6_K": "Q8_0"}.get(t, t)
+            if cols % BLOCK.get(t, 1):
+                t = "F16"
+        return t
 
 
 # --- HF -> GGUF --------------------------------------------------------------
@@ -314,16 +432,34 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
         g.add(arch + ".expert_used_count", U32, cfg["num_experts_per_tok"])
     if hf_arch == "OlmoeForCausalLM" and cfg.get("clip_qkv"):
         g.add(arch + ".attention.clamp_kqv", F32, float(cfg["clip_qkv"]))
-    g.add("general.file_type", U32, {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 7, "BF16": 32}[typ])
+    ftypes = {"F32": 0, "F16": 1, "BF16": 32}
+    ftypes.update({k: v[1] for k, v in PRESETS.items()})
+    ftypes.update({"P4_0": 2, "P8_0": 7})
+    g.add("general.file_type", U32, ftypes.get(typ, 0))
     for kv in (tokenizer_from_json(tokenizer) if tokenizer else toy_tokenizer(cfg["vocab_size"])):
         g.add(*kv)
+    preset = Quantizer(typ, L, nh, nkv, E, "lm_head.weight" in w) if typ in PRESETS and \
+        typ not in ("Q4_0", "Q8_0") else None
+    # the bare types Q4_0 / Q8_0 put every matrix in that type (the older
+    # behaviour this writer had); "P4_0" / "P8_0" ask for those presets
+    if typ in ("P4_0", "P8_0"):
+        preset = Quantizer("Q" + typ[1:], L, nh, nkv, E, "lm_head.weight" in w)
 
     def put(name, a, mtype=None):
         a = np.asarray(a, dtype=np.float32)
-        t = vector_type if a.ndim == 1 else (mtype or typ)
-        if t in ("Q8_0", "Q4_0") and a.shape[-1] % 32:
+        if a.ndim == 1:
+            t = vector_type
+        elif mtype:
+            t = mtype
+        elif preset:
+            t = preset.choose(name, a.shape[-1])
+        else:
+            t = typ
+        if t in BLOCK and a.shape[-1] % BLOCK[t]:
             t = "F32"
-        g.tensor(name, a.shape[::-1], GT[t], encode(a, t))
+        pending.append((name, a, t))
+
+    pending = []
 
     llama = arch == "llama"
     put("token_embd.weight", w["model.embed_tokens.weight"])
@@ -371,6 +507,22 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     if chat_template:
         with open(chat_template, encoding="utf-8") as f:
             g.add("tokenizer.chat_template", STRING, f.read())
+    # the engine-quantized types: one gguf_tool call per (type, row length)
+    done, groups = {}, {}
+    arrays = {name: a for name, a, t in pending}
+    for name, a, t in pending:
+        if t in BLOCK and t not in ("Q8_0", "Q4_0"):
+            groups.setdefault((t, a.shape[-1]), []).append(name)
+    for (t, cols), names in groups.items():
+        blob = encode_tool(np.concatenate([arrays[n].reshape(-1, cols) for n in names]), t)
+        rb = len(blob) // sum(arrays[n].size // cols for n in names)
+        off = 0
+        for n in names:
+            size = arrays[n].size // cols * rb
+            done[n] = blob[off:off + size]
+            off += size
+    for name, a, t in pending:
+        g.tensor(name, a.shape[::-1], GT[t], done[name] if name in done else encode(a, t))
     g.write(out)
 
 
@@ -380,7 +532,9 @@ def main():
     m = sub.add_parser("model")
     m.add_argument("hfdir")
     m.add_argument("out")
-    m.add_argument("--type", default="F32", choices=["F32", "F16", "BF16", "Q8_0", "Q4_0"])
+    m.add_argument("--type", default="F32",
+                   choices=["F32", "F16", "BF16", "P4_0", "P8_0"] + sorted(set(GT) | set(PRESETS)))
+    m.add_argument("--tool", help="gguf_tool, for the types quantized by the engine")
     m.add_argument("--version", type=int, default=3, choices=[2, 3])
     m.add_argument("--per-expert", action="store_true")
     m.add_argument("--tokenizer")
@@ -392,6 +546,9 @@ def main():
     t.add_argument("out")
     t.add_argument("--sp", action="store_true")
     a = ap.parse_args()
+    global TOOL
+    if getattr(a, "tool", None):
+        TOOL = a.tool
     if a.cmd == "model":
         model_to_gguf(a.hfdir, a.out, a.type, a.version, a.per_expert, a.tokenizer,
                       a.vector_type, a.alignment, a.chat_template)

@@ -353,7 +353,8 @@ static void bench_usage(FILE *f)
 		"same thread count over max(1 GiB, 4 x L3), at most half the memory\n"
 		"available, unless --bw-gib.  --hugepages (user): run from a copy of the\n"
 		"weights in anonymous memory with transparent huge pages, as the kernel's\n"
-		"pinned copy is mapped, instead of the file's page-cache mapping.\n");
+		"pinned copy is mapped, instead of the file's page-cache mapping.  M: a\n"
+		".colibri file or a loaded model's name (in-process also a GGUF file).\n");
 }
 
 static int bench_parse(int argc, char **argv, struct bench_opts *o)

@@ -26,6 +26,7 @@
 #include "chat_template.h"
 #include "colibri_uring.h"
 #include "libcolibri.h"
+#include "gguf.h"
 #include "session_priv.h"
 #include "tokenizer.h"
 
@@ -112,7 +113,7 @@ static int kernel_model_open(struct colibri_model *m, const char *model, char *e
 			 ret == -ENOENT ? " (is the colibri module loaded?)" : "");
 		return ret;
 	}
-	if (!stat(model, &st) && S_ISDIR(st.st_mode)) {
+	if (!stat(model, &st) && (S_ISDIR(st.st_mode) || gguf_is_gguf(model))) {
 		snprintf(err, errlen, "%s: the kernel takes .colibri files (colibri convert makes one)",
 			 model);
 		ret = -EINVAL;
