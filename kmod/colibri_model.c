@@ -249,9 +249,40 @@ static int colibri_read_full(struct file *f, void *buf, u64 len, loff_t pos)
 }
 
 /*
+ * A block type's scales are all finite (the f16 exponent is not all ones):
+ * a NaN or infinite scale would turn the model's output into NaN.  The
+ * directory check proved dtype known and size a whole number of blocks.
+ * Integer only, a few MiB of blocks at a time.
+ */
+static int colibri_check_scales(const struct colibri_file_tensor *t, u32 i, const u8 *p,
+				char *why, size_t whylen)
+{
+	const struct cb_block_info *b = cb_dtype_info(t->dtype);
+	u64 nb = t->size / b->block_bytes, done = 0, step = SZ_4M / b->block_bytes;
+	s64 bad;
+
+	while (done < nb) {
+		u64 n = min_t(u64, nb - done, step);
+
+		bad = cb_quant_find_bad_scale(t->dtype, p + done * b->block_bytes, n);
+		if (bad >= 0) {
+			snprintf(why, whylen,
+				 "tensor %u (%s, layer %d, expert %d): %s block %llu has a scale that is not finite",
+				 i, cb_format_role_name(t->role), (int)t->layer, (int)t->expert,
+				 cb_dtype_name(t->dtype), done + (u64)bad);
+			return -EINVAL;
+		}
+		done += n;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
  * Every tensor's CRC32C, with the engine's portable slice-by-8 (integer only,
- * built without SSE: callable here).  The kernel's crc32c() would pull in
- * libcrc32c and the crypto API for a one-time check at load.
+ * built without SSE: callable here), and every block scale finite.  The
+ * kernel's crc32c() would pull in libcrc32c and the crypto API for a
+ * one-time check at load.
  */
 static int colibri_verify_tensors(const struct cb_format_info *info, const void *dir,
 				  const void *data, char *why, size_t whylen)
@@ -259,6 +290,7 @@ static int colibri_verify_tensors(const struct cb_format_info *info, const void 
 	/* Fields are little-endian, as is the only CPU the engine runs on. */
 	const struct colibri_file_tensor *t = (const void *)((const u8 *)dir + info->dir_offset);
 	u32 i;
+	int ret;
 
 	for (i = 0; i < info->n_tensors; i++) {
 		u64 off = t[i].offset, size = t[i].size, done = 0;
@@ -279,6 +311,9 @@ static int colibri_verify_tensors(const struct cb_format_info *info, const void 
 				 (int)t[i].layer, (int)t[i].expert);
 			return -EINVAL;
 		}
+		ret = colibri_check_scales(&t[i], i, (const u8 *)data + off, why, whylen);
+		if (ret)
+			return ret;
 		if (fatal_signal_pending(current))
 			return -EINTR;
 	}

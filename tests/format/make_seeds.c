@@ -3,7 +3,8 @@
  * make_seeds.c - write the fuzzer's seed corpus: tiny valid .colibri files
  * that together reach every branch of the format (dense and MoE layers,
  * shared experts with and without gate, biases, both q/k norm kinds, tied
- * embeddings, every dtype, with and without tokenizer, wide alignment).
+ * embeddings, every dtype, files of mixed block types, with and without
+ * tokenizer, wide alignment).
  *
  * usage: make_seeds OUTDIR
  */
@@ -33,6 +34,28 @@ static struct cb_model_config base(void)
 	return c;
 }
 
+/*
+ * Mixed files: each role its own type, as llama.cpp's presets write them
+ * (MIX_K: the k-quants and iq4_xs on rows of 256; MIX_LEGACY: q4_1, q5_0,
+ * q5_1, iq4_nl on rows of 32).  Rows that do not fit keep f32.
+ */
+#define MIX_K 1000
+#define MIX_LEGACY 1001
+
+static uint32_t mixed_dtype(uint32_t mix, uint32_t role)
+{
+	switch (role) {
+	case COLIBRI_T_EMBED: return mix == MIX_K ? CB_DT_Q6_K : CB_DT_Q5_1;
+	case COLIBRI_T_WQ: return mix == MIX_K ? CB_DT_Q2_K : CB_DT_Q4_1;
+	case COLIBRI_T_WK: return mix == MIX_K ? CB_DT_Q3_K : CB_DT_Q5_0;
+	case COLIBRI_T_WV: return mix == MIX_K ? CB_DT_Q5_K : CB_DT_IQ4_NL;
+	case COLIBRI_T_MLP_GATE: return mix == MIX_K ? CB_DT_IQ4_XS : CB_DT_Q5_1;
+	case COLIBRI_T_EXPERT_GATE: return CB_DT_IQ4_NL;
+	case COLIBRI_T_EXPERT_UP: return CB_DT_Q5_0;
+	default: return mix == MIX_K ? CB_DT_Q4_K : CB_DT_Q4_1;
+	}
+}
+
 static int write(const char *dir, const char *name, const struct cb_model_config *c,
 		 int with_tok, uint32_t mdt, uint32_t align)
 {
@@ -59,9 +82,13 @@ static int write(const char *dir, const char *name, const struct cb_model_config
 	for (i = 0; i < n; i++) {
 		struct cb_format_slot s;
 
+		uint32_t dt = mdt;
+
 		cbfile_writer_slot(w, i, &s);
-		if (!s.vector && cb_dtype_row_bytes(mdt, s.cols))
-			cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, mdt);
+		if (mdt >= MIX_K)
+			dt = mixed_dtype(mdt, s.role);
+		if (!s.vector && cb_dtype_row_bytes(dt, s.cols))
+			cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, dt);
 	}
 	if (cbfile_writer_layout(w))
 		goto fail;
@@ -147,6 +174,13 @@ int main(int argc, char **argv)
 	c.rope_layout = CB_ROPE_INTERLEAVED;
 	bad |= write(argv[1], "qwen3moe-q8", &c, 0, CB_DT_Q8_0, 0);
 	bad |= write(argv[1], "qwen3moe-q4", &c, 1, CB_DT_Q4_0, 512);
+	bad |= write(argv[1], "qwen3moe-legacy", &c, 0, MIX_LEGACY, 0);
+
+	c = base();			/* the k-quants: rows of one 256 super-block */
+	c.hidden = 256;
+	c.head_dim = 2;
+	c.dense_ffn = 4;
+	bad |= write(argv[1], "llama-kquant", &c, 0, MIX_K, 0);
 
 	c = base();			/* Mixtral shape, shared-free, no tokenizer */
 	c.arch = CB_ARCH_MIXTRAL;

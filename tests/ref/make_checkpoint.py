@@ -88,6 +88,9 @@ CONFIGS["qwen2_moe_k"] = dict(CONFIGS["qwen2_moe"], hidden_size=256, intermediat
                               moe_intermediate_size=320, shared_expert_intermediate_size=256,
                               num_attention_heads=8, num_key_value_heads=2, num_experts=4,
                               decoder_sparse_step=1, num_hidden_layers=3)
+# smaller still, for the VM fixtures (QEMU emulates every instruction)
+CONFIGS["mixtral_vmk"] = dict(CONFIGS["mixtral"], hidden_size=256, intermediate_size=256)
+CONFIGS["qwen2_moe_vmk"] = dict(CONFIGS["qwen2_moe_k"], num_hidden_layers=2)
 CONFIGS["qwen3_moe_k"] = dict(CONFIGS["qwen3_moe"], hidden_size=256, intermediate_size=512,
                               moe_intermediate_size=256, head_dim=64, num_experts=4,
                               num_hidden_layers=2)

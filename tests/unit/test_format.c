@@ -127,6 +127,16 @@ static int write_good(const char *out)
 		sz = cbfile_writer_tensor_size(w, s.role, s.layer, s.expert);
 		buf = malloc(sz);
 		fill(buf, sz, i);
+		if (cb_dtype_info(pick_dtype(&s))->nscale) {
+			/* block types: scales 1.0 (a non-finite one is refused) */
+			const struct cb_block_info *bi = cb_dtype_info(pick_dtype(&s));
+			uint64_t k;
+
+			for (k = 0; k + bi->block_bytes <= sz; k += bi->block_bytes) {
+				buf[k + bi->scale_off[0]] = 0x00;
+				buf[k + bi->scale_off[0] + 1] = 0x3c;
+			}
+		}
 		if (s.vector || pick_dtype(&s) == CB_DT_F32) {
 			/* real floats (1.0): the engine's check does not read data,
 			 * but keep the file usable anyway */
@@ -634,6 +644,38 @@ static void test_cbfile_open_and_verify(void)
 	f = cbfile_open(bad, 0, err, sizeof(err));
 	CB_CHECK(!f && strstr(err, "chat template section checksum"), "template crc: %s", err);
 	cbfile_close(f);
+	/* a q8_0 block scale of -inf, checksums right: verify names the block */
+	{
+		const struct colibri_file_header *h = (const void *)good;
+		unsigned char *c = malloc(good_len);
+		uint32_t i, crc;
+		int t = -1;
+
+		memcpy(c, good, good_len);
+		for (i = 0; i < h->n_tensors && t < 0; i++)
+			if (((const struct colibri_file_tensor *)(c + 512))[i].dtype == CB_DT_Q8_0)
+				t = (int)i;
+		CB_CHECK(t >= 0, "the test file has a q8_0 tensor");
+		if (t >= 0) {
+			struct colibri_file_tensor *e = (struct colibri_file_tensor *)(c + 512) + t;
+			unsigned char *d = c + h->data_offset + e->offset;
+
+			d[34 + 0] = 0x00;	/* block 1's half d = -inf */
+			d[34 + 1] = 0xfc;
+			e->crc32c = cb_crc32c(0, d, e->size);
+			memset(c + 108, 0, 4);
+			crc = cb_crc32c(0, c, 512 + 64 * (size_t)h->n_tensors);
+			memcpy(c + 108, &crc, 4);
+			fp = fopen(bad, "wb");
+			fwrite(c, 1, good_len, fp);
+			fclose(fp);
+			f = cbfile_open(bad, CBFILE_VERIFY_CRC, err, sizeof(err));
+			CB_CHECK(!f && strstr(err, "q8_0 block 1 has a scale that is not finite"),
+				 "bad scale: %s", err);
+			cbfile_close(f);
+		}
+		free(c);
+	}
 	f = cbfile_open("/nonexistent.colibri", 0, err, sizeof(err));
 	CB_CHECK(!f && strstr(err, "/nonexistent.colibri"), "missing: %s", err);
 	unlink(bad);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "cb_format.h"
 #include "vm_helpers.h"
 
 #define N_TOK 12
@@ -336,6 +337,92 @@ TEST(malicious_model_files_are_refused_cleanly)
 		EXPECT_EQ(EBADF, errno);
 	}
 	close(mfd);
+	unlink(bad);
+	free(buf);
+	close(fd);
+}
+
+/* Everything /dev/kmsg has after its current end, as one string. */
+static char *kmsg_since(int kfd)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *all = calloc(1, cap), rec[8192];
+	ssize_t n;
+
+	while (all && (n = read(kfd, rec, sizeof(rec) - 1)) > 0 && len + n + 1 < cap) {
+		memcpy(all + len, rec, n);
+		len += n;
+	}
+	return all;
+}
+
+/*
+ * A q4_K file whose checksums are right but one of whose block scales is
+ * infinite: refused (-EINVAL), nothing kept, and dmesg names the tensor,
+ * its type and the block.
+ */
+TEST(nonfinite_block_scale_is_refused)
+{
+	char path[4096], bad[] = "/tmp/badscale.colibri", *log;
+	unsigned long long used0;
+	uint32_t n, i, dt, crc;
+	uint64_t off = 0, size = 0, data;
+	int fd = colibri_dev_open(), mfd, kfd, found = -1;
+	unsigned char *buf;
+	struct stat st;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fixture("mixtral_vmk-q4_k_m", path, sizeof(path)))
+		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
+	ASSERT_EQ(0, stat(path, &st));
+	buf = malloc(st.st_size);
+	mfd = open(path, O_RDONLY);
+	ASSERT_EQ(st.st_size, read(mfd, buf, st.st_size));
+	close(mfd);
+	memcpy(&n, buf + 40, 4);
+	memcpy(&data, buf + 64, 8);
+	for (i = 0; i < n && found < 0; i++) {
+		memcpy(&dt, buf + 512 + 64 * i + 12, 4);
+		if (dt == CB_DT_Q4_K) {
+			memcpy(&off, buf + 512 + 64 * i + 24, 8);
+			memcpy(&size, buf + 512 + 64 * i + 32, 8);
+			found = (int)i;
+		}
+	}
+	ASSERT_LE(0, found) TH_LOG("no q4_K tensor in %s", path);
+	ASSERT_LE(4 * 144u, size);
+	/* block 3's d = +inf, then the tensor's and the header's checksums again */
+	buf[data + off + 3 * 144] = 0x00;
+	buf[data + off + 3 * 144 + 1] = 0x7c;
+	crc = cb_crc32c(0, buf + data + off, size);
+	memcpy(buf + 512 + 64 * found + 40, &crc, 4);
+	memset(buf + 108, 0, 4);
+	crc = cb_crc32c(0, buf, 512 + 64 * (size_t)n);
+	memcpy(buf + 108, &crc, 4);
+	mfd = open(bad, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(st.st_size, write(mfd, buf, st.st_size));
+	close(mfd);
+
+	kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, kfd);
+	lseek(kfd, 0, SEEK_END);
+	used0 = info_now(fd).mem_used;
+	EXPECT_EQ(-EINVAL, colibri_dev_load(fd, bad, "bad", NULL, NULL));
+	EXPECT_EQ(used0, info_now(fd).mem_used);
+	EXPECT_EQ(0, info_now(fd).nr_models);
+	log = kmsg_since(kfd);
+	ASSERT_NE(NULL, log);
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "tensor %d (", found);
+		EXPECT_NE(NULL, strstr(log, want)) TH_LOG("dmesg: %s", log);
+	}
+	EXPECT_NE(NULL, strstr(log, "q4_K block 3 has a scale that is not finite"))
+		TH_LOG("dmesg: %s", log);
+	free(log);
+	close(kfd);
 	unlink(bad);
 	free(buf);
 	close(fd);

@@ -175,11 +175,22 @@ int cbfile_verify(const struct cbfile *f, char *err, size_t errlen)
 	for (i = 0; i < f->info.n_tensors; i++) {
 		const struct colibri_file_tensor *t = &f->dir[i];
 
+		int64_t bad;
+
 		if (cbfile_crc32c(0, data + t->offset, t->size) != t->crc32c) {
 			cb_set_err(err, errlen,
 			       "%s: tensor %u (layer %d expert %d %s): checksum mismatch (corrupt file)",
 			       f->path, i, (int)t->layer, (int)t->expert,
 			       cb_format_role_name(t->role));
+			return -1;
+		}
+		bad = cb_quant_find_bad_scale(t->dtype, data + t->offset,
+					      t->size / cb_dtype_info(t->dtype)->block_bytes);
+		if (bad >= 0) {
+			cb_set_err(err, errlen,
+			       "%s: tensor %u (layer %d expert %d %s): %s block %lld has a scale that "
+			       "is not finite", f->path, i, (int)t->layer, (int)t->expert,
+			       cb_format_role_name(t->role), cb_dtype_name(t->dtype), (long long)bad);
 			return -1;
 		}
 	}

@@ -60,7 +60,10 @@ struct cbfile {
 struct cbfile *cbfile_open(const char *path, unsigned int flags, char *err, size_t errlen);
 void cbfile_close(struct cbfile *f);
 
-/* Verify every tensor's crc32c; on mismatch -1 and a reason in err. */
+/*
+ * Verify every tensor's crc32c and that every block scale is finite; on a
+ * mismatch -1 and a reason in err.
+ */
 int cbfile_verify(const struct cbfile *f, char *err, size_t errlen);
 
 /*
