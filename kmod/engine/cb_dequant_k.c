@@ -50,8 +50,8 @@ void cb_dequantize_q3_K(float *y, const void *src, int n)
 			float dl = d * (float)(cb_q3k_scale(b[i].scales, s) - 32);
 
 			for (l = 0; l < 16; l++) {
-				int e = 16 * s + l;
-				int q = q2_at(b[i].qs, e) | ((b[i].hmask[e % 32] >> (e / 32)) & 1) << 2;
+				int e = 16 * s + l, h = (b[i].hmask[e % 32] >> (e / 32)) & 1;
+				int q = q2_at(b[i].qs, e) | h << 2;
 
 				y[l] = dl * (float)(q - 4);
 			}

@@ -30,7 +30,7 @@
 #undef KQ_DOTU8
 #undef KQ_CALL_MT
 #undef KQ_DEFINE_GEMM
-#undef KQ_TILE_FN
+#undef KQ_TILE_ARGS
 #undef KQ_TILES
 
 /* the quantizers do not use VNNI: the table shares cb_avx512_quantize_* */

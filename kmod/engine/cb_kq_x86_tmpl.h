@@ -108,6 +108,14 @@ static inline CB_ALWAYS_INLINE void KQ(prefetch)(const char *w, cb_size wrb, int
 	}
 }
 
+/* The iq4 table in both 128-bit lanes, for vpshufb. */
+static inline CB_ALWAYS_INLINE __m256i KQ(iq4_table)(void)
+{
+	static const cb_s8 t[16] CB_ALIGNED(16) = CB_IQ4NL_VALUES;
+
+	return _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)t));
+}
+
 /* ---- sub-block scales as 16-bit words ---------------------------------- */
 
 /* All 16 words = word i of v. */
@@ -133,8 +141,10 @@ static inline CB_ALWAYS_INLINE __m256i KQ(bcast16x2)(__m256i v, int i)
 	__m256i h = _mm256_permute4x64_epi64(v, i < 8 ? 0x44 : 0xee);
 	int b0 = 2 * (i % 8), b1 = 2 * ((i + 1) % 8);
 
-	return _mm256_shuffle_epi8(h, _mm256_set_m128i(_mm_set1_epi16((short)(b1 | (b1 + 1) << 8)),
-						       _mm_set1_epi16((short)(b0 | (b0 + 1) << 8))));
+	__m128i p1 = _mm_set1_epi16((short)(b1 | (b1 + 1) << 8));
+	__m128i p0 = _mm_set1_epi16((short)(b0 | (b0 + 1) << 8));
+
+	return _mm256_shuffle_epi8(h, _mm256_set_m128i(p1, p0));
 #endif
 }
 
@@ -149,8 +159,10 @@ static inline CB_ALWAYS_INLINE __m256i KQ(k4_scales)(const cb_u8 *s)
 	__m128i b = _mm_shuffle_epi32(v, 0x50);			/* u0 u0 u1 u1 */
 	__m128i lo, hi;
 
-	/* sc 0..3 = u0 & 63, m 0..3 = u1 & 63; sc 4..7 = (u2 & 15) | (u0 >> 6) << 4;
-	 * m 4..7 = (u2 >> 4 & 15) | (u1 >> 6) << 4 */
+	/*
+	 * sc 0..3 = u0 & 63, m 0..3 = u1 & 63; sc 4..7 = (u2 & 15) | (u0 >> 6) << 4;
+	 * m 4..7 = (u2 >> 4 & 15) | (u1 >> 6) << 4
+	 */
 	a = _mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4));
 	lo = _mm_and_si128(a, _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
 	hi = _mm_and_si128(_mm_srli_epi32(b, 2), _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
@@ -301,8 +313,7 @@ static inline CB_ALWAYS_INLINE __m256i KQ(group_w)(const struct KQ(row) *st, int
 	}
 	{	/* iq4_xs: sub-block g is qs[16g .. 16g + 15], low nibbles first */
 		const struct cb_block_iq4_xs *b = (const void *)blk;
-		const __m256i tab = _mm256_broadcastsi128_si256(
-			_mm_setr_epi8(CB_IQ4NL_VALUES));
+		const __m256i tab = KQ(iq4_table)();
 		__m128i q = _mm_loadu_si128((const __m128i *)(b->qs + 16 * g));
 		__m256i i = _mm256_set_m128i(_mm_srli_epi16(q, 4), q);
 
@@ -417,7 +428,8 @@ static inline CB_ALWAYS_INLINE void KQ(k_tile)(float *out, cb_size ldo, const ch
 					x = KQ(load)(xb->qs + 32 * g);
 					if (dt == CB_DT_IQ4_XS)
 						x = _mm256_sign_epi8(x, wq);
-					isum[m] = KQ_DOT16(isum[m], _mm256_maddubs_epi16(aw, x), sc);
+					x = _mm256_maddubs_epi16(aw, x);
+					isum[m] = KQ_DOT16(isum[m], x, sc);
 				}
 			}
 #pragma GCC unroll 8
@@ -428,9 +440,11 @@ static inline CB_ALWAYS_INLINE void KQ(k_tile)(float *out, cb_size ldo, const ch
 				if (m >= MT)
 					continue;
 				xb = (const struct cb_block_q8_K *)(ar + m * as) + b;
-				if (dt == CB_DT_Q6_K || dt == CB_DT_Q3_K)
-					isum[m] = _mm256_sub_epi32(isum[m], _mm256_madd_epi16(st.off,
-								   KQ(load)(xb->bsums)));
+				if (dt == CB_DT_Q6_K || dt == CB_DT_Q3_K) {
+					__m256i o = _mm256_madd_epi16(st.off, KQ(load)(xb->bsums));
+
+					isum[m] = _mm256_sub_epi32(isum[m], o);
+				}
 				if (mins) {	/* sum over sub-blocks of min * 16-sum */
 					__m256i t = _mm256_madd_epi16(st.mn, KQ(load)(xb->bsums));
 
@@ -439,15 +453,18 @@ static inline CB_ALWAYS_INLINE void KQ(k_tile)(float *out, cb_size ldo, const ch
 				}
 				lo = _mm_add_epi32(_mm256_castsi256_si128(isum[m]),
 						   _mm256_extracti128_si256(isum[m], 1));
-				c[r % 2][m] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), mn, 1);
+				c[r % 2][m] = _mm256_set_m128i(mn, lo);
 			}
 pair:
 			/* rows 2p, 2p + 1 done: the first step of the 4-row transpose */
 #pragma GCC unroll 8
-			for (m = 0; m < KQ_MT; m++)
+			for (m = 0; m < KQ_MT; m++) {
+				__m256i a = c[0][m], d = c[1][m];
+
 				if (r % 2 && m < MT)
-					tp[r / 2][m] = _mm256_add_epi32(_mm256_unpacklo_epi32(c[0][m], c[1][m]),
-									_mm256_unpackhi_epi32(c[0][m], c[1][m]));
+					tp[r / 2][m] = _mm256_add_epi32(_mm256_unpacklo_epi32(a, d),
+									_mm256_unpackhi_epi32(a, d));
+			}
 		}
 		/* per token: the R rows' [isum | imin] transposed into one vector */
 #pragma GCC unroll 8
@@ -497,7 +514,7 @@ static inline CB_ALWAYS_INLINE int KQ(lblk_bytes)(int dt)
 /* 32 bytes: bit i of the little-endian word h at byte i as 0x10 or 0. */
 static inline CB_ALWAYS_INLINE __m256i KQ(bits_to_0x10)(cb_u32 h)
 {
-	const __m256i sel = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+	const __m256i sel = _mm256_set1_epi64x(0x8040201008040201ll);
 	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h),
 					_mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1,
 							 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3,
@@ -522,8 +539,7 @@ static inline CB_ALWAYS_INLINE __m256i KQ(lgroup_w)(int dt, const char *blk)
 	if (dt == CB_DT_Q5_0 || dt == CB_DT_Q5_1)
 		v = _mm256_or_si256(v, KQ(bits_to_0x10)(KQ(rd32)(qs - 4)));
 	if (dt == CB_DT_IQ4_NL)
-		v = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_setr_epi8(CB_IQ4NL_VALUES)),
-					v);
+		v = _mm256_shuffle_epi8(KQ(iq4_table)(), v);
 	return v;
 }
 
@@ -583,10 +599,12 @@ static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const ch
 			xv[m] = KQ(load)(xb + xq);
 			s[m] = _mm256_castps128_ps256(_mm_mul_ps(dw, _mm_set1_ps(dx)));
 			base[m] = _mm256_setzero_si256();
-			if (dt == CB_DT_Q5_0)	/* sum (q - 16) x = sum q x - 16 sum x */
-				base[m] = _mm256_sub_epi32(base[m], KQ_DOTU8(_mm256_setzero_si256(),
-									   _mm256_set1_epi8(16),
-									   xv[m]));
+			if (dt == CB_DT_Q5_0) {	/* sum (q - 16) x = sum q x - 16 sum x */
+				__m256i s16 = KQ_DOTU8(_mm256_setzero_si256(), _mm256_set1_epi8(16),
+						       xv[m]);
+
+				base[m] = _mm256_sub_epi32(base[m], s16);
+			}
 			if (q81)
 				macc[m] = _mm_fmadd_ps(mw, _mm_set1_ps(dx * (float)*(const cb_s16 *)
 								       (xb + 2)), macc[m]);
@@ -643,39 +661,53 @@ static inline CB_ALWAYS_INLINE int KQ(tile_len)(int left, int mtmax)
  * one gemm, the instances' spill slots add up (over 2 KiB of stack, too
  * much for a kernel frame); apart, each frame holds one tile's.
  */
-#undef KQ_TILE_FN
+#undef KQ_TILE_ARGS
 #undef KQ_TILES
 #undef KQ_CALL_MT
 #undef KQ_DEFINE_GEMM
-#define KQ_TILE_FN(name, tile, dt, R, MT)					\
-static CB_NOINLINE void KQ(name##_##R##x##MT)(float *out, cb_size ldo,		\
-					      const char *w, cb_size wrb,	\
-					      const char *act, cb_size as, int nb)	\
-{										\
-	tile(out, ldo, w, wrb, act, as, R, MT, nb, dt);				\
-}
-
+#define KQ_TILE_ARGS float *out, cb_size ldo, const char *w, cb_size wrb,	\
+		     const char *act, cb_size as, int nb
 #if KQ_MT == 4
 #define KQ_TILES(name, tile, dt)						\
-	KQ_TILE_FN(name, tile, dt, 4, 1) KQ_TILE_FN(name, tile, dt, 4, 2)	\
-	KQ_TILE_FN(name, tile, dt, 4, 3) KQ_TILE_FN(name, tile, dt, 4, 4)	\
-	KQ_TILE_FN(name, tile, dt, 1, 1) KQ_TILE_FN(name, tile, dt, 1, 2)	\
-	KQ_TILE_FN(name, tile, dt, 1, 3) KQ_TILE_FN(name, tile, dt, 1, 4)
+static CB_NOINLINE void KQ(name##_4x1)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 4, 1, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_4x2)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 4, 2, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_4x3)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 4, 3, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_4x4)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 4, 4, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_1x1)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 1, 1, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_1x2)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 1, 2, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_1x3)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 1, 3, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_1x4)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 1, 4, nb, dt); }
 #define KQ_CALL_MT(name, R, mt, args)						\
 	do {									\
-		if ((mt) == 1)							\
+		int mt_ = (mt);							\
+										\
+		if (mt_ == 1)							\
 			KQ(name##_##R##x1) args;				\
-		else if ((mt) == 2)						\
+		else if (mt_ == 2)						\
 			KQ(name##_##R##x2) args;				\
-		else if ((mt) == 3)						\
+		else if (mt_ == 3)						\
 			KQ(name##_##R##x3) args;				\
 		else								\
 			KQ(name##_##R##x4) args;				\
 	} while (0)
 #elif KQ_MT == 2
 #define KQ_TILES(name, tile, dt)						\
-	KQ_TILE_FN(name, tile, dt, 4, 1) KQ_TILE_FN(name, tile, dt, 4, 2)	\
-	KQ_TILE_FN(name, tile, dt, 1, 1) KQ_TILE_FN(name, tile, dt, 1, 2)
+static CB_NOINLINE void KQ(name##_4x1)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 4, 1, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_4x2)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 4, 2, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_1x1)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 1, 1, nb, dt); }				\
+static CB_NOINLINE void KQ(name##_1x2)(KQ_TILE_ARGS)				\
+{ tile(out, ldo, w, wrb, act, as, 1, 2, nb, dt); }
 #define KQ_CALL_MT(name, R, mt, args)						\
 	do {									\
 		if ((mt) == 1)							\
@@ -786,14 +818,15 @@ KQ_LINKAGE void KQ(quantize_q8_1)(void *dst, const float *x, int n)
 		for (j = 0; j < 4; j++) {
 			__m256 p = _mm256_mul_ps(_mm256_loadu_ps(xb + 8 * j), _mm256_set1_ps(id));
 			__m256 ord = _mm256_cmp_ps(p, p, _CMP_ORD_Q);
-			__m256 t, f;
+			__m256 t, f, up, dn;
 
 			p = _mm256_min_ps(_mm256_max_ps(p, _mm256_set1_ps(-127.0f)),
 					  _mm256_set1_ps(127.0f));
 			t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 			f = _mm256_sub_ps(p, t);
-			t = _mm256_add_ps(t, _mm256_and_ps(_mm256_cmp_ps(f, half, _CMP_GE_OQ), one));
-			t = _mm256_sub_ps(t, _mm256_and_ps(_mm256_cmp_ps(f, mhalf, _CMP_LE_OQ), one));
+			up = _mm256_and_ps(_mm256_cmp_ps(f, half, _CMP_GE_OQ), one);
+			dn = _mm256_and_ps(_mm256_cmp_ps(f, mhalf, _CMP_LE_OQ), one);
+			t = _mm256_sub_ps(_mm256_add_ps(t, up), dn);
 			q[j] = _mm256_cvttps_epi32(_mm256_and_ps(t, ord));
 		}
 		_mm256_storeu_si256((__m256i *)blk[b].qs, KQ(pack4)(q[0], q[1], q[2], q[3]));
@@ -847,7 +880,8 @@ KQ_LINKAGE void KQ(quantize_q8_K)(void *dst, const float *x, int n)
 			__m128i t;
 
 			_mm256_storeu_si256((__m256i *)(blk[b].qs + j), KQ(pack4)(q0, q1, q2, q3));
-			t = _mm_add_epi32(_mm256_castsi256_si128(hs), _mm256_extracti128_si256(hs, 1));
+			t = _mm256_extracti128_si256(hs, 1);
+			t = _mm_add_epi32(_mm256_castsi256_si128(hs), t);
 			t = _mm_hadd_epi32(t, t);	/* [sum 0..15, sum 16..31, ...] */
 			blk[b].bsums[j / 16] = (cb_s16)_mm_cvtsi128_si32(t);
 			blk[b].bsums[j / 16 + 1] = (cb_s16)_mm_extract_epi32(t, 1);

@@ -19,25 +19,52 @@
 		  const void *act, cb_size act_stride, int M, int nrows, int k)
 
 /*
- * One prototype per block type for a variant prefix (scalar, avx2, avx512,
- * avx512_vnni).
+ * The gemms of each variant (scalar, avx2, avx512, avx512_vnni) for the new
+ * block types.
  */
-#define CB_GEMM_Q_PROTOS(v)				\
-	CB_GEMM_PROTO(cb_##v##_gemm_q4_1);		\
-	CB_GEMM_PROTO(cb_##v##_gemm_q5_0);		\
-	CB_GEMM_PROTO(cb_##v##_gemm_q5_1);		\
-	CB_GEMM_PROTO(cb_##v##_gemm_iq4_nl);		\
-	CB_GEMM_PROTO(cb_##v##_gemm_q2_K);		\
-	CB_GEMM_PROTO(cb_##v##_gemm_q3_K);		\
-	CB_GEMM_PROTO(cb_##v##_gemm_q4_K);		\
-	CB_GEMM_PROTO(cb_##v##_gemm_q5_K);		\
-	CB_GEMM_PROTO(cb_##v##_gemm_q6_K);		\
-	CB_GEMM_PROTO(cb_##v##_gemm_iq4_xs)
+CB_GEMM_PROTO(cb_scalar_gemm_q4_1);
+CB_GEMM_PROTO(cb_scalar_gemm_q5_0);
+CB_GEMM_PROTO(cb_scalar_gemm_q5_1);
+CB_GEMM_PROTO(cb_scalar_gemm_iq4_nl);
+CB_GEMM_PROTO(cb_scalar_gemm_q2_K);
+CB_GEMM_PROTO(cb_scalar_gemm_q3_K);
+CB_GEMM_PROTO(cb_scalar_gemm_q4_K);
+CB_GEMM_PROTO(cb_scalar_gemm_q5_K);
+CB_GEMM_PROTO(cb_scalar_gemm_q6_K);
+CB_GEMM_PROTO(cb_scalar_gemm_iq4_xs);
 
-CB_GEMM_Q_PROTOS(scalar);
-CB_GEMM_Q_PROTOS(avx2);
-CB_GEMM_Q_PROTOS(avx512);
-CB_GEMM_Q_PROTOS(avx512_vnni);
+CB_GEMM_PROTO(cb_avx2_gemm_q4_1);
+CB_GEMM_PROTO(cb_avx2_gemm_q5_0);
+CB_GEMM_PROTO(cb_avx2_gemm_q5_1);
+CB_GEMM_PROTO(cb_avx2_gemm_iq4_nl);
+CB_GEMM_PROTO(cb_avx2_gemm_q2_K);
+CB_GEMM_PROTO(cb_avx2_gemm_q3_K);
+CB_GEMM_PROTO(cb_avx2_gemm_q4_K);
+CB_GEMM_PROTO(cb_avx2_gemm_q5_K);
+CB_GEMM_PROTO(cb_avx2_gemm_q6_K);
+CB_GEMM_PROTO(cb_avx2_gemm_iq4_xs);
+
+CB_GEMM_PROTO(cb_avx512_gemm_q4_1);
+CB_GEMM_PROTO(cb_avx512_gemm_q5_0);
+CB_GEMM_PROTO(cb_avx512_gemm_q5_1);
+CB_GEMM_PROTO(cb_avx512_gemm_iq4_nl);
+CB_GEMM_PROTO(cb_avx512_gemm_q2_K);
+CB_GEMM_PROTO(cb_avx512_gemm_q3_K);
+CB_GEMM_PROTO(cb_avx512_gemm_q4_K);
+CB_GEMM_PROTO(cb_avx512_gemm_q5_K);
+CB_GEMM_PROTO(cb_avx512_gemm_q6_K);
+CB_GEMM_PROTO(cb_avx512_gemm_iq4_xs);
+
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_q4_1);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_q5_0);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_q5_1);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_iq4_nl);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_q2_K);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_q3_K);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_q4_K);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_q5_K);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_q6_K);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_iq4_xs);
 
 /* The designated initialisers of an ops table's gemm entries for them. */
 #define CB_GEMM_Q_TABLE(v)				\

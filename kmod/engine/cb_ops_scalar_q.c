@@ -25,7 +25,7 @@
 #include "cb_ops_q.h"
 #include "cb_quant_ref.h"
 
-static const cb_s8 iq4_values[16] = { CB_IQ4NL_VALUES };
+static const cb_s8 iq4_values[16] = CB_IQ4NL_VALUES;
 
 static inline float h2f(cb_u16 h)
 {

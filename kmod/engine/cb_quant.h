@@ -148,9 +148,9 @@ struct cb_block_iq4_nl {
 };
 CB_STATIC_ASSERT(sizeof(struct cb_block_iq4_nl) == 18, "iq4_nl block is 18 bytes");
 
-/* The 16 levels of iq4_nl and iq4_xs (GGUF's kvalues_iq4nl). */
+/* The 16 levels of iq4_nl and iq4_xs (GGUF's kvalues_iq4nl), an initializer. */
 #define CB_IQ4NL_VALUES \
-	-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+	{ -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 }
 
 /* ---- k-quants: 256-weight super-blocks -------------------------------- */
 
@@ -306,25 +306,30 @@ struct cb_block_info {
 	cb_u8 scale_off[2];
 };
 
+/* One entry of the tables below: name, block, bytes, form, scales and where. */
+#define CB_BI(n, b, bb, a, ns, s0, s1)						\
+	{ .name = (n), .block = (b), .block_bytes = (bb), .act = (a),		\
+	  .nscale = (ns), .scale_off[0] = (s0), .scale_off[1] = (s1) }
+
 /* The storage of weight type dt (enum cb_dtype), or NULL if unknown. */
 static inline const struct cb_block_info *cb_dtype_info(cb_u32 dt)
 {
 	static const struct cb_block_info t[CB_DT__COUNT] = {
-		[CB_DT_F32] = { "f32", 1, 4, CB_ACT_F32, 0, { 0, 0 } },
-		[CB_DT_F16] = { "f16", 1, 2, CB_ACT_F32, 0, { 0, 0 } },
-		[CB_DT_BF16] = { "bf16", 1, 2, CB_ACT_F32, 0, { 0, 0 } },
-		[CB_DT_Q8_0] = { "q8_0", CB_QK, 34, CB_ACT_Q8_0, 1, { 0, 0 } },
-		[CB_DT_Q4_0] = { "q4_0", CB_QK, 18, CB_ACT_Q8_0, 1, { 0, 0 } },
-		[CB_DT_Q4_1] = { "q4_1", CB_QK, 20, CB_ACT_Q8_1, 2, { 0, 2 } },
-		[CB_DT_Q5_0] = { "q5_0", CB_QK, 22, CB_ACT_Q8_0, 1, { 0, 0 } },
-		[CB_DT_Q5_1] = { "q5_1", CB_QK, 24, CB_ACT_Q8_1, 2, { 0, 2 } },
-		[CB_DT_IQ4_NL] = { "iq4_nl", CB_QK, 18, CB_ACT_Q8_0, 1, { 0, 0 } },
-		[CB_DT_Q2_K] = { "q2_K", CB_QK_K, 84, CB_ACT_Q8_K, 2, { 80, 82 } },
-		[CB_DT_Q3_K] = { "q3_K", CB_QK_K, 110, CB_ACT_Q8_K, 1, { 108, 0 } },
-		[CB_DT_Q4_K] = { "q4_K", CB_QK_K, 144, CB_ACT_Q8_K, 2, { 0, 2 } },
-		[CB_DT_Q5_K] = { "q5_K", CB_QK_K, 176, CB_ACT_Q8_K, 2, { 0, 2 } },
-		[CB_DT_Q6_K] = { "q6_K", CB_QK_K, 210, CB_ACT_Q8_K, 1, { 208, 0 } },
-		[CB_DT_IQ4_XS] = { "iq4_xs", CB_QK_K, 136, CB_ACT_Q8_K, 1, { 0, 0 } },
+		[CB_DT_F32] = CB_BI("f32", 1, 4, CB_ACT_F32, 0, 0, 0),
+		[CB_DT_F16] = CB_BI("f16", 1, 2, CB_ACT_F32, 0, 0, 0),
+		[CB_DT_BF16] = CB_BI("bf16", 1, 2, CB_ACT_F32, 0, 0, 0),
+		[CB_DT_Q8_0] = CB_BI("q8_0", CB_QK, 34, CB_ACT_Q8_0, 1, 0, 0),
+		[CB_DT_Q4_0] = CB_BI("q4_0", CB_QK, 18, CB_ACT_Q8_0, 1, 0, 0),
+		[CB_DT_Q4_1] = CB_BI("q4_1", CB_QK, 20, CB_ACT_Q8_1, 2, 0, 2),
+		[CB_DT_Q5_0] = CB_BI("q5_0", CB_QK, 22, CB_ACT_Q8_0, 1, 0, 0),
+		[CB_DT_Q5_1] = CB_BI("q5_1", CB_QK, 24, CB_ACT_Q8_1, 2, 0, 2),
+		[CB_DT_IQ4_NL] = CB_BI("iq4_nl", CB_QK, 18, CB_ACT_Q8_0, 1, 0, 0),
+		[CB_DT_Q2_K] = CB_BI("q2_K", CB_QK_K, 84, CB_ACT_Q8_K, 2, 80, 82),
+		[CB_DT_Q3_K] = CB_BI("q3_K", CB_QK_K, 110, CB_ACT_Q8_K, 1, 108, 0),
+		[CB_DT_Q4_K] = CB_BI("q4_K", CB_QK_K, 144, CB_ACT_Q8_K, 2, 0, 2),
+		[CB_DT_Q5_K] = CB_BI("q5_K", CB_QK_K, 176, CB_ACT_Q8_K, 2, 0, 2),
+		[CB_DT_Q6_K] = CB_BI("q6_K", CB_QK_K, 210, CB_ACT_Q8_K, 1, 208, 0),
+		[CB_DT_IQ4_XS] = CB_BI("iq4_xs", CB_QK_K, 136, CB_ACT_Q8_K, 1, 0, 0),
 	};
 
 	return dt < CB_DT__COUNT ? &t[dt] : CB_NULL;
@@ -334,10 +339,10 @@ static inline const struct cb_block_info *cb_dtype_info(cb_u32 dt)
 static inline const struct cb_block_info *cb_act_info(cb_u32 k)
 {
 	static const struct cb_block_info t[CB_ACT__COUNT] = {
-		[CB_ACT_F32] = { "f32", 1, 4, CB_ACT_F32, 0, { 0, 0 } },
-		[CB_ACT_Q8_0] = { "q8_0", CB_QK, 34, CB_ACT_Q8_0, 0, { 0, 0 } },
-		[CB_ACT_Q8_1] = { "q8_1", CB_QK, 36, CB_ACT_Q8_1, 0, { 0, 0 } },
-		[CB_ACT_Q8_K] = { "q8_K", CB_QK_K, 292, CB_ACT_Q8_K, 0, { 0, 0 } },
+		[CB_ACT_F32] = CB_BI("f32", 1, 4, CB_ACT_F32, 0, 0, 0),
+		[CB_ACT_Q8_0] = CB_BI("q8_0", CB_QK, 34, CB_ACT_Q8_0, 0, 0, 0),
+		[CB_ACT_Q8_1] = CB_BI("q8_1", CB_QK, 36, CB_ACT_Q8_1, 0, 0, 0),
+		[CB_ACT_Q8_K] = CB_BI("q8_K", CB_QK_K, 292, CB_ACT_Q8_K, 0, 0, 0),
 	};
 
 	return k < CB_ACT__COUNT ? &t[k] : CB_NULL;

@@ -23,7 +23,7 @@
 
 #define GROUP_MAX_EPS 1e-15f
 
-static const cb_s8 iq4_values[16] = { CB_IQ4NL_VALUES };
+static const cb_s8 iq4_values[16] = CB_IQ4NL_VALUES;
 
 /* The index of the table value nearest x (the upper one on ties). */
 static int best_index(float x)

@@ -73,7 +73,8 @@ static float make_qx(int n, int nmax, const float *x, cb_s8 *L)
 		if (!t)
 			continue;
 		iscale = -((float)nmax + 0.1f * (float)t) / mx;
-		sumlx = suml2 = 0.0f;
+		sumlx = 0.0f;
+		suml2 = 0.0f;
 		for (i = 0; i < n; i++) {
 			int l = CB_MAX(-nmax, CB_MIN(nmax - 1, cb_nearest_int(iscale * x[i])));
 			float w = x[i] * x[i];
@@ -443,7 +444,9 @@ void cb_quantize_q5_K(void *dst, const float *x, int n)
 			for (l = 0; l < 32; l++) {
 				int a = L[64 * c + l], b = L[64 * c + 32 + l];
 
-				y[i].qh[l] |= (cb_u8)((a >> 4) << (2 * c) | (b >> 4) << (2 * c + 1));
+				int h = (a >> 4) << (2 * c) | (b >> 4) << (2 * c + 1);
+
+				y[i].qh[l] |= (cb_u8)h;
 				y[i].qs[32 * c + l] = (cb_u8)((a & 15) | (b & 15) << 4);
 			}
 	}
