@@ -10,7 +10,10 @@
  * the host thread pool; each row's generator is seeded from (seed, tensor,
  * row) only, so the file is the same whatever the thread count.  Norm
  * weights are 1, biases small and random; the router (and the Qwen2-MoE
- * shared-expert gate) stay f32 as `colibri convert` keeps them.
+ * shared-expert gate) stay f32 as `colibri convert` keeps them.  --quant
+ * takes what convert's does (quant_preset.h): one type, TYPE:pure, or one
+ * of llama.cpp's presets, which choose each matrix's type by its role and
+ * layer exactly as convert --quant does.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -20,6 +23,7 @@
 
 #include "cbfile.h"
 #include "cb_engine.h"
+#include "quant_preset.h"
 #include "quantize.h"
 #include "cli.h"
 #include "cli_opts.h"
@@ -37,6 +41,7 @@ struct synth_opts {
 	long hidden, layers, experts, top_k, ffn, heads, kv_heads, vocab, shared_ffn;
 	long context;
 	int dtype, threads;
+	struct cb_quant q;	/* --quant: a type or a preset */
 	uint64_t seed;
 };
 
@@ -165,11 +170,18 @@ static uint32_t f32_bits(float f)
 	return v.u;
 }
 
+/* A matrix's type: --quant's choice for its role, as colibri convert makes it. */
+static uint32_t synth_dtype(const struct synth_opts *o, const struct cb_model_config *c,
+			    const struct cb_format_slot *s)
+{
+	return (uint32_t)cb_quant_choose(&o->q, c, s->role, s->layer, s->cols, CB_DT_F32);
+}
+
 /* The config, with the per-architecture conventions hfmodel.c applies. */
 static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 {
 	const char *why = NULL;
-	int blocks = o->dtype == CB_DT_Q8_0 || o->dtype == CB_DT_Q4_0;
+	int blocks = !o->q.preset && cb_dtype_block((cb_u32)o->dtype) > 1;
 
 	memset(c, 0, sizeof(*c));
 	if (o->hidden <= 0 || o->layers <= 0 || o->heads <= 0 || o->vocab <= 0 || o->ffn <= 0)
@@ -185,8 +197,11 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	else if (o->hidden > SYNTH_MAX_COLS || o->ffn > SYNTH_MAX_COLS ||
 		 o->shared_ffn > SYNTH_MAX_COLS)
 		why = "--hidden, --ffn and --shared-ffn are limited to 65536 here";
-	else if (blocks && (o->hidden % 32 || o->ffn % 32 || o->shared_ffn % 32))
-		why = "q8_0/q4_0 need --hidden, --ffn and --shared-ffn to be multiples of 32";
+	else if (blocks && (o->hidden % cb_dtype_block((cb_u32)o->dtype) ||
+			    o->ffn % cb_dtype_block((cb_u32)o->dtype) ||
+			    o->shared_ffn % cb_dtype_block((cb_u32)o->dtype)))
+		why = "a block type needs --hidden, --ffn and --shared-ffn to be whole blocks "
+		      "(a preset falls back where they are not)";
 	else if (o->arch == CB_ARCH_LLAMA && (o->experts > 0 || o->shared_ffn))
 		why = "llama is dense: no --experts or --shared-ffn";
 	else if (o->arch != CB_ARCH_LLAMA && (o->experts <= 0 || o->experts > CB_MAX_EXPERTS))
@@ -247,14 +262,16 @@ static void synth_usage(FILE *f)
 		"usage: colibri synth --arch mixtral|qwen2_moe|qwen3_moe|olmoe|llama\n"
 		"         --hidden H --layers L --ffn F --heads NH --vocab V\n"
 		"         [--experts E --top-k K] [--kv-heads NKV] [--shared-ffn S]\n"
-		"         [--quant f32|f16|bf16|q8_0|q4_0] [--seed S] [--context N]\n"
+		"         [--quant T] [--seed S] [--context N]\n"
 		"         [--name NAME] [--threads N] [--tokenizer tokenizer.json]\n"
 		"         -o OUT.colibri\n"
 		"Writes a model of random weights (uniform, std 0.02; norms 1), with\n"
 		"no tokenizer unless --tokenizer gives one (its ids must fit --vocab).\n"
 		"--ffn is the per-expert size (the MLP size for llama).\n"
-		"Matrices get --quant (default q8_0); norms, biases and the router\n"
-		"stay f32.  The same seed gives the same file for any --threads.\n");
+		"Matrices get what --quant chooses for them, as colibri convert does\n"
+		"(a type or one of llama.cpp's presets, q4_k_m, ...; default q8_0); norms,\n"
+		"biases and the router stay f32.  The same seed gives the same file for\n"
+		"any --threads.\n");
 }
 
 static long num_arg(const char *opt, const char *s)
@@ -318,14 +335,17 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		case 'S': num = &o->shared_ffn; break;
 		case 'c': num = &o->context; break;
 		case 'q':
-			for (i = 0; i < CB_DT__COUNT; i++)
-				if (!strcmp(optarg, cb_dtype_name(i)))
-					break;
-			if (i == CB_DT__COUNT) {
-				fprintf(stderr, "colibri synth: unknown --quant '%s'\n", optarg);
+			if (cb_quant_parse(optarg, &o->q)) {
+				fprintf(stderr, "colibri synth: unknown --quant '%s' (%s)\n",
+					optarg, cb_quant_names());
 				return -1;
 			}
-			o->dtype = i;
+			if (o->q.dtype == CB_QUANT_KEEP) {
+				fprintf(stderr, "colibri synth: --quant keep: random weights have no "
+					"source type to keep\n");
+				return -1;
+			}
+			o->dtype = o->q.dtype;
 			break;
 		case 's':
 			if (cli_u64("synth", "--seed", optarg, &o->seed))
@@ -402,7 +422,8 @@ static char *synth_tokenizer(const struct synth_opts *o, struct cbfile_meta *met
 
 int cmd_synth(int argc, char **argv)
 {
-	struct synth_opts o = { .arch = -1, .dtype = CB_DT_Q8_0, .seed = 1, .context = 4096 };
+	struct synth_opts o = { .arch = -1, .dtype = CB_DT_Q8_0, .q = { 0, CB_DT_Q8_0 }, .seed = 1,
+				.context = 4096 };
 	struct cb_model_config cfg;
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	struct cbfile_writer *w = NULL;
@@ -421,7 +442,7 @@ int cmd_synth(int argc, char **argv)
 		return 2;
 	if (!o.name) {
 		snprintf(name, sizeof(name), "synth-%s-%s", arch_names[o.arch],
-			 cb_dtype_name(o.dtype));
+			 o.q.preset ? cb_preset_name(o.q.preset) : cb_dtype_name(o.dtype));
 		o.name = name;
 	}
 	meta.name = o.name;
@@ -447,10 +468,10 @@ int cmd_synth(int argc, char **argv)
 
 		if (cbfile_writer_slot(w, i, &s))
 			goto err_w;
-		if (s.vector || s.role == COLIBRI_T_ROUTER ||
-		    s.role == COLIBRI_T_SHARED_EXPERT_GATE || o.dtype == CB_DT_F32)
+		if (s.vector)
 			continue;
-		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, o.dtype))
+		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert,
+					    synth_dtype(&o, &cfg, &s)))
 			goto err_w;
 	}
 	if (cbfile_writer_layout(w))
@@ -461,8 +482,7 @@ int cmd_synth(int argc, char **argv)
 
 		if (cbfile_writer_slot(w, i, &s))
 			goto err_w;
-		dt = s.vector || s.role == COLIBRI_T_ROUTER ||
-		     s.role == COLIBRI_T_SHARED_EXPERT_GATE ? CB_DT_F32 : (uint32_t)o.dtype;
+		dt = s.vector ? CB_DT_F32 : synth_dtype(&o, &cfg, &s);
 		if (synth_tensor(w, ex, &s, dt, i, o.seed, buf))
 			goto err_w;
 		total += cbfile_writer_tensor_size(w, s.role, s.layer, s.expert);
