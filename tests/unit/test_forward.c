@@ -528,17 +528,36 @@ static const struct cb_tm_spec spec_wide = {
 };
 static struct cb_tm_model model_wide;
 
+/*
+ * The same with block types reading every activation form, each row cut
+ * into 256-column pieces quantized one by one: q8_K (iq4_xs everywhere, q4_K
+ * expert gates), q8_1 (q5_1 expert ups), q8_0 (iq4_nl expert downs); the
+ * embedding table is iq4_xs too (a row dequantized per token).  Every row
+ * is whole super-blocks.
+ */
+static const struct cb_tm_spec spec_wide_k = {
+	.name = "wide_k", .arch = CB_ARCH_QWEN2_MOE, .vocab = 300, .hidden = 512,
+	.n_layers = 2, .n_heads = 8, .n_kv_heads = 2, .head_dim = 64,
+	.ffn = 512, .n_exp = 4, .top_k = 2, .norm_topk = 1,
+	.shared_ffn = 768, .shared_gate = 1, .dense_ffn = 1024, .dense_layer = 2,
+	.qk_norm = CB_QK_NORM_FULL, .qkv_bias = 1, .dt = CB_DT_IQ4_XS,
+	.own_expert_dt = 1, .dt_gate = CB_DT_Q4_K, .dt_up = CB_DT_Q5_1,
+	.dt_down = CB_DT_IQ4_NL, .scale = 0.05f, .router_scale = 0.3f,
+};
+static struct cb_tm_model model_wide_k;
+
 #define WIDE_CTX 560
 #define WIDE_STEP 80
 
 /* Prefill WIDE_CTX tokens WIDE_STEP at a time, every position's logits. */
-static int run_wide(int level, cb_u32 chunk_ns, int threads, float *out, cb_u32 *trace)
+static int run_wide(const struct cb_tm_model *m, int level, cb_u32 chunk_ns, int threads,
+		    float *out, cb_u32 *trace)
 {
 	struct cb_engine_params p = { WIDE_STEP, 1, WIDE_CTX, (cb_u32)level, chunk_ns };
 	struct cb_exec *ex = cb_host_exec_create(threads);
 	struct cb_engine *e;
 	cb_u32 tok[WIDE_CTX], seq[WIDE_CTX] = { 0 }, pos[WIDE_CTX];
-	cb_u64 size = cb_engine_arena_size(&model_wide.cfg, &p);
+	cb_u64 size = cb_engine_arena_size(&m->cfg, &p);
 	void *arena = size ? __libc_memalign(64, size) : NULL;
 	int r = -1, i;
 
@@ -546,7 +565,7 @@ static int run_wide(int level, cb_u32 chunk_ns, int threads, float *out, cb_u32 
 		tok[i] = (cb_u32)(i * 7919 + 13) % 300;
 		pos[i] = (cb_u32)i;
 	}
-	if (ex && arena && !cb_engine_init(&e, &model_wide.cfg, &model_wide.w, &p, arena, size))
+	if (ex && arena && !cb_engine_init(&e, &m->cfg, &m->w, &p, arena, size))
 		for (i = 0, r = 0; i < WIDE_CTX && !r; i += WIDE_STEP) {
 			struct cb_batch b = {
 				.n_tokens = WIDE_STEP, .tokens = tok + i, .seq = seq + i,
@@ -570,7 +589,7 @@ static int run_wide(int level, cb_u32 chunk_ns, int threads, float *out, cb_u32 
  * routing must be those of the default budget, bit for bit, at every ISA
  * level the CPU has.
  */
-static void test_any_chunk_budget_same_bits(void)
+static void same_bits_any_budget(const struct cb_tm_model *m)
 {
 	static float a[WIDE_CTX * 300], b[WIDE_CTX * 300];
 	static cb_u32 ta[WIDE_CTX * 8], tb[WIDE_CTX * 8];
@@ -580,9 +599,9 @@ static void test_any_chunk_budget_same_bits(void)
 		if (!cb_isa_get(lvl))
 			continue;
 		memset(b, 0, sizeof(b));
-		r = run_wide(lvl, 0, 2, a, ta);
+		r = run_wide(m, lvl, 0, 2, a, ta);
 		CB_CHECK(r == 0, "level %d, default budget: forward %d", lvl, r);
-		r = run_wide(lvl, 1, 2, b, tb);
+		r = run_wide(m, lvl, 1, 2, b, tb);
 		CB_CHECK(r == 0, "level %d, 1 ns budget: forward %d", lvl, r);
 		for (i = 0; i < WIDE_CTX * 300; i++)
 			if (memcmp(&a[i], &b[i], 4)) {
@@ -592,6 +611,16 @@ static void test_any_chunk_budget_same_bits(void)
 			}
 		CB_CHECK(!memcmp(ta, tb, sizeof(ta)), "level %d: routing differs", lvl);
 	}
+}
+
+static void test_any_chunk_budget_same_bits(void)
+{
+	same_bits_any_budget(&model_wide);
+}
+
+static void test_any_chunk_budget_same_bits_block_types(void)
+{
+	same_bits_any_budget(&model_wide_k);
 }
 
 /*
@@ -668,6 +697,8 @@ int main(void)
 	cb_tm_build(&model_wide, &spec_wide);
 	model_wide.cfg.max_context = 0;		/* the context of the test */
 	model_wide.cfg.clip_qkv_bits = cb_tm_bits(8.0f);
+	cb_tm_build(&model_wide_k, &spec_wide_k);
+	model_wide_k.cfg.max_context = 0;
 	CB_RUN(test_no_allocation_after_init);
 	CB_RUN(test_batched_equals_one_at_a_time_f32);
 	CB_RUN(test_batched_equals_one_at_a_time_q8_0);
@@ -682,5 +713,6 @@ int main(void)
 	CB_RUN(test_bad_params_refused);
 	CB_RUN(test_chunk_plans);
 	CB_RUN(test_any_chunk_budget_same_bits);
+	CB_RUN(test_any_chunk_budget_same_bits_block_types);
 	return cb_test_done();
 }
