@@ -116,6 +116,11 @@
 #define COLIBRI_DT_Q6_K			13	/* GGUF Q6_K */
 #define COLIBRI_DT_IQ4_XS		14	/* GGUF IQ4_XS: 256, iq4_nl's table */
 /* 15 is reserved for MXFP4; no file may carry it yet. */
+/*
+ * Numbers being assigned on other branches (none valid in a file yet):
+ * arch 5 GPT-OSS, 6..7 DeepSeek-V2/V3; tensor roles 64..79 GPT-OSS,
+ * 80..95 DeepSeek MLA and routing.
+ */
 
 /* colibri_file_config.arch: the Hugging Face class the model came from */
 #define COLIBRI_ARCH_LLAMA		0	/* LlamaForCausalLM (dense) */
@@ -199,6 +204,9 @@ struct colibri_file_config {
  *	COLIBRI_FILE_F_CHAT_TEMPLATE).
  * @tmpl_size: its length, 1 .. COLIBRI_FILE_MAX_CHAT_TEMPLATE (0 without).
  * @tmpl_crc32c: CRC32C of the chat template section (0 without).
+ * @ext_rope: RoPE scaling (YaRN); no reader knows it yet: must be 0.
+ * @ext_gpt_oss: GPT-OSS attention and FFN; must be 0 for now.
+ * @ext_mla: DeepSeek MLA and routing; must be 0 for now.
  * @reserved: must be 0.
  */
 struct colibri_file_header {
@@ -227,7 +235,13 @@ struct colibri_file_header {
 	__u64 tmpl_offset;		/* 336 */
 	__u64 tmpl_size;		/* 344 */
 	__u32 tmpl_crc32c;		/* 352 */
-	__u32 reserved[39];		/* 356 .. 512 */
+	__u32 ext_rope[8];		/* 356 .. 388 */
+
+	__u32 ext_gpt_oss[12];		/* 388 .. 436 */
+
+	__u32 ext_mla[12];		/* 436 .. 484 */
+
+	__u32 reserved[7];		/* 484 .. 512 */
 };
 
 /* Byte offset of header_crc32c, for checksumming around it. */
@@ -318,6 +332,14 @@ __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, config) == 1
 		     "config offset");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, tmpl_offset) == 336,
 		     "tmpl_offset offset");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, ext_rope) == 356,
+		     "ext_rope offset");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, ext_gpt_oss) == 388,
+		     "ext_gpt_oss offset");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, ext_mla) == 436,
+		     "ext_mla offset");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, reserved) == 484,
+		     "reserved offset");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_tensor, offset) == 24,
 		     "tensor offset");
 
