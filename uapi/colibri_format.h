@@ -133,6 +133,20 @@
 #define COLIBRI_ROPE_NEOX		0	/* HF: (i, i + d/2), "rotate_half" */
 #define COLIBRI_ROPE_INTERLEAVED	1	/* GGUF llama: (2i, 2i + 1) */
 
+/* colibri_file_rope_scaling.kind */
+#define COLIBRI_ROPE_SCALING_NONE	0	/* plain RoPE: every other word 0 */
+#define COLIBRI_ROPE_SCALING_YARN	1	/* YaRN (HF rope_type "yarn") */
+
+/* colibri_file_rope_scaling.flags */
+/* HF truncate (default true): floor/ceil the YaRN correction range. */
+#define COLIBRI_ROPE_F_TRUNCATE		(1u << 0)
+/*
+ * HF attention_factor was given: @mscale_bits holds it verbatim (the
+ * factor that scales cos and sin) instead of the mscale of the formula.
+ */
+#define COLIBRI_ROPE_F_ATTN_FACTOR	(1u << 1)
+#define COLIBRI_ROPE_F_ALL		(COLIBRI_ROPE_F_TRUNCATE | COLIBRI_ROPE_F_ATTN_FACTOR)
+
 /* colibri_file_config.qk_norm: RMSNorm of q and k before RoPE */
 #define COLIBRI_QK_NORM_NONE		0
 #define COLIBRI_QK_NORM_HEAD		1	/* Qwen3: per head, [head_dim] */
@@ -175,6 +189,33 @@ struct colibri_file_config {
 };
 
 /**
+ * struct colibri_file_rope_scaling - RoPE frequency scaling (header 356..388).
+ * @kind: COLIBRI_ROPE_SCALING_*; with NONE every other word is 0.
+ * @factor_bits: f32 scaling factor, >= 1.
+ * @orig_context: the pretrained context (HF original_max_position_embeddings),
+ *	1 .. config max_context.
+ * @beta_fast_bits: f32, > @beta_slow_bits (HF default 32).
+ * @beta_slow_bits: f32, > 0 (HF default 1).
+ * @mscale_bits: f32 >= 0 (HF default 1); with COLIBRI_ROPE_F_ATTN_FACTOR
+ *	the attention factor itself, > 0.
+ * @mscale_all_dim_bits: f32 >= 0 (HF default 0).
+ * @flags: COLIBRI_ROPE_F_*; unknown bits must be 0.
+ *
+ * Field for field struct cb_rope_scaling of the engine; docs/format.md
+ * gives the formulas.
+ */
+struct colibri_file_rope_scaling {
+	__u32 kind;
+	__u32 factor_bits;
+	__u32 orig_context;
+	__u32 beta_fast_bits;
+	__u32 beta_slow_bits;
+	__u32 mscale_bits;
+	__u32 mscale_all_dim_bits;
+	__u32 flags;
+};
+
+/**
  * struct colibri_file_header - the first COLIBRI_FILE_HEADER_SIZE bytes.
  * @magic: COLIBRI_FILE_MAGIC.
  * @version: COLIBRI_FILE_VERSION.
@@ -204,7 +245,7 @@ struct colibri_file_config {
  *	COLIBRI_FILE_F_CHAT_TEMPLATE).
  * @tmpl_size: its length, 1 .. COLIBRI_FILE_MAX_CHAT_TEMPLATE (0 without).
  * @tmpl_crc32c: CRC32C of the chat template section (0 without).
- * @ext_rope: RoPE scaling (YaRN); no reader knows it yet: must be 0.
+ * @rope_scaling: RoPE scaling (YaRN), all 0 for plain RoPE.
  * @ext_gpt_oss: GPT-OSS attention and FFN; must be 0 for now.
  * @ext_mla: DeepSeek MLA and routing; must be 0 for now.
  * @reserved: must be 0.
@@ -235,7 +276,7 @@ struct colibri_file_header {
 	__u64 tmpl_offset;		/* 336 */
 	__u64 tmpl_size;		/* 344 */
 	__u32 tmpl_crc32c;		/* 352 */
-	__u32 ext_rope[8];		/* 356 .. 388 */
+	struct colibri_file_rope_scaling rope_scaling;	/* 356 .. 388 */
 
 	__u32 ext_gpt_oss[12];		/* 388 .. 436 */
 
@@ -332,8 +373,10 @@ __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, config) == 1
 		     "config offset");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, tmpl_offset) == 336,
 		     "tmpl_offset offset");
-__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, ext_rope) == 356,
-		     "ext_rope offset");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, rope_scaling) == 356,
+		     "rope_scaling offset");
+__COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_rope_scaling) == 32,
+		     "struct colibri_file_rope_scaling");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, ext_gpt_oss) == 388,
 		     "ext_gpt_oss offset");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, ext_mla) == 436,

@@ -19,7 +19,48 @@ static int f32_bits_ok(cb_u32 bits, int zero_ok)
 	return bits || zero_ok;
 }
 
+/* a <= b for f32 bit patterns already known finite and >= 0 */
+#define F32_LE(a, b) ((a) <= (b))
+#define F32_ONE 0x3f800000u
+
 #define CFG_FAIL(...) cb_why(why, whylen, -CB_EINVAL, "config: " __VA_ARGS__)
+
+/* YaRN's words (kmod/engine/cb_rope.c uses them); integers only. */
+static int rope_scaling_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
+{
+	const struct cb_rope_scaling *r = &c->rope_scaling;
+	int attn = !!(r->flags & CB_ROPE_F_ATTN_FACTOR);
+
+	if (r->kind == CB_ROPE_SCALING_NONE) {
+		if (r->factor_bits || r->orig_context || r->beta_fast_bits || r->beta_slow_bits ||
+		    r->mscale_bits || r->mscale_all_dim_bits || r->flags)
+			return CFG_FAIL("rope_scaling kind none with its fields set");
+		return 0;
+	}
+	if (r->kind != CB_ROPE_SCALING_YARN)
+		return CFG_FAIL("unknown rope_scaling kind %u", r->kind);
+	/* below, YaRN divides by ln(rope_theta) */
+	if (c->rope_theta_bits <= F32_ONE)
+		return CFG_FAIL("rope_theta is not above 1, which YaRN needs");
+	if (r->flags & ~CB_ROPE_F_ALL)
+		return CFG_FAIL("rope_scaling flags %u has unknown bits", r->flags);
+	if (!f32_bits_ok(r->factor_bits, 0) || !F32_LE(F32_ONE, r->factor_bits))
+		return CFG_FAIL("rope_scaling factor is not a finite number >= 1");
+	if (!r->orig_context || r->orig_context > c->max_context)
+		return CFG_FAIL("rope_scaling original context %u outside 1..max_context %u",
+				r->orig_context, c->max_context);
+	if (!f32_bits_ok(r->beta_slow_bits, 0))
+		return CFG_FAIL("rope_scaling beta_slow is not a finite positive number");
+	if (!f32_bits_ok(r->beta_fast_bits, 0) || F32_LE(r->beta_fast_bits, r->beta_slow_bits))
+		return CFG_FAIL("rope_scaling beta_fast is not finite and above beta_slow");
+	if (attn && !f32_bits_ok(r->mscale_bits, 0))
+		return CFG_FAIL("rope_scaling attention factor is not a finite positive number");
+	if (!f32_bits_ok(r->mscale_bits, 1))
+		return CFG_FAIL("rope_scaling mscale is not finite and >= 0");
+	if (!f32_bits_ok(r->mscale_all_dim_bits, 1))
+		return CFG_FAIL("rope_scaling mscale_all_dim is not finite and >= 0");
+	return 0;
+}
 
 /**
  * cb_config_check() - is this a config the engine runs?
@@ -103,5 +144,5 @@ int cb_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
 		any_dense |= !cb_layer_is_moe(c, l);
 	if (any_dense && !c->dense_ffn)
 		return CFG_FAIL("dense layers but dense_ffn is 0");
-	return 0;
+	return rope_scaling_check(c, why, whylen);
 }

@@ -83,6 +83,27 @@ enum cb_qk_norm {
  * Every other layer has a dense SwiGLU MLP of dense_ffn.  A dense Llama has
  * n_experts == 0.
  */
+/*
+ * RoPE frequency scaling (uapi struct colibri_file_rope_scaling, same
+ * fields): kind CB_ROPE_SCALING_NONE (all else 0) or _YARN.  Reals are f32
+ * bit patterns; cb_rope.c has the formulas.
+ */
+enum cb_rope_scaling_kind { CB_ROPE_SCALING_NONE = 0, CB_ROPE_SCALING_YARN = 1 };
+#define CB_ROPE_F_TRUNCATE	0x1u	/* HF truncate: floor/ceil the range */
+#define CB_ROPE_F_ATTN_FACTOR	0x2u	/* mscale_bits is HF attention_factor */
+#define CB_ROPE_F_ALL		(CB_ROPE_F_TRUNCATE | CB_ROPE_F_ATTN_FACTOR)
+
+struct cb_rope_scaling {
+	cb_u32 kind;			/* enum cb_rope_scaling_kind */
+	cb_u32 factor_bits;		/* >= 1 */
+	cb_u32 orig_context;		/* original_max_position_embeddings */
+	cb_u32 beta_fast_bits;		/* > beta_slow (HF default 32) */
+	cb_u32 beta_slow_bits;		/* > 0 (HF default 1) */
+	cb_u32 mscale_bits;		/* >= 0 (1); attention factor with F_ATTN_FACTOR */
+	cb_u32 mscale_all_dim_bits;	/* >= 0 (0) */
+	cb_u32 flags;			/* CB_ROPE_F_* */
+};
+
 struct cb_model_config {
 	cb_u32 arch;			/* enum cb_arch */
 	cb_u32 vocab_size;
@@ -109,6 +130,7 @@ struct cb_model_config {
 	cb_u32 max_context;		/* max_position_embeddings */
 	cb_u32 reserved;
 	cb_u64 mlp_only_layers[CB_MAX_LAYERS / 64];	/* bitmap of dense layers */
+	struct cb_rope_scaling rope_scaling;
 };
 
 /**

@@ -36,6 +36,12 @@ CB_SAME(CB_DT_Q5_K, COLIBRI_DT_Q5_K);
 CB_SAME(CB_DT_Q6_K, COLIBRI_DT_Q6_K);
 CB_SAME(CB_DT_IQ4_XS, COLIBRI_DT_IQ4_XS);
 CB_SAME(CB_DT__COUNT, COLIBRI_DT_IQ4_XS + 1);	/* a new type needs its number */
+CB_SAME(CB_ROPE_SCALING_NONE, COLIBRI_ROPE_SCALING_NONE);
+CB_SAME(CB_ROPE_SCALING_YARN, COLIBRI_ROPE_SCALING_YARN);
+CB_SAME(CB_ROPE_F_TRUNCATE, COLIBRI_ROPE_F_TRUNCATE);
+CB_SAME(CB_ROPE_F_ATTN_FACTOR, COLIBRI_ROPE_F_ATTN_FACTOR);
+CB_SAME(CB_ROPE_F_ALL, COLIBRI_ROPE_F_ALL);
+CB_SAME(sizeof(struct cb_rope_scaling), sizeof(struct colibri_file_rope_scaling));
 CB_SAME(CB_ARCH_LLAMA, COLIBRI_ARCH_LLAMA);
 CB_SAME(CB_ARCH_MIXTRAL, COLIBRI_ARCH_MIXTRAL);
 CB_SAME(CB_ARCH_QWEN2_MOE, COLIBRI_ARCH_QWEN2_MOE);
@@ -65,6 +71,8 @@ static cb_u64 rd64(const void *base, cb_u32 off)
 }
 
 #define HOFF(f) ((cb_u32)__builtin_offsetof(struct colibri_file_header, f))
+#define ROFF(f) (HOFF(rope_scaling) + \
+		 (cb_u32)__builtin_offsetof(struct colibri_file_rope_scaling, f))
 #define COFF(f) (HOFF(config) + \
 		 (cb_u32)__builtin_offsetof(struct colibri_file_config, f))
 #define TOFF(f) ((cb_u32)__builtin_offsetof(struct colibri_file_tensor, f))
@@ -345,6 +353,27 @@ static void config_from_file(const cb_u8 *h, struct cb_model_config *c)
 	c->reserved = 0;
 	for (i = 0; i < 4; i++)
 		c->mlp_only_layers[i] = rd64(h, COFF(mlp_only_layers) + 8 * i);
+	c->rope_scaling.kind = rd32(h, ROFF(kind));
+	c->rope_scaling.factor_bits = rd32(h, ROFF(factor_bits));
+	c->rope_scaling.orig_context = rd32(h, ROFF(orig_context));
+	c->rope_scaling.beta_fast_bits = rd32(h, ROFF(beta_fast_bits));
+	c->rope_scaling.beta_slow_bits = rd32(h, ROFF(beta_slow_bits));
+	c->rope_scaling.mscale_bits = rd32(h, ROFF(mscale_bits));
+	c->rope_scaling.mscale_all_dim_bits = rd32(h, ROFF(mscale_all_dim_bits));
+	c->rope_scaling.flags = rd32(h, ROFF(flags));
+}
+
+void cb_format_rope_to_file(const struct cb_model_config *c,
+			    struct colibri_file_rope_scaling *f)
+{
+	f->kind = c->rope_scaling.kind;
+	f->factor_bits = c->rope_scaling.factor_bits;
+	f->orig_context = c->rope_scaling.orig_context;
+	f->beta_fast_bits = c->rope_scaling.beta_fast_bits;
+	f->beta_slow_bits = c->rope_scaling.beta_slow_bits;
+	f->mscale_bits = c->rope_scaling.mscale_bits;
+	f->mscale_all_dim_bits = c->rope_scaling.mscale_all_dim_bits;
+	f->flags = c->rope_scaling.flags;
 }
 
 void cb_format_config_to_file(const struct cb_model_config *c,
@@ -619,8 +648,8 @@ int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 	flags = rd64(h, HOFF(flags));
 	if (flags & ~COLIBRI_FILE_F_ALL)
 		return HFAIL("unknown flags set");
-	/* ext_rope .. reserved: no field of them is known to this reader yet */
-	for (i = HOFF(ext_rope); i < COLIBRI_FILE_HEADER_SIZE; i += 4)
+	/* ext_gpt_oss .. reserved: no field of them is known to this reader yet */
+	for (i = HOFF(ext_gpt_oss); i < COLIBRI_FILE_HEADER_SIZE; i += 4)
 		if (rd32(h, i))
 			return HFAIL("reserved header word at byte %u is not zero", i);
 	if (rd32(h, COFF(reserved0)))

@@ -253,6 +253,14 @@ void cb_format_config_to_file(const struct cb_model_config *c,
 			      struct colibri_file_config *f);
 
 /**
+ * cb_format_rope_to_file() - the config's RoPE scaling to its header form.
+ * @c: the engine config.
+ * @f: out: header bytes 356..388.
+ */
+void cb_format_rope_to_file(const struct cb_model_config *c,
+			    struct colibri_file_rope_scaling *f);
+
+/**
  * cb_crc32c() - CRC32C (Castagnoli), portable slice-by-8.
  * @crc: the CRC of the bytes so far (0 to start).
  * @buf: more bytes.

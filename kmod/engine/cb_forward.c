@@ -14,11 +14,14 @@
  */
 #include "cb_engine_priv.h"
 #include "cb_math.h"
+#include "cb_rope.h"
 
 /*
  * Embedding lookup + RoPE angles of each token's position: tokens, or
  * pieces of one token's row (whole blocks of any weight type, each
- * dequantized alone); the chunk of the first piece makes the angles.
+ * dequantized alone); the chunk of the first piece makes the angles
+ * (cb_rope.c: the frequencies, plain or YaRN, and the factor that scales
+ * cos and sin).
  */
 static void embed_chunk(void *arg, int c)
 {
@@ -27,12 +30,14 @@ static void embed_chunk(void *arg, int c)
 	const struct cb_tensor *emb = &e->w->embed;
 	const struct cb_block_info *bi = cb_dtype_info(emb->dtype);
 	cb_size rb = cb_dtype_row_bytes(emb->dtype, emb->cols);
-	float theta = cb_f32_from_bits(e->cfg.rope_theta_bits);
+	struct cb_rope rp;
 	int half = e->hd / 2, t, t1, p0, p1, c0, c1, i;
 
 	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
 	c0 = p0 * CB_ACT_PIECE;
 	c1 = CB_MIN(e->H, p1 * CB_ACT_PIECE);
+	if (!p0)
+		cb_rope_prepare(&rp, &e->cfg, e->hd);
 	for (; t < t1; t++) {
 		float *cs = e->rope + (cb_size)t * e->hd;
 		float pos = (float)b->pos[t];
@@ -42,12 +47,13 @@ static void embed_chunk(void *arg, int c)
 				  (cb_size)(c0 / bi->block) * bi->block_bytes, c1 - c0);
 		if (p0)
 			continue;
-		/* HF: inv_freq = 1 / theta^(2i/d), angle = pos * inv_freq (f32) */
+		/* HF: angle = pos * inv_freq (f32); cos, sin * attention factor */
 		for (i = 0; i < half; i++) {
-			float inv = 1.0f / cb_powf(theta, (float)(2 * i) / (float)e->hd);
-			float angle = pos * inv;
+			float angle = pos * cb_rope_inv_freq(&rp, i);
 
 			cb_sincosf(angle, &cs[half + i], &cs[i]);
+			cs[i] *= rp.attn;
+			cs[half + i] *= rp.attn;
 		}
 	}
 }

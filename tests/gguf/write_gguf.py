@@ -417,6 +417,21 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     g.add(arch + ".rope.dimension_count", U32, hd)
     g.add(arch + ".rope.freq_base", F32, float(cfg.get("rope_theta", 10000.0)))
     g.add(arch + ".attention.layer_norm_rms_epsilon", F32, float(cfg.get("rms_norm_eps", 1e-6)))
+    rs = cfg.get("rope_scaling")
+    if rs:
+        # llama.cpp's keys; it always floors/ceils the YaRN range and has
+        # no mscale of its own (deepseek2's yarn_log_multiplier aside)
+        if (rs.get("rope_type") or rs.get("type")) != "yarn" or rs.get("truncate", True) is False \
+                or rs.get("mscale_all_dim") or rs.get("attention_factor") is not None:
+            raise ValueError("rope_scaling %r has no GGUF form here" % (rs,))
+        g.add(arch + ".rope.scaling.type", STRING, "yarn")
+        g.add(arch + ".rope.scaling.factor", F32, float(rs["factor"]))
+        g.add(arch + ".rope.scaling.original_context_length", U32,
+              rs.get("original_max_position_embeddings", cfg.get("max_position_embeddings", 2048)))
+        if rs.get("beta_fast"):
+            g.add(arch + ".rope.scaling.yarn_beta_fast", F32, float(rs["beta_fast"]))
+        if rs.get("beta_slow"):
+            g.add(arch + ".rope.scaling.yarn_beta_slow", F32, float(rs["beta_slow"]))
     g.add(arch + ".vocab_size", U32, cfg["vocab_size"])
     if hf_arch == "LlamaForCausalLM":
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])

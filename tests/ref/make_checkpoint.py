@@ -10,7 +10,8 @@ header (padded with spaces to a multiple of 8), then the raw data.
 usage: make_checkpoint.py ARCH OUTDIR [--dtype F32|F16|BF16] [--shards N]
                           [--seed S]
 ARCH: mixtral qwen2_moe qwen3_moe olmoe llama (and mixtral_k, qwen2_moe_k,
-qwen3_moe_k: shapes for the k-quants)
+qwen3_moe_k: shapes for the k-quants; qwen3_moe_yarn, qwen3_moe_yarn_notrunc,
+olmoe_yarn, llama_yarn: YaRN RoPE scaling)
 """
 import argparse
 import json
@@ -91,6 +92,21 @@ CONFIGS["qwen2_moe_k"] = dict(CONFIGS["qwen2_moe"], hidden_size=256, intermediat
 # smaller still, for the VM fixtures (QEMU emulates every instruction)
 CONFIGS["mixtral_vmk"] = dict(CONFIGS["mixtral"], hidden_size=256, intermediate_size=256)
 CONFIGS["qwen2_moe_vmk"] = dict(CONFIGS["qwen2_moe_k"], num_hidden_layers=2)
+# YaRN (HF rope_scaling): factor 4 from an original context of 32, so the
+# prompts and continuations of tests/ref/run run past it
+CONFIGS["qwen3_moe_yarn"] = dict(CONFIGS["qwen3_moe"], rope_scaling={
+    "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32})
+CONFIGS["qwen3_moe_yarn_notrunc"] = dict(CONFIGS["qwen3_moe"], rope_theta=10000.0, rope_scaling={
+    "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32,
+    "beta_fast": 4.0, "beta_slow": 0.25, "truncate": False})
+# the older "type" key, DeepSeek's mscale ratio
+CONFIGS["olmoe_yarn"] = dict(CONFIGS["olmoe"], rope_scaling={
+    "type": "yarn", "factor": 8.0, "original_max_position_embeddings": 64,
+    "beta_fast": 8, "beta_slow": 0.5, "mscale": 1.0, "mscale_all_dim": 0.5})
+# attention_factor given: it replaces the computed one
+CONFIGS["llama_yarn"] = dict(CONFIGS["llama"], rope_scaling={
+    "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 16,
+    "attention_factor": 1.25})
 CONFIGS["qwen3_moe_k"] = dict(CONFIGS["qwen3_moe"], hidden_size=256, intermediate_size=512,
                               moe_intermediate_size=256, head_dim=64, num_experts=4,
                               num_hidden_layers=2)

@@ -13,6 +13,7 @@ argmax tokens that follow.
 """
 import argparse
 import json
+import math
 import os
 import struct
 
@@ -75,14 +76,58 @@ def rotate_half(x):
     return np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
 
 
-def rope(x, positions, theta):
+def yarn_params(rs, dim, theta, max_pos):
+    """HF _compute_yarn_parameters (modeling_rope_utils.py) for rope_type
+    "yarn": (inv_freq [dim/2], attention_factor).  The factor is used as
+    written (see userspace/lib/rope_scaling.c)."""
+    factor = rs["factor"]
+    orig = rs.get("original_max_position_embeddings") or max_pos
+    mscale, mscale_all_dim = rs.get("mscale"), rs.get("mscale_all_dim")
+    attention_factor = rs.get("attention_factor")
+
+    def get_mscale(scale, m=1.0):
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+        else:
+            attention_factor = get_mscale(factor)
+    beta_fast = rs.get("beta_fast") or 32
+    beta_slow = rs.get("beta_slow") or 1
+
+    def correction_dim(rot):
+        return (dim * math.log(orig / (rot * 2 * math.pi))) / (2 * math.log(theta))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if rs.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1)
+    pos_freqs = theta ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+    extrap = 1.0 - ramp
+    inv = (1.0 / (factor * pos_freqs)) * (1 - extrap) + (1.0 / pos_freqs) * extrap
+    return inv, attention_factor
+
+
+def rope(x, positions, theta, scaling=None, max_pos=None):
     # x: [T, heads, hd]; HF: inv_freq = 1 / theta^(arange(0, d, 2) / d),
-    # emb = cat(freqs, freqs), x * cos + rotate_half(x) * sin
+    # emb = cat(freqs, freqs), x * cos + rotate_half(x) * sin; YaRN changes
+    # inv_freq and scales cos and sin by its attention factor
     hd = x.shape[-1]
     inv = 1.0 / (theta ** (np.arange(0, hd, 2, dtype=np.float64) / hd))
+    attn = 1.0
+    if scaling is not None:
+        kind = scaling.get("rope_type") or scaling.get("type")
+        if kind == "yarn":
+            inv, attn = yarn_params(scaling, hd, theta, max_pos)
+        elif kind != "default":
+            raise ValueError("rope_scaling %r" % kind)
     freqs = positions[:, None].astype(np.float64) * inv[None, :]
     emb = np.concatenate([freqs, freqs], axis=-1)
-    cos, sin = np.cos(emb)[:, None, :], np.sin(emb)[:, None, :]
+    cos, sin = np.cos(emb)[:, None, :] * attn, np.sin(emb)[:, None, :] * attn
     return x * cos + rotate_half(x) * sin
 
 
@@ -111,6 +156,8 @@ class Model:
         self.hd = c.get("head_dim") or self.H // self.nh
         self.eps = c.get("rms_norm_eps", 1e-6)
         self.theta = c.get("rope_theta", 10000.0)
+        self.rope_scaling = c.get("rope_scaling")
+        self.max_pos = c.get("max_position_embeddings", 4096)
 
     def is_moe(self, l):
         c = self.cfg
@@ -147,8 +194,8 @@ class Model:
             # Qwen3: RMSNorm per head (over head_dim)
             q = rms_norm(q, w[p + "q_norm.weight"], self.eps)
             k = rms_norm(k, w[p + "k_norm.weight"], self.eps)
-        q = rope(q, pos, self.theta)
-        k = rope(k, pos, self.theta)
+        q = rope(q, pos, self.theta, self.rope_scaling, self.max_pos)
+        k = rope(k, pos, self.theta, self.rope_scaling, self.max_pos)
         rep = self.nh // self.nkv
         k = np.repeat(k, rep, axis=1)   # repeat_kv: head h uses kv head h // rep
         v = np.repeat(v, rep, axis=1)

@@ -21,6 +21,7 @@
 
 #include "cb_ops.h"
 #include "gguf.h"
+#include "rope_scaling.h"
 
 struct gloader {
 	struct gguf_model *m;
@@ -112,7 +113,6 @@ static int parse_config(struct gloader *ld)
 	struct cb_model_config *c = &ld->m->hf.cfg;
 	const struct gguf_file *gf = ld->gf;
 	const struct gguf_tensor *t;
-	struct gguf_str s;
 	cb_u32 kl, vl, rd, ctx, gating;
 	float theta, eps, clamp, scale;
 	char key[128];
@@ -196,10 +196,9 @@ static int parse_config(struct gloader *ld)
 	c->rms_eps_bits = f32_bits(eps);
 	if (clamp > 0.0f)
 		c->clip_qkv_bits = f32_bits(clamp);
-	snprintf(key, sizeof(key), "%s.rope.scaling.type", ld->arch);
-	if (!gguf_get_str(gf, key, &s) && !(s.n == 4 && !memcmp(s.p, "none", 4))) {
-		seterr(ld, "RoPE scaling '%.*s' is not supported", (int)(s.n > 32 ? 32 : s.n),
-		       s.p);
+	if (rope_scaling_from_gguf(gf, ld->arch, c->max_context, &c->rope_scaling, key,
+				   sizeof(key))) {
+		seterr(ld, "%s", key);
 		return -1;
 	}
 	if (gguf_find_tensor(gf, "rope_freqs.weight")) {
@@ -571,7 +570,7 @@ struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen)
 	struct gguf_model *m = calloc(1, sizeof(*m));
 	struct gloader ld = { .m = m, .err = err, .errlen = errlen };
 	struct hf_model *h;
-	char archbuf[64];
+	char archbuf[64], why[256];
 	struct gguf_str s;
 	cb_u32 l;
 
@@ -612,6 +611,11 @@ struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen)
 		if (load_layer(&ld, l))
 			goto fail;
 	h->w.layers = h->layers;
+	/* a bad config field is named (rope_scaling's, ...) */
+	if (cb_config_check(&h->cfg, why, sizeof(why))) {
+		seterr(&ld, "%s", why);
+		goto fail;
+	}
 	if (cb_engine_check_model(&h->cfg, &h->w)) {
 		seterr(&ld, "metadata and tensors are inconsistent or out of the engine's range");
 		goto fail;

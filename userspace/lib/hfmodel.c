@@ -24,6 +24,7 @@
 #include "cb_ops.h"
 #include "hfmodel.h"
 #include "quant_preset.h"
+#include "rope_scaling.h"
 #include "safetensors.h"
 #include "util.h"
 
@@ -109,6 +110,7 @@ static int parse_config(struct loader *ld, const char *dir, const cJSON *root)
 	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
 	const cJSON *v2;
 	const char *a;
+	char why[200];
 	long long v;
 
 	arch = cJSON_IsArray(arch) ? cJSON_GetArrayItem(arch, 0) : NULL;
@@ -153,8 +155,8 @@ static int parse_config(struct loader *ld, const char *dir, const cJSON *root)
 	c->qkv_bias = jbool(root, "attention_bias", 0);
 
 	v2 = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
-	if (v2 && !cJSON_IsNull(v2)) {
-		seterr(ld, "%s/config.json: rope_scaling is not supported", dir);
+	if (rope_scaling_from_hf(v2, c->max_context, &c->rope_scaling, why, sizeof(why))) {
+		seterr(ld, "%s/%s", dir, why);
 		return -1;
 	}
 	if (jbool(root, "mlp_bias", 0)) {
@@ -388,7 +390,7 @@ struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *
 {
 	struct loader ld = { .q = { CB_PRESET_NONE, CB_QUANT_KEEP }, .err = err, .errlen = errlen };
 	struct hf_model *m = calloc(1, sizeof(*m));
-	char path[PATH_MAX];
+	char path[PATH_MAX], why[256];
 	cJSON *root = NULL;
 	char *txt;
 	cb_u32 l;
@@ -449,6 +451,11 @@ struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *
 		if (load_layer(&ld, l))
 			goto fail;
 	m->w.layers = m->layers;
+	/* a bad config field is named (rope_scaling's, ...) */
+	if (cb_config_check(&m->cfg, why, sizeof(why))) {
+		seterr(&ld, "%s/config.json: %s", dir, why);
+		goto fail;
+	}
 	r = cb_engine_check_model(&m->cfg, &m->w);
 	if (r) {
 		seterr(&ld, "%s: config.json and tensors are inconsistent or out of range",
