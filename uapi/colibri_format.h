@@ -115,7 +115,7 @@
 #define COLIBRI_DT_Q5_K			12	/* GGUF Q5_K */
 #define COLIBRI_DT_Q6_K			13	/* GGUF Q6_K */
 #define COLIBRI_DT_IQ4_XS		14	/* GGUF IQ4_XS: 256, iq4_nl's table */
-/* 15 is reserved for MXFP4; no file may carry it yet. */
+#define COLIBRI_DT_MXFP4		15	/* GGUF MXFP4: 32 x E2M1, E8M0 scale */
 /*
  * Numbers being assigned on other branches (none valid in a file yet):
  * arch 5 GPT-OSS, 6..7 DeepSeek-V2/V3; tensor roles 64..79 GPT-OSS,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_kq_avx2.c - the AVX2 gemms of the k-quants, q4_1, q5_0, q5_1 and
- * iq4_nl, and the q8_1 / q8_K quantizers (cb_kq_x86_tmpl.h), for
+ * cb_kq_avx2.c - the AVX2 gemms of the k-quants, q4_1, q5_0, q5_1,
+ * iq4_nl and mxfp4, and the q8_1 / q8_K quantizers (cb_kq_x86_tmpl.h), for
  * cb_isa_avx2's table.  Sixteen ymm registers: tiles of 4 rows x 2 tokens.
  */
 /*

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_kq_avx512.c - the AVX-512 gemms of the k-quants, q4_1, q5_0, q5_1 and
- * iq4_nl, and the q8_1 / q8_K quantizers, for the two AVX-512 variants.
+ * cb_kq_avx512.c - the AVX-512 gemms of the k-quants, q4_1, q5_0, q5_1,
+ * iq4_nl and mxfp4, and the q8_1 / q8_K quantizers, for the two AVX-512
+ * variants.
  *
  * cb_kq_x86_tmpl.h on 256-bit vectors with AVX-512VL/BW encodings (32
  * registers: tiles of 4 rows x 4 tokens, vpermw for the scale broadcasts),

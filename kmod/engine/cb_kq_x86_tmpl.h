@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * cb_kq_x86_tmpl.h - x86 gemms of the k-quants (q2_K .. q6_K, iq4_xs) and of
- * q4_1, q5_0, q5_1, iq4_nl, and the q8_1 / q8_K activation quantizers;
+ * q4_1, q5_0, q5_1, iq4_nl, mxfp4, and the q8_1 / q8_K activation quantizers;
  * written once on 256-bit vectors, instantiated by cb_kq_avx2.c (AVX2) and
  * twice by cb_kq_avx512.c (AVX-512VL, with and without VNNI).
  *
@@ -40,6 +40,9 @@
  * one block at a time, the R rows' scales converted together, and per
  * (row, token) a conversion, a permute and an FMA; the offsets of q4_1 and
  * q5_1 (m_w d_x sum x) are accumulated per token for all rows at once.
+ * mxfp4 is iq4_nl with another table (CB_MXFP4_VALUES) and a scale that is
+ * a power of two: its E8M0 byte becomes the f32 bits of 2^(e - 128) in an
+ * integer register (cb_e8m0_half_bits), so there is nothing to convert.
  *
  * Weight rows are prefetched as the q8_0 kernels do (one line ahead in the
  * row into L1, the next row group's line into L2).
@@ -112,6 +115,14 @@ static inline CB_ALWAYS_INLINE void KQ(prefetch)(const char *w, cb_size wrb, int
 static inline CB_ALWAYS_INLINE __m256i KQ(iq4_table)(void)
 {
 	static const cb_s8 t[16] CB_ALIGNED(16) = CB_IQ4NL_VALUES;
+
+	return _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)t));
+}
+
+/* The doubled E2M1 values of mxfp4 in both 128-bit lanes, for vpshufb. */
+static inline CB_ALWAYS_INLINE __m256i KQ(mxfp4_table)(void)
+{
+	static const cb_s8 t[16] CB_ALIGNED(16) = CB_MXFP4_VALUES;
 
 	return _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)t));
 }
@@ -507,6 +518,7 @@ static inline CB_ALWAYS_INLINE int KQ(lblk_bytes)(int dt)
 	case CB_DT_Q4_1: return 20;
 	case CB_DT_Q5_0: return 22;
 	case CB_DT_Q5_1: return 24;
+	case CB_DT_MXFP4: return 17;
 	default: return 18;	/* iq4_nl */
 	}
 }
@@ -526,13 +538,13 @@ static inline CB_ALWAYS_INLINE __m256i KQ(bits_to_0x10)(cb_u32 h)
 
 /*
  * The 32 weights of block b in element order: unsigned quants (q4_1: 0..15,
- * q5_0 / q5_1: 0..31) or, for iq4_nl, the signed table values.
+ * q5_0 / q5_1: 0..31) or, for iq4_nl and mxfp4, the signed table values.
  */
 static inline CB_ALWAYS_INLINE __m256i KQ(lgroup_w)(int dt, const char *blk)
 {
 	const __m256i m4 = _mm256_set1_epi8(15);
 	const cb_u8 *qs = (const cb_u8 *)blk + (dt == CB_DT_Q4_1 ? 4 : dt == CB_DT_Q5_0 ? 6 :
-						dt == CB_DT_Q5_1 ? 8 : 2);
+						dt == CB_DT_Q5_1 ? 8 : dt == CB_DT_MXFP4 ? 1 : 2);
 	__m128i q = _mm_loadu_si128((const __m128i *)qs);
 	__m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
 
@@ -540,12 +552,14 @@ static inline CB_ALWAYS_INLINE __m256i KQ(lgroup_w)(int dt, const char *blk)
 		v = _mm256_or_si256(v, KQ(bits_to_0x10)(KQ(rd32)(qs - 4)));
 	if (dt == CB_DT_IQ4_NL)
 		v = _mm256_shuffle_epi8(KQ(iq4_table)(), v);
+	if (dt == CB_DT_MXFP4)
+		v = _mm256_shuffle_epi8(KQ(mxfp4_table)(), v);
 	return v;
 }
 
 /*
- * R rows x MT tokens of a 32-block gemm against q8_0 (q5_0, iq4_nl) or
- * q8_1 (q4_1, q5_1) activations.
+ * R rows x MT tokens of a 32-block gemm against q8_0 (q5_0, iq4_nl, mxfp4)
+ * or q8_1 (q4_1, q5_1) activations.
  */
 static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const char *w,
 					       cb_size wrb, const char *act, cb_size as,
@@ -553,6 +567,7 @@ static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const ch
 {
 	const int bsz = KQ(lblk_bytes)(dt), q81 = dt == CB_DT_Q4_1 || dt == CB_DT_Q5_1;
 	const int xsz = q81 ? 36 : 34, xq = q81 ? 4 : 2;
+	const int tab = dt == CB_DT_IQ4_NL || dt == CB_DT_MXFP4;	/* signed values */
 	__m256 acc[KQ_R][KQ_MT];
 	__m128 macc[KQ_MT];	/* q4_1 / q5_1: sum m_w d_x sum x, lane r */
 	__m256i lane[KQ_R];
@@ -573,6 +588,7 @@ static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const ch
 		__m256i xv[KQ_MT], base[KQ_MT];
 		__m256 s[KQ_MT];
 		cb_u64 hd = 0, hm = 0;
+		cb_u32 eb[4] = { 0, 0, 0, 0 };	/* mxfp4: f32 bits of d_w */
 		__m128 dw, mw;
 
 #pragma GCC unroll 4
@@ -581,11 +597,18 @@ static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const ch
 
 			if (r >= R)
 				continue;
+			if (dt == CB_DT_MXFP4) {
+				eb[r] = cb_e8m0_half_bits(*(const cb_u8 *)p);
+				continue;
+			}
 			hd |= (cb_u64)*(const cb_u16 *)p << (16 * r);
 			if (q81)
 				hm |= (cb_u64)*(const cb_u16 *)(p + 2) << (16 * r);
 		}
-		dw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)hd));
+		if (dt == CB_DT_MXFP4)
+			dw = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)eb));
+		else
+			dw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)hd));
 		mw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)hm));
 #pragma GCC unroll 8
 		for (m = 0; m < KQ_MT; m++) {
@@ -617,14 +640,14 @@ static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const ch
 				continue;
 			KQ(prefetch)(w, wrb, r, R, (cb_size)b * bsz, 1);
 			wq = KQ(lgroup_w)(dt, w + r * wrb + (cb_size)b * bsz);
-			aw = dt == CB_DT_IQ4_NL ? _mm256_sign_epi8(wq, wq) : wq;
+			aw = tab ? _mm256_sign_epi8(wq, wq) : wq;
 #pragma GCC unroll 8
 			for (m = 0; m < KQ_MT; m++) {
 				__m256i x, isum;
 
 				if (m >= MT)
 					continue;
-				x = dt == CB_DT_IQ4_NL ? _mm256_sign_epi8(xv[m], wq) : xv[m];
+				x = tab ? _mm256_sign_epi8(xv[m], wq) : xv[m];
 				isum = KQ_DOTU8(base[m], aw, x);
 				acc[r][m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum),
 							    _mm256_permutevar8x32_ps(s[m], lane[r]),
@@ -749,6 +772,7 @@ KQ_DEFINE_GEMM(gemm_q4_1, KQ(l_tile), CB_DT_Q4_1, CB_QK)
 KQ_DEFINE_GEMM(gemm_q5_0, KQ(l_tile), CB_DT_Q5_0, CB_QK)
 KQ_DEFINE_GEMM(gemm_q5_1, KQ(l_tile), CB_DT_Q5_1, CB_QK)
 KQ_DEFINE_GEMM(gemm_iq4_nl, KQ(l_tile), CB_DT_IQ4_NL, CB_QK)
+KQ_DEFINE_GEMM(gemm_mxfp4, KQ(l_tile), CB_DT_MXFP4, CB_QK)
 KQ_DEFINE_GEMM(gemm_q2_K, KQ(k_tile), CB_DT_Q2_K, CB_QK_K)
 KQ_DEFINE_GEMM(gemm_q3_K, KQ(k_tile), CB_DT_Q3_K, CB_QK_K)
 KQ_DEFINE_GEMM(gemm_q4_K, KQ(k_tile), CB_DT_Q4_K, CB_QK_K)

@@ -312,6 +312,7 @@ const struct cb_isa_ops cb_isa_avx2 = {
 		[CB_DT_Q5_K] = 70,
 		[CB_DT_Q6_K] = 80,
 		[CB_DT_IQ4_XS] = 70,
+		[CB_DT_MXFP4] = 70,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx2_quantize_q8_0,

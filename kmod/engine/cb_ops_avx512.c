@@ -513,6 +513,7 @@ const struct cb_isa_ops cb_isa_avx512 = {
 		[CB_DT_Q5_K] = 80,
 		[CB_DT_Q6_K] = 80,
 		[CB_DT_IQ4_XS] = 80,
+		[CB_DT_MXFP4] = 80,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx512_quantize_q8_0,
@@ -551,6 +552,7 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 		[CB_DT_Q5_K] = 80,
 		[CB_DT_Q6_K] = 80,
 		[CB_DT_IQ4_XS] = 80,
+		[CB_DT_MXFP4] = 80,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = avx512_quantize_q8_0,

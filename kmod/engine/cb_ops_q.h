@@ -32,6 +32,7 @@ CB_GEMM_PROTO(cb_scalar_gemm_q4_K);
 CB_GEMM_PROTO(cb_scalar_gemm_q5_K);
 CB_GEMM_PROTO(cb_scalar_gemm_q6_K);
 CB_GEMM_PROTO(cb_scalar_gemm_iq4_xs);
+CB_GEMM_PROTO(cb_scalar_gemm_mxfp4);
 
 CB_GEMM_PROTO(cb_avx2_gemm_q4_1);
 CB_GEMM_PROTO(cb_avx2_gemm_q5_0);
@@ -43,6 +44,7 @@ CB_GEMM_PROTO(cb_avx2_gemm_q4_K);
 CB_GEMM_PROTO(cb_avx2_gemm_q5_K);
 CB_GEMM_PROTO(cb_avx2_gemm_q6_K);
 CB_GEMM_PROTO(cb_avx2_gemm_iq4_xs);
+CB_GEMM_PROTO(cb_avx2_gemm_mxfp4);
 
 CB_GEMM_PROTO(cb_avx512_gemm_q4_1);
 CB_GEMM_PROTO(cb_avx512_gemm_q5_0);
@@ -54,6 +56,7 @@ CB_GEMM_PROTO(cb_avx512_gemm_q4_K);
 CB_GEMM_PROTO(cb_avx512_gemm_q5_K);
 CB_GEMM_PROTO(cb_avx512_gemm_q6_K);
 CB_GEMM_PROTO(cb_avx512_gemm_iq4_xs);
+CB_GEMM_PROTO(cb_avx512_gemm_mxfp4);
 
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_q4_1);
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_q5_0);
@@ -65,6 +68,7 @@ CB_GEMM_PROTO(cb_avx512_vnni_gemm_q4_K);
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_q5_K);
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_q6_K);
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_iq4_xs);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_mxfp4);
 
 /* The designated initialisers of an ops table's gemm entries for them. */
 #define CB_GEMM_Q_TABLE(v)				\
@@ -77,7 +81,8 @@ CB_GEMM_PROTO(cb_avx512_vnni_gemm_iq4_xs);
 	[CB_DT_Q4_K] = cb_##v##_gemm_q4_K,		\
 	[CB_DT_Q5_K] = cb_##v##_gemm_q5_K,		\
 	[CB_DT_Q6_K] = cb_##v##_gemm_q6_K,		\
-	[CB_DT_IQ4_XS] = cb_##v##_gemm_iq4_xs
+	[CB_DT_IQ4_XS] = cb_##v##_gemm_iq4_xs,		\
+	[CB_DT_MXFP4] = cb_##v##_gemm_mxfp4
 
 /* q8_1 and q8_K activation quantizers of the SIMD variants (cb_kq_*.c) */
 void cb_avx2_quantize_q8_1(void *dst, const float *x, int n);

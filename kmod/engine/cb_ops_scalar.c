@@ -426,6 +426,7 @@ const struct cb_isa_ops cb_isa_scalar = {
 		[CB_DT_Q5_K] = 340,
 		[CB_DT_Q6_K] = 250,
 		[CB_DT_IQ4_XS] = 550,
+		[CB_DT_MXFP4] = 830,
 	},
 	.quantize_act = {
 		[CB_ACT_Q8_0] = cb_quantize_row_q8_0_ref,

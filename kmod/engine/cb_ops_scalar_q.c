@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
  * cb_ops_scalar_q.c - the scalar reference gemms of q4_1, q5_0, q5_1,
- * iq4_nl and the k-quants (q8_0 and q4_0 are in cb_ops_scalar.c).
+ * iq4_nl, mxfp4 and the k-quants (q8_0 and q4_0 are in cb_ops_scalar.c).
  *
  * Every type reads its activation form (cb_dtype_act(dt)) and takes
  * an exact integer dot product per block; only the scaling and the sum over
@@ -9,6 +9,7 @@
  * halves as floats, d_x the activation block's scale):
  *
  *   q5_0, iq4_nl (q8_0):   sum += isum * (d_w * d_x)
+ *   mxfp4 (q8_0):          sum += isum * (d_w * d_x), d_w = 2^(e - 128)
  *   q4_1, q5_1 (q8_1):     sum += isum * (d_w * d_x) + xsum * (m_w * d_x)
  *   q3_K, q6_K, iq4_xs (q8_K):
  *                          sum += isum * (d_w * d_x)
@@ -26,6 +27,7 @@
 #include "cb_quant_ref.h"
 
 static const cb_s8 iq4_values[16] = CB_IQ4NL_VALUES;
+static const cb_s8 mxfp4_values[16] = CB_MXFP4_VALUES;
 
 static inline float h2f(cb_u16 h)
 {
@@ -153,6 +155,21 @@ static float term_iq4_nl(const void *wv, const void *xv)
 		q[j + 16] = iq4_values[w->qs[j] >> 4];
 	}
 	return (float)idot(q, x->qs, 32) * (h2f(w->d) * h2f(x->d));
+}
+
+static float term_mxfp4(const void *wv, const void *xv)
+{
+	const struct cb_block_mxfp4 *w = wv;
+	const struct cb_block_q8_0 *x = xv;
+	cb_s8 q[32];
+	int j;
+
+	for (j = 0; j < 16; j++) {
+		q[j] = mxfp4_values[w->qs[j] & 15];
+		q[j + 16] = mxfp4_values[w->qs[j] >> 4];
+	}
+	return (float)idot(q, x->qs, 32) *
+	       (cb_f32_from_bits(cb_e8m0_half_bits(w->e)) * h2f(x->d));
 }
 
 /* ---- k-quants ------------------------------------------------------------- */
@@ -328,6 +345,7 @@ DEFINE_GEMM_TERM(cb_scalar_gemm_q4_1, term_q4_1, 20, 36, CB_QK)
 DEFINE_GEMM_TERM(cb_scalar_gemm_q5_0, term_q5_0, 22, 34, CB_QK)
 DEFINE_GEMM_TERM(cb_scalar_gemm_q5_1, term_q5_1, 24, 36, CB_QK)
 DEFINE_GEMM_TERM(cb_scalar_gemm_iq4_nl, term_iq4_nl, 18, 34, CB_QK)
+DEFINE_GEMM_TERM(cb_scalar_gemm_mxfp4, term_mxfp4, 17, 34, CB_QK)
 DEFINE_GEMM_TERM(cb_scalar_gemm_q2_K, term_q2_K, 84, 292, CB_QK_K)
 DEFINE_GEMM_TERM(cb_scalar_gemm_q3_K, term_q3_K, 110, 292, CB_QK_K)
 DEFINE_GEMM_TERM(cb_scalar_gemm_q4_K, term_q4_K, 144, 292, CB_QK_K)

@@ -28,7 +28,8 @@
  * All float operations are single IEEE operations in the order written
  * (the engine is built with -ffp-contract=off), so no FMA changes a
  * rounding.  The other block types' scalar code is in cb_quant_legacy.c,
- * cb_quant_iq4.c, cb_quant_k.c and cb_dequant_k.c (cb_quant_ref.h).
+ * cb_quant_iq4.c, cb_quant_mxfp4.c, cb_quant_k.c and cb_dequant_k.c
+ * (cb_quant_ref.h).
  */
 #include "cb_math.h"
 #include "cb_ops.h"
@@ -355,6 +356,9 @@ void cb_quantize_row(cb_u32 dt, void *dst, const float *x, int n)
 	case CB_DT_IQ4_XS:
 		cb_quantize_iq4_xs(dst, x, n);
 		break;
+	case CB_DT_MXFP4:
+		cb_quantize_mxfp4(dst, x, n);
+		break;
 	default:
 		break;
 	}
@@ -452,6 +456,9 @@ void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n)
 		break;
 	case CB_DT_IQ4_XS:
 		cb_dequantize_iq4_xs(dst, src, n);
+		break;
+	case CB_DT_MXFP4:
+		cb_dequantize_mxfp4(dst, src, n);
 		break;
 	default:
 		break;

@@ -14,6 +14,7 @@
  * row into one of four forms (enum cb_act_kind): f32 for the float types, q8_0
  * or q8_1 32-blocks for the legacy block types, q8_K 256-blocks for the
  * k-quants and IQ4_XS.  Which form a type reads is in its descriptor.
+ * MXFP4 is the one type whose scale is not a half (an E8M0 exponent byte).
  */
 #ifndef CB_QUANT_H
 #define CB_QUANT_H
@@ -22,9 +23,7 @@
 
 /*
  * Weight types.  The numbers are ABI, uapi's COLIBRI_DT_* (they appear in
- * .colibri files; cb_format.c asserts they are equal).  15 is reserved for
- * MXFP4 (32 weights, one E8M0 scale, 17 bytes, read against q8_0
- * activations): not accepted until its kernels exist.
+ * .colibri files; cb_format.c asserts they are equal).
  */
 enum cb_dtype {
 	CB_DT_F32 = 0,
@@ -42,10 +41,9 @@ enum cb_dtype {
 	CB_DT_Q5_K = 12,
 	CB_DT_Q6_K = 13,
 	CB_DT_IQ4_XS = 14,
+	CB_DT_MXFP4 = 15,
 	CB_DT__COUNT
 };
-
-#define CB_DT_MXFP4_RESERVED 15
 
 /*
  * Activation forms: how the gemm of a weight type wants the rows it
@@ -70,7 +68,7 @@ enum cb_act_kind {
  */
 #define CB_ACT_PIECE 256
 
-/* Elements per legacy block (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl). */
+/* Elements per legacy block (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4). */
 #define CB_QK 32
 /* Elements per k-quant super-block (q2_K ... q6_K, iq4_xs). */
 #define CB_QK_K 256
@@ -151,6 +149,46 @@ CB_STATIC_ASSERT(sizeof(struct cb_block_iq4_nl) == 18, "iq4_nl block is 18 bytes
 /* The 16 levels of iq4_nl and iq4_xs (GGUF's kvalues_iq4nl), an initializer. */
 #define CB_IQ4NL_VALUES \
 	{ -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 }
+
+/*
+ * mxfp4: the OCP microscaling FP4 format as GGUF stores it (GGML_TYPE_MXFP4).
+ * 32 weights share one E8M0 exponent e (a biased power of two, no sign, no
+ * mantissa); each weight is an E2M1 code (sign bit 3, values 0, 0.5, 1,
+ * 1.5, 2, 3, 4, 6), placed as q4_0's nibbles: weight j in the low nibble of
+ * qs[j], weight j + 16 in the high nibble.  The table is kept doubled as
+ * integers (CB_MXFP4_VALUES) and the scale halved, which is exact:
+ *   w = CB_MXFP4_VALUES[nibble] * 2^(e - 128)  (= E2M1 value * 2^(e - 127)).
+ * e = 255 is NaN in the OCP format: no file may carry it (the loaders refuse
+ * it as they refuse a non-finite half scale; cb_quant_find_bad_scale()).
+ * e >= 253 with the largest codes exceeds f32 and gives infinity.
+ * 17 bytes per 32 weights: 4.25 bits per weight.
+ */
+struct cb_block_mxfp4 {
+	cb_u8 e;		/* shared exponent, E8M0 (bias 127) */
+	cb_u8 qs[CB_QK / 2];	/* E2M1 codes, as q4_0's nibbles */
+};
+CB_STATIC_ASSERT(sizeof(struct cb_block_mxfp4) == 17, "mxfp4 block is 17 bytes");
+
+/* Twice the 16 E2M1 values (code bit 3 the sign), an initializer. */
+#define CB_MXFP4_VALUES \
+	{ 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 }
+
+/* The E8M0 exponent byte that means NaN. */
+#define CB_MXFP4_E_NAN 255
+
+/*
+ * The f32 bits of 2^(e - 128), half an E8M0 scale, exactly (integer only):
+ * e >= 2 is a normal float with exponent field e - 1; e = 1 and e = 0 are
+ * the subnormals 2^-127 and 2^-128; e = 255 gives a quiet NaN.
+ */
+static inline cb_u32 cb_e8m0_half_bits(cb_u8 e)
+{
+	if (e == CB_MXFP4_E_NAN)
+		return 0x7fc00000u;
+	if (e < 2)
+		return 0x00200000u << e;
+	return (cb_u32)(e - 1) << 23;
+}
 
 /* ---- k-quants: 256-weight super-blocks -------------------------------- */
 
@@ -330,6 +368,8 @@ static inline const struct cb_block_info *cb_dtype_info(cb_u32 dt)
 		[CB_DT_Q5_K] = CB_BI("q5_K", CB_QK_K, 176, CB_ACT_Q8_K, 2, 0, 2),
 		[CB_DT_Q6_K] = CB_BI("q6_K", CB_QK_K, 210, CB_ACT_Q8_K, 1, 208, 0),
 		[CB_DT_IQ4_XS] = CB_BI("iq4_xs", CB_QK_K, 136, CB_ACT_Q8_K, 1, 0, 0),
+		/* no half scale: its E8M0 byte is checked by the loaders */
+		[CB_DT_MXFP4] = CB_BI("mxfp4", CB_QK, 17, CB_ACT_Q8_0, 0, 0, 0),
 	};
 
 	return dt < CB_DT__COUNT ? &t[dt] : CB_NULL;
@@ -401,8 +441,9 @@ static inline const char *cb_dtype_name(cb_u32 dt)
  * @data: the tensor's bytes.
  * @nblocks: blocks in it (size / bytes per block).
  *
- * Integer only (the f16 exponent all ones is infinity or NaN), so non-FPU
- * kernel code may call it.  Float types have no scales.
+ * Integer only (the f16 exponent all ones is infinity or NaN; mxfp4's
+ * E8M0 byte 255 is NaN), so non-FPU kernel code may call it.  Float types
+ * have no scales.
  * Return: the block index, or -1 if every scale is finite.
  */
 static inline cb_s64 cb_quant_find_bad_scale(cb_u32 dt, const void *data, cb_u64 nblocks)
@@ -412,6 +453,12 @@ static inline cb_s64 cb_quant_find_bad_scale(cb_u32 dt, const void *data, cb_u64
 	cb_u64 b;
 	cb_u32 s;
 
+	if (dt == CB_DT_MXFP4) {
+		for (b = 0; b < nblocks; b++, p += d->block_bytes)
+			if (p[0] == CB_MXFP4_E_NAN)
+				return (cb_s64)b;
+		return -1;
+	}
 	if (!d || !d->nscale)
 		return -1;
 	for (b = 0; b < nblocks; b++, p += d->block_bytes)

@@ -49,6 +49,10 @@ void cb_quantize_iq4_xs(void *dst, const float *x, int n);
 void cb_dequantize_iq4_nl(float *y, const void *src, int n);
 void cb_dequantize_iq4_xs(float *y, const void *src, int n);
 
+/* cb_quant_mxfp4.c */
+void cb_quantize_mxfp4(void *dst, const float *x, int n);
+void cb_dequantize_mxfp4(float *y, const void *src, int n);
+
 /* cb_quant_k.c */
 void cb_quantize_q2_K(void *dst, const float *x, int n);
 void cb_quantize_q3_K(void *dst, const float *x, int n);

@@ -12,7 +12,7 @@ converted model:
     ffn_*.E tensors,
   - matrices in F32, F16, BF16, Q8_0 or Q4_0 (quantized here with GGUF's
     reference rules, bit for bit), in any other block type (Q4_1, Q5_0,
-    Q5_1, IQ4_NL, Q2_K .. Q6_K, IQ4_XS: quantized by the engine's
+    Q5_1, IQ4_NL, Q2_K .. Q6_K, IQ4_XS, MXFP4: quantized by the engine's
     quantizers through gguf_tool quant, --tool), or in one of llama.cpp's
     presets (Q4_K_M, Q3_K_S, IQ4_XS, ...): each tensor's type chosen by
     llama-quantize's rules as written out below (preset_type(), by GGUF
@@ -47,9 +47,9 @@ U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 # ggml tensor types
 GT = {"F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8,
       "Q2_K": 10, "Q3_K": 11, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ4_NL": 20,
-      "IQ4_XS": 23, "BF16": 30}
+      "IQ4_XS": 23, "BF16": 30, "MXFP4": 39}
 BLOCK = {"Q4_0": 32, "Q4_1": 32, "Q5_0": 32, "Q5_1": 32, "Q8_0": 32, "IQ4_NL": 32,
-         "Q2_K": 256, "Q3_K": 256, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "IQ4_XS": 256}
+         "MXFP4": 32, "Q2_K": 256, "Q3_K": 256, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "IQ4_XS": 256}
 # llama.cpp presets: base type, general.file_type (LLAMA_FTYPE_MOSTLY_*)
 PRESETS = {"Q4_0": ("Q4_0", 2), "Q4_1": ("Q4_1", 3), "Q8_0": ("Q8_0", 7),
            "Q5_0": ("Q5_0", 8), "Q5_1": ("Q5_1", 9), "Q2_K": ("Q2_K", 10),

@@ -12,7 +12,12 @@ scale stored as a half; q8_K: round half to even of x * (-127 / m) with an
 f32 scale), returning the dequantized values the kernels effectively use.
 
 Names are the engine's (cb_dtype_name): q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl
-q2_K q3_K q4_K q5_K q6_K iq4_xs, plus f32 f16 bf16.
+q2_K q3_K q4_K q5_K q6_K iq4_xs mxfp4, plus f32 f16 bf16.
+
+mxfp4 (OCP MX FP4, GGUF's MXFP4): byte 0 an E8M0 exponent e, then q4_0's
+nibble layout of E2M1 codes; a weight is E2M1(code) * 2^(e - 127), computed
+here as in the engine, the doubled table value times 2^(e - 128) in float32
+(exact unless it overflows to infinity); e = 255 decodes to NaN.
 """
 import numpy as np
 
@@ -20,6 +25,8 @@ F32 = np.float32
 
 IQ4NL = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
                  dtype=np.int32)
+# E2M1 (OCP): magnitudes of codes 0..7, bit 3 the sign
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
 
 # name: (elements per block, bytes per block, activation form)
 TYPES = {
@@ -28,15 +35,16 @@ TYPES = {
     "q5_0": (32, 22, "q8_0"), "q5_1": (32, 24, "q8_1"), "iq4_nl": (32, 18, "q8_0"),
     "q2_K": (256, 84, "q8_K"), "q3_K": (256, 110, "q8_K"), "q4_K": (256, 144, "q8_K"),
     "q5_K": (256, 176, "q8_K"), "q6_K": (256, 210, "q8_K"), "iq4_xs": (256, 136, "q8_K"),
+    "mxfp4": (32, 17, "q8_0"),
 }
 # the engine's dtype numbers (the .colibri directory's dtype field)
 DTYPE_IDS = {"f32": 0, "f16": 1, "bf16": 2, "q8_0": 3, "q4_0": 4, "q4_1": 5, "q5_0": 6,
              "q5_1": 7, "iq4_nl": 8, "q2_K": 9, "q3_K": 10, "q4_K": 11, "q5_K": 12,
-             "q6_K": 13, "iq4_xs": 14}
+             "q6_K": 13, "iq4_xs": 14, "mxfp4": 15}
 # ggml's type numbers (GGUF tensor infos)
 GGML_IDS = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8,
             "q2_K": 10, "q3_K": 11, "q4_K": 12, "q5_K": 13, "q6_K": 14, "iq4_nl": 20,
-            "iq4_xs": 23, "bf16": 30}
+            "iq4_xs": 23, "bf16": 30, "mxfp4": 39}
 
 
 def row_bytes(name, n):
@@ -214,10 +222,21 @@ def _dq_iq4_xs(b):
     return dl * IQ4NL[idx].astype(F32)
 
 
+def _dq_mxfp4(b):
+    e = b[:, 0].astype(np.int64)
+    # half the scale, 2^(e - 128), exactly in float32 (e = 0: 2^-128, a subnormal)
+    d = np.ldexp(np.float64(1), e - 128).astype(F32)
+    d[e == 255] = np.nan
+    doubled = (2 * E2M1).astype(F32)   # 0 1 2 3 4 6 8 12, signed; -0 is 0 in ggml's table
+    doubled[8] = F32(0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return d[:, None] * doubled[_nibbles32(b[:, 1:17])]
+
+
 _DEQ = {"q8_0": _dq_q8_0, "q4_0": _dq_q4_0, "q4_1": _dq_q4_1, "q5_0": _dq_q5_0,
         "q5_1": _dq_q5_1, "iq4_nl": _dq_iq4_nl, "q2_K": _dq_q2_K, "q3_K": _dq_q3_K,
         "q4_K": lambda b: _dq_k45(b, False), "q5_K": lambda b: _dq_k45(b, True),
-        "q6_K": _dq_q6_K, "iq4_xs": _dq_iq4_xs}
+        "q6_K": _dq_q6_K, "iq4_xs": _dq_iq4_xs, "mxfp4": _dq_mxfp4}
 
 
 # --- activations -------------------------------------------------------------

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * test_ops_q.c - the gemms of q4_1, q5_0, q5_1, iq4_nl, the k-quants and
- * iq4_xs, and the q8_1 / q8_K activation quantizers: every ISA variant
+ * test_ops_q.c - the gemms of q4_1, q5_0, q5_1, iq4_nl, mxfp4, the k-quants
+ * and iq4_xs, and the q8_1 / q8_K activation quantizers: every ISA variant
  * against the scalar reference, and the scalar reference against a
  * double-precision dot product of the dequantized operands.
  *
@@ -22,7 +22,8 @@
  * two register tiles and their remainders), nrows 1 .. 13 (the 4-row
  * groups and their remainders).  Weights are quantized from random rows
  * or, every other problem, random bytes with random finite scales of
- * either sign (bit patterns no quantizer writes, which a file may hold).
+ * either sign (bit patterns no quantizer writes, which a file may hold;
+ * mxfp4: E8M0 exponents 2^-20 .. 2^20, every code).
  * Every call's rows and tokens must also give the same bits when the call
  * is split into chunks, as the forward pass splits it.
  */
@@ -73,6 +74,8 @@ static void randomize_row(int dt, uint8_t *row, int k)
 
 			memcpy(p + d->scale_off[s], &h, 2);
 		}
+		if (dt == CB_DT_MXFP4)	/* its scale is the E8M0 byte 0 */
+			p[0] = (uint8_t)(107 + rnd64() % 41);
 	}
 }
 
@@ -92,7 +95,8 @@ static void magnitude_row(int dt, float *mag, const uint8_t *row, int k)
 	for (b = 0; b < k / (int)d->block; b++) {
 		uint8_t *p = c + b * d->block_bytes;
 
-		p[d->scale_off[0] + 1] &= 0x7f;
+		if (d->nscale)	/* mxfp4's E8M0 scale has no sign */
+			p[d->scale_off[0] + 1] &= 0x7f;
 		if (d->nscale == 2) {
 			int sub = dt == CB_DT_Q2_K || dt == CB_DT_Q4_K || dt == CB_DT_Q5_K;
 
@@ -541,6 +545,7 @@ TYPE_TESTS(Q4_K)
 TYPE_TESTS(Q5_K)
 TYPE_TESTS(Q6_K)
 TYPE_TESTS(IQ4_XS)
+TYPE_TESTS(MXFP4)
 
 static void test_avx2_quantize_act_bytes(void) { run_quantize(CB_ISA_AVX2); }
 static void test_avx512_quantize_act_bytes(void) { run_quantize(CB_ISA_AVX512); }
@@ -585,6 +590,7 @@ int main(void)
 	RUN_TYPE(Q5_K);
 	RUN_TYPE(Q6_K);
 	RUN_TYPE(IQ4_XS);
+	RUN_TYPE(MXFP4);
 	CB_RUN(test_avx2_quantize_act_bytes);
 	CB_RUN(test_avx512_quantize_act_bytes);
 	CB_RUN(test_avx512_vnni_quantize_act_bytes);

@@ -357,13 +357,15 @@ static char *kmsg_since(int kfd)
 }
 
 /*
- * A q4_K file whose checksums are right but one of whose block scales is
- * infinite: refused (-EINVAL), nothing kept, and dmesg names the tensor,
+ * The first tensor of type @dt in fixture @fx with @n bytes at @at of its
+ * block 3 set to @bytes (a scale that is not finite), the checksums made
+ * right again: refused (-EINVAL), nothing kept, and dmesg names the tensor,
  * its type and the block.
  */
-TEST(nonfinite_block_scale_is_refused)
+static void bad_scale_refused(struct __test_metadata *_metadata, const char *fx, uint32_t want,
+			      uint32_t bb, uint32_t at, const unsigned char *bytes, uint32_t nb)
 {
-	char path[4096], bad[] = "/tmp/badscale.colibri", *log;
+	char path[4096], bad[] = "/tmp/badscale.colibri", *log, needle[128];
 	unsigned long long used0;
 	uint32_t n, i, dt, crc;
 	uint64_t off = 0, size = 0, data;
@@ -372,7 +374,7 @@ TEST(nonfinite_block_scale_is_refused)
 	struct stat st;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fixture("mixtral_vmk-q4_k_m", path, sizeof(path)))
+	ASSERT_EQ(0, fixture(fx, path, sizeof(path)))
 		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
 	ASSERT_EQ(0, stat(path, &st));
 	buf = malloc(st.st_size);
@@ -383,17 +385,16 @@ TEST(nonfinite_block_scale_is_refused)
 	memcpy(&data, buf + 64, 8);
 	for (i = 0; i < n && found < 0; i++) {
 		memcpy(&dt, buf + 512 + 64 * i + 12, 4);
-		if (dt == CB_DT_Q4_K) {
+		if (dt == want) {
 			memcpy(&off, buf + 512 + 64 * i + 24, 8);
 			memcpy(&size, buf + 512 + 64 * i + 32, 8);
 			found = (int)i;
 		}
 	}
-	ASSERT_LE(0, found) TH_LOG("no q4_K tensor in %s", path);
-	ASSERT_LE(4 * 144u, size);
-	/* block 3's d = +inf, then the tensor's and the header's checksums again */
-	buf[data + off + 3 * 144] = 0x00;
-	buf[data + off + 3 * 144 + 1] = 0x7c;
+	ASSERT_LE(0, found) TH_LOG("no %s tensor in %s", cb_dtype_name(want), path);
+	ASSERT_LE(4 * bb, size);
+	/* block 3's scale, then the tensor's and the header's checksums again */
+	memcpy(buf + data + off + 3 * bb + at, bytes, nb);
 	crc = cb_crc32c(0, buf + data + off, size);
 	memcpy(buf + 512 + 64 * found + 40, &crc, 4);
 	memset(buf + 108, 0, 4);
@@ -413,19 +414,32 @@ TEST(nonfinite_block_scale_is_refused)
 	EXPECT_EQ(0, info_now(fd).nr_models);
 	log = kmsg_since(kfd);
 	ASSERT_NE(NULL, log);
-	{
-		char want[128];
-
-		snprintf(want, sizeof(want), "tensor %d (", found);
-		EXPECT_NE(NULL, strstr(log, want)) TH_LOG("dmesg: %s", log);
-	}
-	EXPECT_NE(NULL, strstr(log, "q4_K block 3 has a scale that is not finite"))
-		TH_LOG("dmesg: %s", log);
+	snprintf(needle, sizeof(needle), "tensor %d (", found);
+	EXPECT_NE(NULL, strstr(log, needle)) TH_LOG("dmesg: %s", log);
+	snprintf(needle, sizeof(needle), "%s block 3 has a scale that is not finite",
+		 cb_dtype_name(want));
+	EXPECT_NE(NULL, strstr(log, needle)) TH_LOG("dmesg: %s", log);
 	free(log);
 	close(kfd);
 	unlink(bad);
 	free(buf);
 	close(fd);
+}
+
+/* A q4_K block whose d is +inf. */
+TEST(nonfinite_block_scale_is_refused)
+{
+	static const unsigned char inf[2] = { 0x00, 0x7c };
+
+	bad_scale_refused(_metadata, "mixtral_vmk-q4_k_m", CB_DT_Q4_K, 144, 0, inf, 2);
+}
+
+/* An mxfp4 block whose E8M0 exponent is 255, NaN in the OCP format. */
+TEST(mxfp4_nan_exponent_is_refused)
+{
+	static const unsigned char nan_e = 255;
+
+	bad_scale_refused(_metadata, "mixtral_vmk-mxfp4", CB_DT_MXFP4, 17, 0, &nan_e, 1);
 }
 
 /* Four processes share one copy of the model and agree with each other. */

@@ -29,7 +29,7 @@ static void bench_usage(FILE *f)
 		"         [-g GIB]\n"
 		CLI_HELP_THREADS CLI_HELP_ISA
 		"  -d, --dtype T    weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl\n"
-		"                   q2_K q3_K q4_K q5_K q6_K iq4_xs (default q8_0)\n"
+		"                   q2_K q3_K q4_K q5_K q6_K iq4_xs mxfp4 (default q8_0)\n"
 		"  -m, --tokens M   activation rows M (default 1: decode)\n"
 		"  -k, --k K        row length (default 4096)\n"
 		"  -g, --gib G      weight matrix size in GiB, well above the last-level\n"

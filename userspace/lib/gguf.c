@@ -55,7 +55,7 @@ static const struct {
 	[26] = { "I32", 1, 4 },		[27] = { "I64", 1, 8 },
 	[28] = { "F64", 1, 8 },		[29] = { "IQ1_M", 0, 0 },
 	[30] = { "BF16", 1, 2 },	[34] = { "TQ1_0", 0, 0 },
-	[35] = { "TQ2_0", 0, 0 },	[39] = { "MXFP4", 0, 0 },
+	[35] = { "TQ2_0", 0, 0 },	[39] = { "MXFP4", 32, 17 },
 };
 #define N_GGML_TYPES (sizeof(ggml_types) / sizeof(ggml_types[0]))
 

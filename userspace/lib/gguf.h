@@ -69,7 +69,7 @@ enum gguf_ttype {
 /*
  * gguf_type_to_cb() - the engine weight type (enum cb_dtype) of a ggml type
  * whose bytes the engine reads as they are, or -1 (the IQ1/IQ2/IQ3
- * families, TQ1_0/TQ2_0, MXFP4, integer and f64 tensors, unknown numbers).
+ * families, TQ1_0/TQ2_0, integer and f64 tensors, unknown numbers).
  */
 int gguf_type_to_cb(uint32_t type);
 
@@ -196,11 +196,12 @@ struct gguf_model {
  * llama.expert_count and stacked ffn_*_exps or per-expert ffn_*.E tensors;
  * RoPE interleaved because GGUF's converter permuted q/k), qwen2moe (with a
  * shared expert), qwen3moe, olmoe (NeoX RoPE).  Every tensor keeps its own
- * type: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K .. Q6_K, IQ4_NL
- * and IQ4_XS are used in place (the embedding and output.weight too); norms
+ * type: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K .. Q6_K, IQ4_NL,
+ * IQ4_XS and MXFP4 are used in place (the embedding and output.weight too); norms
  * and biases stored as F16/BF16 are widened to f32.  Other types are
  * refused naming the tensor and the type; so is a block type whose scales
- * are not all finite (every scale is read once here).  On failure returns
+ * are not all finite (every scale is read once here; MXFP4's E8M0 byte 255
+ * is NaN).  On failure returns
  * NULL with one line in @err.
  */
 struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen);

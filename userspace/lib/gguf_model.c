@@ -262,6 +262,7 @@ int gguf_type_to_cb(uint32_t type)
 	case GGUF_TT_Q5_K: return CB_DT_Q5_K;
 	case GGUF_TT_Q6_K: return CB_DT_Q6_K;
 	case GGUF_TT_IQ4_XS: return CB_DT_IQ4_XS;
+	case GGUF_TT_MXFP4: return CB_DT_MXFP4;
 	default: return -1;
 	}
 }
@@ -297,7 +298,7 @@ static int get(struct gloader *ld, struct cb_tensor *out, size_t ostride, const 
 	if (dt < 0) {
 		seterr(ld, "tensor '%s': type %s is not supported (supported: F32, F16, BF16, "
 		       "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, "
-		       "IQ4_XS)", name, gguf_type_name(t->type));
+		       "IQ4_XS, MXFP4)", name, gguf_type_name(t->type));
 		return -1;
 	}
 	for (k = 0; k < GGUF_MAX_DIMS; k++)
