@@ -24,10 +24,10 @@ usage:
                 [--version 2|3] [--per-expert] [--tokenizer tokenizer.json]
                 [--vector-type F32|F16|BF16] [--alignment N]
                 [--chat-template FILE]   (tokenizer.chat_template)
-  write_gguf.py tokenizer tokenizer.json OUT.gguf [--sp]
+  write_gguf.py tokenizer tokenizer.json OUT.gguf [--sp] [--pre NAME]
       (a GGUF holding only the tokenizer of a tokenizer.json: byte-level BPE
-       as model "gpt2", or with --sp SentencePiece-style BPE as "llama"
-       with scores -id)
+       as model "gpt2" with tokenizer.ggml.pre NAME (default qwen2), or with
+       --sp SentencePiece-style BPE as "llama" with scores -id)
 """
 import argparse
 import json
@@ -298,8 +298,9 @@ def bytelevel_chars():
     return {b: chr(c) for b, c in zip(bs, cs)}
 
 
-def tokenizer_from_json(path, sp=False):
-    """tokenizer.ggml.* metadata from a HF tokenizer.json."""
+def tokenizer_from_json(path, sp=False, pre="qwen2"):
+    """tokenizer.ggml.* metadata from a HF tokenizer.json (@pre: the
+    tokenizer.ggml.pre llama.cpp's converter writes for it)."""
     with open(path, encoding="utf-8") as f:
         j = json.load(f)
     vocab = dict(j["model"]["vocab"])
@@ -349,7 +350,7 @@ def tokenizer_from_json(path, sp=False):
     else:
         merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
         kv += [("tokenizer.ggml.model", STRING, "gpt2"),
-               ("tokenizer.ggml.pre", STRING, "qwen2"),
+               ("tokenizer.ggml.pre", STRING, pre),
                ("tokenizer.ggml.merges", ARRAY, merges, STRING)]
         eos = vocab.get("<|endoftext|>")
         if eos is not None:
@@ -560,6 +561,7 @@ def main():
     t.add_argument("json")
     t.add_argument("out")
     t.add_argument("--sp", action="store_true")
+    t.add_argument("--pre", default="qwen2", help="tokenizer.ggml.pre (byte-level BPE)")
     a = ap.parse_args()
     global TOOL
     if getattr(a, "tool", None):
@@ -570,7 +572,7 @@ def main():
     else:
         g = Writer()
         g.add("general.architecture", STRING, "llama")
-        for kv in tokenizer_from_json(a.json, a.sp):
+        for kv in tokenizer_from_json(a.json, a.sp, a.pre):
             g.add(*kv)
         g.write(a.out)
 

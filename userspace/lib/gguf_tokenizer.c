@@ -12,6 +12,7 @@
 #include <cJSON.h>
 
 #include "gguf.h"
+#include "gguf_pretok.h"
 #include "tokenizer.h"
 #include "util.h"
 
@@ -23,33 +24,6 @@ enum {
 	TT_USER_DEFINED = 4,
 	TT_UNUSED = 5,
 	TT_BYTE = 6,
-};
-
-/*
- * Pre-tokenizer regexes of the tokenizer.ggml.pre values we know, as the
- * matching Hugging Face tokenizer.json files write them.
- */
-static const struct {
-	const char *pre;
-	const char *regex;
-	int nfc;		/* NFC normalizer (Qwen2's tokenizer.json has one) */
-	int ignore_merges;	/* Llama 3's BPE looks whole words up first */
-} pretoks[] = {
-	{ "qwen2",
-	  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+"
-	  "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", 1, 0 },
-	{ "llama-bpe",
-	  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}"
-	  "\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", 0, 1 },
-	{ "gpt-2",
-	  "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
-	  0, 0 },
-	{ "default",
-	  "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
-	  0, 0 },
-	{ "olmo",
-	  "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
-	  0, 0 },
 };
 
 /*
@@ -412,23 +386,26 @@ static void added_tokens(struct jb *b, cJSON *root, const struct tokmeta *t)
 	}
 }
 
-/* gpt2: byte-level BPE with the regex of tokenizer.ggml.pre. */
+/* gpt2: byte-level BPE with the split regexes of tokenizer.ggml.pre. */
 static void gpt2_parts(struct jb *b, cJSON *root, cJSON *model, const struct tokmeta *t,
-		       size_t pi)
+		       const struct gguf_pretok *pt)
 {
 	cJSON *seq, *arr, *split;
+	size_t k;
 
-	jb_put(b, root, "normalizer", pretoks[pi].nfc ? cJSON_Parse("{\"type\":\"NFC\"}") :
+	jb_put(b, root, "normalizer", pt->nfc ? cJSON_Parse("{\"type\":\"NFC\"}") :
 	       cJSON_CreateNull());
 	seq = jb_put(b, root, "pre_tokenizer", cJSON_CreateObject());
 	jb_put(b, seq, "type", cJSON_CreateString("Sequence"));
 	arr = jb_put(b, seq, "pretokenizers", cJSON_CreateArray());
-	split = jb_put(b, arr, NULL, cJSON_CreateObject());
-	jb_put(b, split, "type", cJSON_CreateString("Split"));
-	jb_put(b, jb_put(b, split, "pattern", cJSON_CreateObject()), "Regex",
-	       cJSON_CreateString(pretoks[pi].regex));
-	jb_put(b, split, "behavior", cJSON_CreateString("Isolated"));
-	jb_put(b, split, "invert", cJSON_CreateFalse());
+	for (k = 0; pt->regex[k]; k++) {
+		split = jb_put(b, arr, NULL, cJSON_CreateObject());
+		jb_put(b, split, "type", cJSON_CreateString("Split"));
+		jb_put(b, jb_put(b, split, "pattern", cJSON_CreateObject()), "Regex",
+		       cJSON_CreateString(pt->regex[k]));
+		jb_put(b, split, "behavior", cJSON_CreateString("Isolated"));
+		jb_put(b, split, "invert", cJSON_CreateFalse());
+	}
 	jb_raw(b, arr, NULL, bytelevel_json);
 	if (t->add_bos > 0 || t->add_eos > 0)
 		jb_put(b, root, "post_processor", special_tmpl(b, t));
@@ -440,7 +417,7 @@ static void gpt2_parts(struct jb *b, cJSON *root, cJSON *model, const struct tok
 	jb_put(b, model, "end_of_word_suffix", cJSON_CreateString(""));
 	jb_put(b, model, "fuse_unk", cJSON_CreateFalse());
 	jb_put(b, model, "byte_fallback", cJSON_CreateFalse());
-	jb_put(b, model, "ignore_merges", cJSON_CreateBool(pretoks[pi].ignore_merges));
+	jb_put(b, model, "ignore_merges", cJSON_CreateBool(pt->ignore_merges));
 }
 
 /* llama (SentencePiece): BPE with byte fallback, ▁ for spaces. */
@@ -480,23 +457,25 @@ static void vocab(struct jb *b, cJSON *model, const struct tokmeta *t, struct to
 	}
 }
 
-/* Index of tokenizer.ggml.pre in pretoks[], or -1 with the reason in err. */
-static int find_pre(const struct gguf_file *f, struct tokmeta *t, char *err, size_t errlen)
+/* The pre-tokenizer of tokenizer.ggml.pre, or NULL with the reason in err. */
+static const struct gguf_pretok *find_pre(const struct gguf_file *f, struct tokmeta *t,
+					  char *err, size_t errlen)
 {
-	size_t pi;
+	const struct gguf_pretok *pt;
+	char names[256];
 
 	if (!t->pre.n) {
 		t->pre.p = "default";
 		t->pre.n = 7;
 	}
-	for (pi = 0; pi < sizeof(pretoks) / sizeof(pretoks[0]); pi++)
-		if (strlen(pretoks[pi].pre) == t->pre.n &&
-		    !memcmp(pretoks[pi].pre, t->pre.p, t->pre.n))
-			return (int)pi;
+	pt = gguf_pretok_find(t->pre.p, t->pre.n);
+	if (pt)
+		return pt;
+	gguf_pretok_names(names, sizeof(names));
 	snprintf(err, errlen, "%s: pre-tokenizer '%.*s' (tokenizer.ggml.pre) is not "
-		 "supported (qwen2, llama-bpe, gpt-2, olmo, default are)", f->path,
-		 (int)(t->pre.n > 32 ? 32 : t->pre.n), t->pre.p);
-	return -1;
+		 "supported (%s are)", f->path, (int)(t->pre.n > 32 ? 32 : t->pre.n), t->pre.p,
+		 names);
+	return NULL;
 }
 
 /* Print @root (and free it) as the caller's result; NULL when out of memory. */
@@ -517,8 +496,9 @@ char *gguf_tokenizer_json(const struct gguf_file *f, size_t *len, char *err, siz
 	struct tokmap map = { 0 };
 	struct jb b = { 0 };
 	cJSON *root = NULL, *model, *merges;
-	int gpt2, pi = 0;
+	const struct gguf_pretok *pt = NULL;
 	char *out;
+	int gpt2;
 	uint64_t i;
 
 	if (tokmeta_read(f, &t, err, errlen))
@@ -530,8 +510,8 @@ char *gguf_tokenizer_json(const struct gguf_file *f, size_t *len, char *err, siz
 		goto fail;
 	}
 	if (gpt2) {
-		pi = find_pre(f, &t, err, errlen);
-		if (pi < 0)
+		pt = find_pre(f, &t, err, errlen);
+		if (!pt)
 			goto fail;
 		if (!t.merges) {
 			snprintf(err, errlen, "%s: gpt2 tokenizer without tokenizer.ggml.merges",
@@ -552,7 +532,7 @@ char *gguf_tokenizer_json(const struct gguf_file *f, size_t *len, char *err, siz
 	jb_put(&b, model, "type", cJSON_CreateString("BPE"));
 	jb_put(&b, model, "dropout", cJSON_CreateNull());
 	if (gpt2)
-		gpt2_parts(&b, root, model, &t, (size_t)pi);
+		gpt2_parts(&b, root, model, &t, pt);
 	else
 		sp_parts(&b, root, model, &t);
 	jb_put(&b, root, "model", model);
