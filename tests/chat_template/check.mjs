@@ -13,7 +13,11 @@
 //      multi-turn, thinking, tool calls with tools.json), with and without
 //      add_generation_prompt, through `colibri chat-template
 //      --tokenizer-config` end to end.  When the peer raises (a template's
-//      raise_exception), colibri must fail with the same message.
+//      raise_exception), colibri must fail with the same message;
+//   3. the built-in harmony template colibri gives GPT-OSS's vocabulary
+//      when the model ships no template, over the same conversations and
+//      harmony_conversations.json, with its variables (reasoning_effort,
+//      current_date, model_identity).
 //
 // Usage: node check.mjs --colibri PATH --driver PATH --out DIR
 // Prints TAP.
@@ -173,5 +177,61 @@ for (const pkg of packages) {
 	console.log(`# ${pkg}: ${same} renders identical to the peer, ${raised} refused by the template (both fail)`);
 }
 tap(templates >= 6, `six real templates were compared (${templates})`);
+
+// ---- 3. the built-in harmony template (GPT-OSS) ------------------------------------
+// A model directory with GPT-OSS's tokenizer and no template: colibri picks
+// its built-in harmony template (--print-template shows which), and renders
+// every conversation (and harmony's own: developer message, analysis and
+// final channels, tool calls and results) as @huggingface/jinja renders
+// that same source, with the reasoning effort, date and identity variables.
+{
+	const gpt = path.join(top, "node_modules", "@lenml", "tokenizer-gptoss", "models");
+	const dir = path.join(out, "gptoss-no-template");
+	fs.mkdirSync(dir, { recursive: true });
+	for (const f of ["tokenizer.json", "tokenizer_config.json"]) fs.copyFileSync(path.join(gpt, f), path.join(dir, f));
+	const cfg = JSON.parse(fs.readFileSync(path.join(dir, "tokenizer_config.json"), "utf8"));
+	const pr = spawnSync(colibri, ["chat-template", "--model", dir, "--print-template"], { encoding: "utf8" });
+	const builtin = pr.status === 0 && pr.stdout.includes("<|channel|>") && !("chat_template" in cfg);
+	tap(builtin, "gptoss without a template: colibri uses its built-in harmony template", `exit ${pr.status}: ${pr.stderr}${show(pr.stdout)}`);
+	if (builtin) {
+		const tmpl = new Template(pr.stdout);
+		const harmony = JSON.parse(fs.readFileSync(path.join(here, "harmony_conversations.json"), "utf8"));
+		const extraSets = [null, { reasoning_effort: "high", current_date: "2026-12-02" }, { reasoning_effort: "low", model_identity: "You are Colibri." }];
+		// loading the 200k-token vocabulary takes a while: harmony's own
+		// conversations go through --model (the built-in picked from the
+		// vocabulary), the rest through a tokenizer_config.json with the source
+		const cfgFile = path.join(out, "harmony-tokenizer_config.json");
+		fs.writeFileSync(cfgFile, JSON.stringify({ ...cfg, chat_template: pr.stdout }));
+		let same = 0;
+		for (const conv of [...conversations, ...harmony.map((c) => ({ ...c, viaModel: true }))]) {
+			const msgFile = path.join(out, `harmony-messages-${conv.name}.json`);
+			fs.writeFileSync(msgFile, JSON.stringify(conv.messages));
+			for (const extra of extraSets) {
+				for (const agp of [false, true]) {
+					const vars = { messages: structuredClone(conv.messages), tools: conv.tools ? structuredClone(tools) : null, add_generation_prompt: agp, ...specials(cfg), ...(extra ?? {}) };
+					const peer = peerRender(pr.stdout, vars);
+					const byModel = conv.viaModel && !extra;
+					const argv = ["chat-template", ...(byModel ? ["--model", dir] : ["--tokenizer-config", cfgFile]), "--messages", msgFile];
+					if (conv.tools) argv.push("--tools", toolsFile);
+					if (agp) argv.push("--add-generation-prompt");
+					if (extra) {
+						const vf = path.join(out, "harmony-vars.json");
+						fs.writeFileSync(vf, JSON.stringify(extra));
+						argv.push("--vars", vf);
+					}
+					const r = spawnSync(colibri, argv, { encoding: "utf8", maxBuffer: 1 << 26 });
+					const name = `harmony ${conv.name}${extra ? " " + JSON.stringify(extra) : ""}${agp ? " +generation prompt" : ""}${byModel ? " (--model)" : ""}`;
+					if (!peer.ok || r.status !== 0) {
+						tap(false, name, `peer: ${peer.ok ? "ok" : peer.err}\ncolibri (${r.status}): ${r.stderr}`);
+						continue;
+					}
+					tap(r.stdout === peer.out, name, firstDiff(peer.out, r.stdout));
+					if (r.stdout === peer.out) same++;
+				}
+			}
+		}
+		console.log(`# harmony: ${same} renders identical to the peer`);
+	}
+}
 console.log(`1..${n}`);
 process.exit(failed ? 1 : 0);

@@ -14,6 +14,7 @@
 
 #include <cJSON.h>
 
+#include "chat_harmony.h"
 #include "chat_template.h"
 #include "cli.h"
 #include "cli_opts.h"
@@ -26,13 +27,16 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: colibri chat-template (--model M | --tokenizer-config FILE) --messages FILE\n"
 		"                             [--tools FILE] [--vars FILE] [--add-generation-prompt]\n"
+		"       colibri chat-template (--model M | --tokenizer-config FILE) --print-template\n"
 		"  --model M                a HF model directory, a .colibri or a GGUF file\n"
 		"  --tokenizer-config FILE  a tokenizer_config.json with chat_template\n"
 		"  --messages FILE          JSON array of {\"role\", \"content\", ...} ('-': stdin)\n"
 		"  --tools FILE             JSON array of tool definitions\n"
 		"  --vars FILE              JSON object of further template variables\n"
 		"  --add-generation-prompt  end with the start of the assistant's turn\n"
-		"A model without a template uses the plain fallback (docs/chat-template.md).\n");
+		"  --print-template         print the template's Jinja source instead\n"
+		"A model without a template uses the built-in harmony template when its vocabulary\n"
+		"has harmony's tokens (GPT-OSS), else the plain fallback (docs/chat-template.md).\n");
 }
 
 /* A JSON file ('-' for stdin), or NULL with a message printed. */
@@ -75,6 +79,7 @@ int cmd_chat_template(int argc, char **argv)
 		{ "tools", required_argument, NULL, 't' },
 		{ "vars", required_argument, NULL, 'v' },
 		{ "add-generation-prompt", no_argument, NULL, 'g' },
+		{ "print-template", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -82,7 +87,7 @@ int cmd_chat_template(int argc, char **argv)
 	cJSON *messages = NULL, *tools = NULL, *vars = NULL;
 	struct cb_chat chat = { 0 };
 	char err[512], *out = NULL;
-	int agp = 0, o, rc = 1;
+	int agp = 0, print = 0, o, rc = 1;
 	size_t n;
 
 	optind = 1;
@@ -94,16 +99,18 @@ int cmd_chat_template(int argc, char **argv)
 		case 't': tpath = optarg; break;
 		case 'v': vpath = optarg; break;
 		case 'g': agp = 1; break;
+		case 'p': print = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind < argc || !mpath || !model == !config) {
+	if (optind < argc || !mpath == !print || !model == !config) {
 		usage(stderr);
 		return 2;
 	}
-	messages = read_json("messages", mpath);
-	if (!messages || (tpath && !(tools = read_json("tools", tpath))) ||
+	if (!print && !(messages = read_json("messages", mpath)))
+		goto out;
+	if ((tpath && !(tools = read_json("tools", tpath))) ||
 	    (vpath && !(vars = read_json("vars", vpath))))
 		goto out;
 	if (config) {
@@ -121,6 +128,19 @@ int cmd_chat_template(int argc, char **argv)
 		}
 	} else if (cb_chat_from_model(&chat, model, tools != NULL, err, sizeof(err))) {
 		fprintf(stderr, "colibri chat-template: %s\n", err);
+		goto out;
+	} else if (cb_chat_builtin_for_model(&chat, model)) {
+		fprintf(stderr, "colibri chat-template: out of memory\n");
+		goto out;
+	}
+	if (print) {
+		static const char fallback[] = CB_CHAT_FALLBACK_TEMPLATE;
+		const char *t = chat.tmpl ? chat.tmpl : fallback;
+
+		n = chat.tmpl ? chat.tmpl_len : sizeof(fallback) - 1;
+		rc = fwrite(t, 1, n, stdout) != n || fflush(stdout);
+		if (rc)
+			fprintf(stderr, "colibri chat-template: cannot write the output\n");
 		goto out;
 	}
 	if (cb_chat_render(&chat, messages, tools, agp, vars, &out, &n, err, sizeof(err))) {

@@ -187,6 +187,36 @@ static int from_gguf(struct cb_chat *c, const char *path, int tools, char *err, 
 	return r;
 }
 
+/*
+ * chat_template.jinja beside tokenizer_config.json (newer transformers save
+ * the template there, GPT-OSS ships it so): like transformers, it replaces
+ * the config's chat_template.
+ */
+static int template_file(struct cb_chat *c, const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	struct stat sb;
+	char *t;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/chat_template.jinja", dir);
+	if (stat(path, &sb))
+		return 0;
+	t = cb_read_file(path, CONFIG_MAX, &n);
+	if (!t || memchr(t, 0, n)) {
+		cb_set_err(err, errlen, "%s: %s", path, t ? "contains a NUL byte" :
+			   "cannot be read (or larger than 64 MiB)");
+		free(t);
+		cb_chat_release(c);
+		return -1;
+	}
+	free(c->tmpl);
+	c->tmpl = t;
+	c->tmpl_len = n;
+	c->source = "chat_template.jinja";
+	return 0;
+}
+
 int cb_chat_from_model(struct cb_chat *c, const char *path, int tools, char *err,
 		       size_t errlen)
 {
@@ -211,18 +241,20 @@ int cb_chat_from_model(struct cb_chat *c, const char *path, int tools, char *err
 	}
 	snprintf(cfgpath, sizeof(cfgpath), "%s/tokenizer_config.json", path);
 	if (stat(cfgpath, &sb)) {
-		c->source = "fallback";
-		return 0;	/* no config: no template, no special tokens */
+		c->source = "fallback";	/* no config: no special tokens */
+	} else {
+		json = cb_read_file(cfgpath, CONFIG_MAX, &n);
+		if (!json) {
+			cb_set_err(err, errlen, "%s: cannot be read (or larger than %u MiB)",
+				   cfgpath, CONFIG_MAX >> 20);
+			return -1;
+		}
+		r = cb_chat_from_tokenizer_config(c, json, n, tools, err, errlen);
+		free(json);
+		if (r)
+			return r;
 	}
-	json = cb_read_file(cfgpath, CONFIG_MAX, &n);
-	if (!json) {
-		cb_set_err(err, errlen, "%s: cannot be read (or larger than %u MiB)", cfgpath,
-			   CONFIG_MAX >> 20);
-		return -1;
-	}
-	r = cb_chat_from_tokenizer_config(c, json, n, tools, err, errlen);
-	free(json);
-	return r;
+	return template_file(c, path, err, errlen);
 }
 
 static int add_copy(cJSON *vars, const char *name, const cJSON *v)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cb_engine.h"
+#include "chat_harmony.h"
 #include "chat_template.h"
 #include "libcolibri.h"
 #include "session_priv.h"
@@ -180,6 +181,18 @@ struct cb_tokenizer *colibri_model_tokenizer(struct colibri_model *m, char *err,
 	return tok;
 }
 
+/* No template of its own: the built-in one of its vocabulary (harmony), if any. */
+static int chat_builtin(struct colibri_model *m, struct cb_chat *c, char *err, size_t errlen)
+{
+	char terr[256];
+
+	if (cb_chat_builtin(c, colibri_model_tokenizer(m, terr, sizeof(terr)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 const struct cb_chat *colibri_model_chat(struct colibri_model *m, char *err, size_t errlen)
 {
 	struct cb_chat *c;
@@ -189,7 +202,8 @@ const struct cb_chat *colibri_model_chat(struct colibri_model *m, char *err, siz
 		c = calloc(1, sizeof(*c));
 		if (!c)
 			snprintf(err, errlen, "out of memory");
-		else if (m->be->chat(m, c, err, errlen)) {
+		else if (m->be->chat(m, c, err, errlen) ||
+			 (!c->tmpl && chat_builtin(m, c, err, errlen))) {
 			cb_chat_release(c);
 			free(c);
 			c = NULL;
