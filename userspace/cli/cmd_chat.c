@@ -55,7 +55,8 @@ struct chat {
 	struct cb_tokenizer *tok;
 	const struct cb_chat *tmpl;
 	struct colibri_session *s;
-	int32_t eos, eot;
+	int32_t eos, eot[CHAT_END_MAX];
+	int n_eot;
 	uint32_t max_tokens;
 	char *system;
 	cJSON *messages;
@@ -215,10 +216,12 @@ static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 {
 	struct answer *a = arg;
 	long n;
+	int i;
 
 	a->toks[a->n_toks++] = (uint32_t)token;
-	if (token == a->ch->eot)
-		return 1;
+	for (i = 0; i < a->ch->n_eot; i++)
+		if (token == a->ch->eot[i])
+			return 1;
 	n = cb_tok_stream_feed(&a->ts, token, a->piece, a->cap);
 	if (n > 0) {
 		fwrite(a->piece, 1, (size_t)n, stdout);
@@ -391,7 +394,7 @@ static int setup(struct chat *ch, const struct chat_opts *o)
 	}
 	colibri_session_set_sampling(ch->s, &o->sp);
 	ch->eos = cb_tok_eos_id(ch->tok);
-	ch->eot = chat_end_of_turn(ch->tmpl, ch->tok, ch->eos);
+	ch->n_eot = chat_end_of_turn(ch->tmpl, ch->tok, ch->eos, ch->eot, CHAT_END_MAX);
 	ch->max_tokens = o->max_tokens;
 	ch->held = malloc((colibri_session_max_context(ch->s) + 1) * sizeof(*ch->held));
 	ch->system = o->system ? strdup(o->system) : NULL;

@@ -135,7 +135,7 @@ static int prepare(struct serve *srv)
 		return -1;
 	}
 	srv->eos = cb_tok_eos_id(srv->tok);
-	srv->eot = chat_end_of_turn(srv->chat, srv->tok, srv->eos);
+	srv->n_eot = chat_end_of_turn(srv->chat, srv->tok, srv->eos, srv->eot, CHAT_END_MAX);
 	/* One session now: a context the backend refuses is said at start, not per request. */
 	if (colibri_session_open(&s, srv->m, &so, err, sizeof(err))) {
 		fprintf(stderr, "colibri serve: %s\n", err);
@@ -148,13 +148,22 @@ static int prepare(struct serve *srv)
 
 static void say_ready(const struct serve *srv)
 {
-	char text[96], eot[128] = "";
-	int32_t id = srv->eot;
-	long n = id >= 0 ? cb_tok_decode(srv->tok, &id, 1, 0, text, sizeof(text) - 1) : -1;
+	char text[96], eot[256] = "";
+	size_t o = 0;
+	int i;
 
-	if (n > 0 && n < (long)sizeof(text)) {
+	for (i = 0; i < srv->n_eot && o < sizeof(eot); i++) {
+		int32_t id = srv->eot[i];
+		long n = cb_tok_decode(srv->tok, &id, 1, 0, text, sizeof(text) - 1);
+		int k;
+
+		if (n <= 0 || n >= (long)sizeof(text))
+			continue;
 		text[n] = 0;
-		snprintf(eot, sizeof(eot), "; an answer ends at %s", text);
+		k = snprintf(eot + o, sizeof(eot) - o, "%s%s", o ? " or " : "; an answer ends at ",
+			     text);
+		if (k > 0)
+			o += (size_t)k;
 	}
 	fprintf(stderr, "colibri serve: model '%s' on %s, %u positions a request, up to %u at once\n",
 		srv->name, srv->mi->description, srv->max_context, srv->o.max_sessions);

@@ -37,6 +37,7 @@
 #include <cJSON.h>
 
 #include "colibri_session.h"
+#include "serve_prompt.h"
 #include "serve_stop.h"
 
 struct MHD_Daemon;
@@ -75,7 +76,7 @@ struct serve_opts {
  * @tok: its tokenizer (shared by every thread).
  * @chat: its chat template (->tmpl NULL: the fallback format).
  * @eos: the end-of-sequence token, or -1.
- * @eot: chat: the end-of-turn token of the template, or -1 (serve_prompt.h).
+ * @eot, @n_eot: chat: the tokens besides @eos that end an answer (serve_prompt.h).
  * @max_context: positions of a request's session, as the backend gave them.
  * @created: when the server started (the model's "created").
  * @slots: admission and the hang-up watcher.
@@ -89,7 +90,8 @@ struct serve {
 	const struct colibri_model_info *mi;
 	struct cb_tokenizer *tok;
 	const struct cb_chat *chat;
-	int32_t eos, eot;
+	int32_t eos, eot[CHAT_END_MAX];
+	int n_eot;
 	uint32_t max_context;
 	time_t created;
 	struct serve_slots *slots;

@@ -125,6 +125,16 @@ static int pass_text(struct run *u, const char *s, size_t n)
 	return hit;
 }
 
+static int is_end(const struct serve *srv, int32_t token)
+{
+	int i;
+
+	for (i = 0; i < srv->n_eot; i++)
+		if (token == srv->eot[i])
+			return 1;
+	return 0;
+}
+
 static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 {
 	struct run *u = arg;
@@ -132,7 +142,7 @@ static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 
 	if (!u->res->t_first)
 		u->res->t_first = serve_now();
-	if (u->r->kind == GEN_CHAT && token == u->srv->eot) {
+	if (u->r->kind == GEN_CHAT && is_end(u->srv, token)) {
 		u->eot = 1;
 		return 1;
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chat_harmony.h"
 #include "chat_template.h"
 #include "serve_prompt.h"
 #include "tokenizer.h"
@@ -42,8 +43,8 @@ long chat_prompt(const struct cb_chat *chat, const struct cb_tokenizer *tok,
 	return n;
 }
 
-int32_t chat_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *tok,
-			 int32_t eos)
+/* The token printed right after an assistant message, if it is a special one. */
+static int32_t probe_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *tok)
 {
 	static const char mark[] = "colibri-end-of-turn-probe";
 	cJSON *msgs = cJSON_Parse("[{\"role\": \"user\", \"content\": \"Hi\"},"
@@ -64,10 +65,39 @@ int32_t chat_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *
 		goto out;
 	after += sizeof(mark) - 1;
 	n = cb_tok_encode(tok, after, strlen(after), 0, &first, 1);
-	if (n >= 1 && first != eos && cb_tok_is_special(tok, first))
+	if (n >= 1 && cb_tok_is_special(tok, first))
 		id = first;
 out:
 	free(text);
 	cJSON_Delete(msgs);
 	return id;
+}
+
+static int add_end(int32_t *ids, int n, int max, int32_t id, int32_t eos)
+{
+	int i;
+
+	if (id < 0 || id == eos || n >= max)
+		return n;
+	for (i = 0; i < n; i++)
+		if (ids[i] == id)
+			return n;
+	ids[n] = id;
+	return n + 1;
+}
+
+int chat_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *tok,
+		     int32_t eos, int32_t *ids, int max)
+{
+	int32_t id = probe_end_of_turn(chat, tok);
+
+	/* harmony templates close a (last) answer with <|end|> or <|return|> */
+	if (id >= 0 && cb_chat_harmony_vocab(tok) &&
+	    (id == cb_tok_token_id(tok, "<|end|>", 7) ||
+	     id == cb_tok_token_id(tok, "<|return|>", 10))) {
+		int n = add_end(ids, 0, max, cb_tok_token_id(tok, "<|return|>", 10), eos);
+
+		return add_end(ids, n, max, cb_tok_token_id(tok, "<|call|>", 8), eos);
+	}
+	return add_end(ids, 0, max, id, eos);
 }

@@ -33,15 +33,19 @@ long chat_prompt(const struct cb_chat *chat, const struct cb_tokenizer *tok,
 		 size_t errlen);
 
 /*
- * chat_end_of_turn() - the token that ends an assistant's turn in this
- * template, when it is a special token other than @eos (Llama 3's
- * <|eot_id|>, ChatML's <|im_end|>, Gemma's <end_of_turn>): the one the
- * template prints right after an assistant message.  A model of that
- * template says it when its answer is done, so generation stops there as
- * at the end-of-sequence token.  -1 when there is none (the fallback
- * format, a template that ends turns with EOS itself).
+ * chat_end_of_turn() - the tokens that end an assistant's answer in this
+ * template besides @eos, at most @max of them into @ids; returns how many.
+ * The one the template prints right after an assistant message when it is
+ * a special token other than @eos (Llama 3's <|eot_id|>, ChatML's
+ * <|im_end|>, Gemma's <end_of_turn>): a model of that template says it
+ * when its answer is done, so generation stops there as at the
+ * end-of-sequence token.  None for the fallback format or a template that
+ * ends turns with EOS itself.  Harmony (GPT-OSS) is the exception: <|end|>
+ * closes each message of an answer (the analysis comes before the final
+ * one), so an answer ends at <|return|> and at <|call|> (a tool call).
  */
-int32_t chat_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *tok,
-			 int32_t eos);
+#define CHAT_END_MAX 4
+int chat_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *tok,
+		     int32_t eos, int32_t *ids, int max);
 
 #endif /* COLIBRI_SERVE_PROMPT_H */
