@@ -44,8 +44,8 @@
 
 static const struct gguf_pretok pretoks[] = {
 	{ "qwen2",
-	  { "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+"
-	    "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 1, 0 },
+	  { "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|"
+	    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 1, 0 },
 	{ "llama-bpe",
 	  { "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}"
 	    "\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 0, 1 },
@@ -59,13 +59,16 @@ static const struct gguf_pretok pretoks[] = {
 	 * as tiktoken looks whole pieces up first.
 	 */
 	{ "gpt-4o",
-	  { "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
-	    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}"
-	    "\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}|"
+	  { "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*"
+	    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+	    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+	    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+	    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}|"
 	    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 0, 1 },
 	{ "deepseek-llm",
 	  { "[\\r\\n]", "\\s?[" DS_LLM_LETTERS "]+",
-	    "\\s?[!-/:-~\\x{ff01}-\\x{ff0f}\\x{ff1a}-\\x{ff5e}\\x{2018}-\\x{201f}\\x{3000}-\\x{3002}]+",
+	    "\\s?[!-/:-~\\x{ff01}-\\x{ff0f}\\x{ff1a}-\\x{ff5e}\\x{2018}-\\x{201f}"
+	    "\\x{3000}-\\x{3002}]+",
 	    "\\s+$", DS_CJK_HANGUL, "\\p{N}+" }, 0, 0 },
 	/* DeepSeek-Coder: letters, punctuation, CJK/Hangul, every digit alone */
 	{ "deepseek-coder",
