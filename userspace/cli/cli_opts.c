@@ -93,6 +93,29 @@ int cli_common_opt(const char *cmd, int c, const char *arg, struct cli_common *c
 	return 0;
 }
 
+int cli_sampling_opt(const char *cmd, int c, const char *arg, struct colibri_sampling *sp)
+{
+	double t;
+
+	switch (c) {
+	case CLI_OPT_TEMPERATURE:
+		if (cli_double(cmd, "--temperature", arg, 0, 100, &t))
+			return -1;
+		sp->temperature_milli = (uint32_t)(t * 1000 + 0.5);
+		return 1;
+	case CLI_OPT_TOP_P:
+		if (cli_double(cmd, "--top-p", arg, 0, 1, &t))
+			return -1;
+		sp->top_p_ppm = (uint32_t)(t * 1e6 + 0.5);
+		return 1;
+	case CLI_OPT_TOP_K:
+		return cli_u32(cmd, "--top-k", arg, 0, UINT32_MAX, &sp->top_k) ? -1 : 1;
+	case CLI_OPT_SEED:
+		return cli_u64(cmd, "--seed", arg, &sp->seed) ? -1 : 1;
+	}
+	return 0;
+}
+
 int cli_common_check(const char *cmd, const struct cli_common *co)
 {
 	if (co->backend == COLIBRI_BACKEND_KERNEL && co->given & (CLI_O_THREADS | CLI_O_ISA)) {

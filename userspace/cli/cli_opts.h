@@ -8,11 +8,11 @@
  * not know to cli_common_opt():
  *
  *	static const struct option opts[] = {
- *		CLI_OPTION_MODEL, CLI_OPTION_THREADS, { "seed", ... }, { 0 }
+ *		CLI_OPTION_MODEL, CLI_OPTION_THREADS, { "prompt", ... }, { 0 }
  *	};
  *	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
  *		switch (c) {
- *		case 's': if (cli_u64("generate", "--seed", optarg, ...)) return 2; break;
+ *		case 'n': if (cli_u32("generate", "--max-new-tokens", optarg, ...)) return 2; break;
  *		default:
  *			r = cli_common_opt("generate", c, optarg, &co);
  *			if (r <= 0) return 2;		// 0: not one of ours: usage
@@ -38,6 +38,10 @@ enum {
 	CLI_OPT_ISA,
 	CLI_OPT_BACKEND,
 	CLI_OPT_IO,
+	CLI_OPT_TEMPERATURE,
+	CLI_OPT_TOP_P,
+	CLI_OPT_TOP_K,
+	CLI_OPT_SEED,
 };
 
 #define CLI_OPTION_MODEL	{ "model", required_argument, NULL, CLI_OPT_MODEL }
@@ -45,6 +49,12 @@ enum {
 #define CLI_OPTION_ISA		{ "isa", required_argument, NULL, CLI_OPT_ISA }
 #define CLI_OPTION_BACKEND	{ "backend", required_argument, NULL, CLI_OPT_BACKEND }
 #define CLI_OPTION_IO		{ "io", required_argument, NULL, CLI_OPT_IO }
+/* The sampling options, for cli_sampling_opt(). */
+#define CLI_OPTION_SAMPLING \
+	{ "temperature", required_argument, NULL, CLI_OPT_TEMPERATURE }, \
+	{ "top-p", required_argument, NULL, CLI_OPT_TOP_P }, \
+	{ "top-k", required_argument, NULL, CLI_OPT_TOP_K }, \
+	{ "seed", required_argument, NULL, CLI_OPT_SEED }
 
 /* The usage text of each, for the commands' help. */
 #define CLI_HELP_THREADS \
@@ -93,6 +103,14 @@ void cli_common_init(struct cli_common *co, enum colibri_backend backend);
  * option: 1 taken, -1 a bad value (said on stderr), 0 not a shared option.
  */
 int cli_common_opt(const char *cmd, int c, const char *arg, struct cli_common *co);
+
+/*
+ * cli_sampling_opt() - getopt_long's @c (with @arg) if it is one of
+ * CLI_OPTION_SAMPLING: --temperature T (0..100), --top-p P (0..1),
+ * --top-k K, --seed S into @sp.  1 taken, -1 a bad value (said on
+ * stderr), 0 not a sampling option.
+ */
+int cli_sampling_opt(const char *cmd, int c, const char *arg, struct colibri_sampling *sp);
 
 /*
  * cli_common_check() - what the options say together: --threads and

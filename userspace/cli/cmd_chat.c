@@ -95,41 +95,27 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 {
 	static const struct option opts[] = {
 		CLI_OPTION_MODEL, CLI_OPTION_BACKEND, CLI_OPTION_IO, CLI_OPTION_THREADS,
-		CLI_OPTION_ISA,
+		CLI_OPTION_ISA, CLI_OPTION_SAMPLING,
 		{ "system", required_argument, NULL, 'S' },
 		{ "max-tokens", required_argument, NULL, 'n' },
-		{ "temperature", required_argument, NULL, 't' },
-		{ "top-p", required_argument, NULL, 'P' },
-		{ "top-k", required_argument, NULL, 'k' },
-		{ "seed", required_argument, NULL, 's' },
 		{ "context", required_argument, NULL, 'c' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *cmd = "chat";
-	double t;
 	int c, r = 0;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'S': o->system = optarg; break;
 		case 'n': r = cli_u32(cmd, "--max-tokens", optarg, 1, 1u << 20, &o->max_tokens); break;
-		case 't':
-			r = cli_double(cmd, "--temperature", optarg, 0, 100, &t);
-			o->sp.temperature_milli = (uint32_t)(t * 1000 + 0.5);
-			break;
-		case 'P':
-			r = cli_double(cmd, "--top-p", optarg, 0, 1, &t);
-			o->sp.top_p_ppm = (uint32_t)(t * 1e6 + 0.5);
-			break;
-		case 'k': r = cli_u32(cmd, "--top-k", optarg, 0, UINT32_MAX, &o->sp.top_k); break;
-		case 's': r = cli_u64(cmd, "--seed", optarg, &o->sp.seed); break;
 		case 'c': r = cli_u32(cmd, "--context", optarg, 1, 1u << 20, &o->context); break;
 		case 'N': o->name = optarg; break;
 		case 'h': usage(stdout); return 1;
 		default:
-			r = cli_common_opt(cmd, c, optarg, &o->co);
+			r = cli_sampling_opt(cmd, c, optarg, &o->sp) ?:
+			    cli_common_opt(cmd, c, optarg, &o->co);
 			if (!r)
 				goto bad;
 			r = r < 0 ? -1 : 0;

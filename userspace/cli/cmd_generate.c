@@ -67,13 +67,9 @@ static int parse_opts(int argc, char **argv, struct gen_opts *o)
 {
 	static const struct option opts[] = {
 		CLI_OPTION_MODEL, CLI_OPTION_BACKEND, CLI_OPTION_IO, CLI_OPTION_THREADS,
-		CLI_OPTION_ISA,
+		CLI_OPTION_ISA, CLI_OPTION_SAMPLING,
 		{ "prompt", required_argument, NULL, 'p' },
 		{ "max-new-tokens", required_argument, NULL, 'n' },
-		{ "temperature", required_argument, NULL, 't' },
-		{ "top-p", required_argument, NULL, 'P' },
-		{ "top-k", required_argument, NULL, 'k' },
-		{ "seed", required_argument, NULL, 's' },
 		{ "tokenizer", required_argument, NULL, 'T' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "context", required_argument, NULL, 'c' },
@@ -82,7 +78,6 @@ static int parse_opts(int argc, char **argv, struct gen_opts *o)
 		{ 0 }
 	};
 	const char *cmd = "generate";
-	double t;
 	int c, r = 0;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -91,16 +86,6 @@ static int parse_opts(int argc, char **argv, struct gen_opts *o)
 		case 'n':
 			r = cli_u32(cmd, "--max-new-tokens", optarg, 0, 1u << 30, &o->max_new);
 			break;
-		case 't':
-			r = cli_double(cmd, "--temperature", optarg, 0, 100, &t);
-			o->sp.temperature_milli = (uint32_t)(t * 1000 + 0.5);
-			break;
-		case 'P':
-			r = cli_double(cmd, "--top-p", optarg, 0, 1, &t);
-			o->sp.top_p_ppm = (uint32_t)(t * 1e6 + 0.5);
-			break;
-		case 'k': r = cli_u32(cmd, "--top-k", optarg, 0, UINT32_MAX, &o->sp.top_k); break;
-		case 's': r = cli_u64(cmd, "--seed", optarg, &o->sp.seed); break;
 		case 'T': o->tokenizer = optarg; break;
 		case 'N': o->name = optarg; break;
 		case 'c':
@@ -109,7 +94,8 @@ static int parse_opts(int argc, char **argv, struct gen_opts *o)
 		case 'v': o->verbose = 1; break;
 		case 'h': usage(stdout); return 1;
 		default:
-			r = cli_common_opt(cmd, c, optarg, &o->co);
+			r = cli_sampling_opt(cmd, c, optarg, &o->sp) ?:
+			    cli_common_opt(cmd, c, optarg, &o->co);
 			if (!r)
 				goto bad;
 			r = r < 0 ? -1 : 0;
