@@ -38,7 +38,7 @@ static struct kobject *colibri_kobj;		/* /sys/kernel/colibri */
 static struct kobject *colibri_models_kobj;	/* .../models */
 
 static const char *const colibri_arch_names[] = {
-	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe",
+	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss",
 };
 
 /* --- observers ------------------------------------------------------------- */

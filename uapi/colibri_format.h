@@ -118,8 +118,7 @@
 #define COLIBRI_DT_MXFP4		15	/* GGUF MXFP4: 32 x E2M1, E8M0 scale */
 /*
  * Numbers being assigned on other branches (none valid in a file yet):
- * arch 5 GPT-OSS, 6..7 DeepSeek-V2/V3; tensor roles 64..79 GPT-OSS,
- * 80..95 DeepSeek MLA and routing.
+ * arch 6..7 DeepSeek-V2/V3; tensor roles 80..95 DeepSeek MLA and routing.
  */
 
 /* colibri_file_config.arch: the Hugging Face class the model came from */
@@ -128,6 +127,7 @@
 #define COLIBRI_ARCH_QWEN2_MOE		2	/* Qwen2MoeForCausalLM */
 #define COLIBRI_ARCH_QWEN3_MOE		3	/* Qwen3MoeForCausalLM */
 #define COLIBRI_ARCH_OLMOE		4	/* OlmoeForCausalLM */
+#define COLIBRI_ARCH_GPT_OSS		5	/* GptOssForCausalLM (ext_gpt_oss) */
 
 /* colibri_file_config.rope_layout: how RoPE pairs a head's dimensions */
 #define COLIBRI_ROPE_NEOX		0	/* HF: (i, i + d/2), "rotate_half" */
@@ -188,6 +188,25 @@ struct colibri_file_config {
 	__u32 reserved[8];		/* must be 0 */
 };
 
+/*
+ * struct colibri_file_gpt_oss - the header's GPT-OSS words (ext_gpt_oss).
+ *
+ * All zero unless config.arch is COLIBRI_ARCH_GPT_OSS.  Bit l of
+ * @sliding_layers (word l / 32, bit l % 32) set: layer l attends only the
+ * last @sliding_window positions (itself included), HF layer_types
+ * "sliding_attention"; clear: "full_attention".  Bits at or above n_layers
+ * must be zero.  The experts' activation is the clamped SwiGLU with
+ * @swiglu_limit_bits (HF swiglu_limit) and @swiglu_alpha_bits (1.702), f32
+ * bit patterns, both finite and > 0.
+ */
+struct colibri_file_gpt_oss {
+	__u32 sliding_window;		/* >= 1; <= config.max_context when set */
+	__u32 swiglu_limit_bits;
+	__u32 swiglu_alpha_bits;
+	__u32 reserved;			/* must be 0 */
+	__u32 sliding_layers[8];	/* bitmap over 256 layers */
+};
+
 /**
  * struct colibri_file_rope_scaling - RoPE frequency scaling (header 356..388).
  * @kind: COLIBRI_ROPE_SCALING_*; with NONE every other word is 0.
@@ -246,7 +265,8 @@ struct colibri_file_rope_scaling {
  * @tmpl_size: its length, 1 .. COLIBRI_FILE_MAX_CHAT_TEMPLATE (0 without).
  * @tmpl_crc32c: CRC32C of the chat template section (0 without).
  * @rope_scaling: RoPE scaling (YaRN), all 0 for plain RoPE.
- * @ext_gpt_oss: GPT-OSS attention and FFN; must be 0 for now.
+ * @ext_gpt_oss: GPT-OSS attention and FFN (struct colibri_file_gpt_oss);
+ *	all zero for the other architectures.
  * @ext_mla: DeepSeek MLA and routing; must be 0 for now.
  * @reserved: must be 0.
  */
@@ -278,7 +298,7 @@ struct colibri_file_header {
 	__u32 tmpl_crc32c;		/* 352 */
 	struct colibri_file_rope_scaling rope_scaling;	/* 356 .. 388 */
 
-	__u32 ext_gpt_oss[12];		/* 388 .. 436 */
+	struct colibri_file_gpt_oss ext_gpt_oss;	/* 388 .. 436 */
 
 	__u32 ext_mla[12];		/* 436 .. 484 */
 
@@ -326,6 +346,14 @@ enum colibri_tensor_role {
 	COLIBRI_T_MLP_GATE = 48,	/* [dense_ffn, hidden] (dense layers) */
 	COLIBRI_T_MLP_UP = 49,		/* [dense_ffn, hidden] */
 	COLIBRI_T_MLP_DOWN = 50,	/* [hidden, dense_ffn] */
+
+	/* GPT-OSS (every layer; all f32) */
+	COLIBRI_T_ATTN_SINKS = 64,	/* [1, n_heads] sink logit of each head */
+	COLIBRI_T_BO = 65,		/* [1, hidden] o_proj bias */
+	COLIBRI_T_ROUTER_BIAS = 66,	/* [1, n_experts] */
+	COLIBRI_T_EXPERT_GATE_BIAS = 67,	/* [n_experts, expert_ffn] */
+	COLIBRI_T_EXPERT_UP_BIAS = 68,	/* [n_experts, expert_ffn] */
+	COLIBRI_T_EXPERT_DOWN_BIAS = 69,	/* [n_experts, hidden] */
 };
 
 /**
@@ -365,6 +393,7 @@ __COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_config) == COLIBRI_FILE_CONFIG_S
 		     "struct colibri_file_config");
 __COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_header) == COLIBRI_FILE_HEADER_SIZE,
 		     "struct colibri_file_header");
+__COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_gpt_oss) == 48, "struct colibri_file_gpt_oss");
 __COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_tensor) == COLIBRI_FILE_TENSOR_SIZE,
 		     "struct colibri_file_tensor");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, header_crc32c) ==

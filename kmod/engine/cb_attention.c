@@ -78,8 +78,8 @@ static void rope_cache_chunk(void *arg, int c)
 		float *v = e->v + (cb_size)t * e->kvdim + (cb_size)g0 * hd;
 		int nq = (g1 - g0) * grp * hd, nk = (g1 - g0) * hd;
 		const float *cs = e->rope + (cb_size)t * hd;
-		cb_size cache = (((cb_size)e->b->seq[t] * cf->n_layers + e->layer) *
-				 e->p.max_context + e->b->pos[t]) * e->kvdim + (cb_size)g0 * hd;
+		cb_size cache = cb_kv_at(e, e->b->seq[t], e->layer, e->b->pos[t]) +
+				(cb_size)g0 * hd;
 
 		if (cf->qk_norm == CB_QK_NORM_HEAD) {
 			for (h = 0; h < nq; h += hd)
@@ -135,8 +135,7 @@ static void attn_chunk(void *arg, int c)
 	int hd = e->hd, i, g, g0, ng, p0, gend = CB_MIN(grp, (hb + 1) * e->att_hb);
 	int npos = (int)e->b->pos[t] + 1, nsplit = (npos + S - 1) / S;
 	int pbeg = sp * S, pend = CB_MIN(npos, pbeg + S);
-	cb_size base = ((cb_size)e->b->seq[t] * cf->n_layers + e->layer) *
-		       e->p.max_context * e->kvdim + (cb_size)kvh * hd;
+	cb_size base = cb_kv_at(e, e->b->seq[t], e->layer, 0) + (cb_size)kvh * hd;
 	cb_size kvrow = (cb_size)e->kvdim * sizeof(float);
 	float scale = 1.0f / cb_sqrtf((float)hd);
 	float s[ATT_HEADS][ATT_TILE], m[ATT_HEADS], l[ATT_HEADS];

@@ -7,6 +7,7 @@
  * patterns), so the kernel calls it outside FPU sections.
  */
 #include "cb_engine.h"
+#include "cb_gpt_oss.h"
 #include "cb_why.h"
 
 /* An f32 bit pattern that is finite and > 0 (or == 0 when zero_ok). */
@@ -144,5 +145,7 @@ int cb_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
 		any_dense |= !cb_layer_is_moe(c, l);
 	if (any_dense && !c->dense_ffn)
 		return CFG_FAIL("dense layers but dense_ffn is 0");
-	return rope_scaling_check(c, why, whylen);
+	if (rope_scaling_check(c, why, whylen))
+		return -CB_EINVAL;
+	return cb_gpt_oss_config_check(c, why, whylen);
 }

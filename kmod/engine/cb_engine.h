@@ -58,6 +58,7 @@ enum cb_arch {
 	CB_ARCH_QWEN2_MOE = 2,		/* Qwen2MoeForCausalLM */
 	CB_ARCH_QWEN3_MOE = 3,		/* Qwen3MoeForCausalLM */
 	CB_ARCH_OLMOE = 4,		/* OlmoeForCausalLM */
+	CB_ARCH_GPT_OSS = 5,		/* GptOssForCausalLM (cb_gpt_oss.h) */
 	CB_ARCH__COUNT
 };
 
@@ -72,6 +73,20 @@ enum cb_qk_norm {
 	CB_QK_NORM_NONE = 0,
 	CB_QK_NORM_HEAD = 1,	/* Qwen3: per head, weight [head_dim] */
 	CB_QK_NORM_FULL = 2,	/* OLMoE: whole projection, weight [heads*head_dim] */
+};
+
+/*
+ * GPT-OSS (arch CB_ARCH_GPT_OSS; all zero for the others): alternating
+ * sliding-window and full attention with a learned sink logit per head,
+ * o_proj bias, router bias, expert biases and the clamped SwiGLU.  Bit l
+ * of sliding_layers: layer l attends the last sliding_window positions.
+ */
+struct cb_gpt_oss_config {
+	cb_u32 sliding_window;
+	cb_u32 swiglu_limit_bits;	/* f32 bits of swiglu_limit (7.0) */
+	cb_u32 swiglu_alpha_bits;	/* f32 bits of the sigmoid's alpha (1.702) */
+	cb_u32 reserved;
+	cb_u32 sliding_layers[CB_MAX_LAYERS / 32];
 };
 
 /**
@@ -131,6 +146,7 @@ struct cb_model_config {
 	cb_u32 reserved;
 	cb_u64 mlp_only_layers[CB_MAX_LAYERS / 64];	/* bitmap of dense layers */
 	struct cb_rope_scaling rope_scaling;
+	struct cb_gpt_oss_config oss;	/* GPT-OSS only */
 };
 
 /**
@@ -150,11 +166,24 @@ struct cb_tensor {
 	cb_u32 reserved;
 };
 
-/* One routed expert: SwiGLU down(silu(gate x) * up x). */
+/*
+ * One routed expert: SwiGLU down(silu(gate x) * up x).  (GPT-OSS experts
+ * have biases and the clamped SwiGLU: struct cb_gpt_oss_layer.)
+ */
 struct cb_expert_weights {
 	struct cb_tensor gate;	/* [expert_ffn, hidden] */
 	struct cb_tensor up;	/* [expert_ffn, hidden] */
 	struct cb_tensor down;	/* [hidden, expert_ffn] */
+};
+
+/* GPT-OSS tensors of a layer (all f32; absent for the other architectures) */
+struct cb_gpt_oss_layer {
+	struct cb_tensor sinks;		/* [n_heads] */
+	struct cb_tensor bo;		/* [hidden] o_proj bias */
+	struct cb_tensor router_bias;	/* [n_experts] */
+	struct cb_tensor gate_bias;	/* [n_experts, expert_ffn] */
+	struct cb_tensor up_bias;	/* [n_experts, expert_ffn] */
+	struct cb_tensor down_bias;	/* [n_experts, hidden] */
 };
 
 struct cb_layer_weights {
@@ -178,6 +207,7 @@ struct cb_layer_weights {
 	struct cb_tensor mlp_gate;	/* [dense_ffn, hidden] */
 	struct cb_tensor mlp_up;	/* [dense_ffn, hidden] */
 	struct cb_tensor mlp_down;	/* [hidden, dense_ffn] */
+	struct cb_gpt_oss_layer oss;	/* GPT-OSS layers */
 };
 
 struct cb_model_weights {

@@ -192,8 +192,17 @@ struct cb_engine {
 	int F2;			/* max(shared_ffn, dense_ffn): the dense or shared MLP */
 	int E, K;		/* routed experts, experts per token (0, 0: dense) */
 
-	/* the KV cache of every slot: [n_seqs][n_layers][max_context][kvdim] */
+	/*
+	 * The KV cache of every slot: [n_seqs][kv_slot_rows][kvdim], layer l
+	 * at row kv_off[l] of its slot, kv_rows[l] rows: max_context, or a
+	 * ring of ring_rows for a GPT-OSS sliding layer (cb_kv_at()).
+	 */
 	float *k_cache, *v_cache;
+	cb_u64 kv_slot_rows;
+	cb_u64 *kv_off;		/* [n_layers] */
+	cb_u32 *kv_rows;	/* [n_layers] */
+	cb_u32 ring_rows;	/* rows of a sliding layer's ring; 0: none */
+	cb_u32 *seq_hi;		/* [n_seqs] most positions filled since reset */
 	cb_u32 *seq_len;	/* [n_seqs] positions filled */
 	cb_u32 *seq_next;	/* [n_seqs] length after this batch, CB_NONE if absent */
 
@@ -269,6 +278,15 @@ struct cb_engine {
 	int err;
 };
 
+/* Element offset of position @pos of layer @l of slot @seq in the KV cache. */
+static inline cb_size cb_kv_at(const struct cb_engine *e, cb_u32 seq, int l, cb_u32 pos)
+{
+	cb_u32 rows = e->kv_rows[l];
+
+	return ((cb_size)seq * e->kv_slot_rows + e->kv_off[l] +
+		(pos < rows ? pos : pos % rows)) * e->kvdim;
+}
+
 /*
  * Phases and gemm jobs (cb_phase.c).  A step of the forward pass is a
  * phase: a parallel_for over chunks with disjoint outputs, then a yield.
@@ -338,6 +356,25 @@ static inline int cb_acts_nforms(const struct cb_acts *a)
  */
 void cb_attn_rope_cache(struct cb_engine *e, struct cb_exec *ex);
 void cb_attention(struct cb_engine *e, struct cb_exec *ex);
+
+/*
+ * GPT-OSS attention (cb_attn_oss.c): cb_attention() with each head's sink
+ * logit in the softmax denominator, over the last sliding_window positions
+ * (read from the layer's ring) on a sliding layer.
+ */
+void cb_attention_oss(struct cb_engine *e, struct cb_exec *ex);
+
+/*
+ * GPT-OSS experts (cb_ffn_oss.c): the clamped SwiGLU in place on @gate
+ * (gate = min(gate, limit), up = clamp(up, +-limit),
+ * gate = gate * sigmoid(alpha * gate) * (up + 1)), and the bias row of
+ * expert @x (NULL for the other architectures).
+ */
+void cb_gpt_oss_swiglu(const struct cb_engine *e, float *gate, const float *up, int n);
+static inline const float *cb_gpt_oss_bias_row(const struct cb_tensor *b, int x)
+{
+	return b->data ? (const float *)b->data + (cb_size)x * b->cols : CB_NULL;
+}
 
 /*
  * The routed-expert MLP of a MoE layer (cb_moe.c): from x_norm, x += the

@@ -15,6 +15,7 @@
  * sections), small stack frames.
  */
 #include "cb_format.h"
+#include "cb_gpt_oss.h"
 #include "cb_why.h"
 
 /* ---- the numbers are uapi's ------------------------------------------ */
@@ -48,7 +49,9 @@ CB_SAME(CB_ARCH_MIXTRAL, COLIBRI_ARCH_MIXTRAL);
 CB_SAME(CB_ARCH_QWEN2_MOE, COLIBRI_ARCH_QWEN2_MOE);
 CB_SAME(CB_ARCH_QWEN3_MOE, COLIBRI_ARCH_QWEN3_MOE);
 CB_SAME(CB_ARCH_OLMOE, COLIBRI_ARCH_OLMOE);
-CB_SAME(CB_ARCH__COUNT, COLIBRI_ARCH_OLMOE + 1);
+CB_SAME(CB_ARCH_GPT_OSS, COLIBRI_ARCH_GPT_OSS);
+CB_SAME(CB_ARCH__COUNT, COLIBRI_ARCH_GPT_OSS + 1);
+CB_SAME(sizeof(struct cb_gpt_oss_config), sizeof(struct colibri_file_gpt_oss));
 CB_SAME(CB_ROPE_NEOX, COLIBRI_ROPE_NEOX);
 CB_SAME(CB_ROPE_INTERLEAVED, COLIBRI_ROPE_INTERLEAVED);
 CB_SAME(CB_QK_NORM_NONE, COLIBRI_QK_NORM_NONE);
@@ -112,7 +115,7 @@ const char *cb_format_role_name(cb_u32 role)
 
 	if (role < CB_ARRAY_SIZE(names) && names[role])
 		return names[role];
-	return "?";
+	return cb_gpt_oss_role_name(role) ?: "?";
 }
 
 /* Attention-part roles of a layer, in canonical order; returns the count. */
@@ -162,7 +165,7 @@ static cb_u32 n_global(const struct cb_model_config *c)
 static cb_u32 layer_count(const struct cb_model_config *c, cb_u32 l)
 {
 	cb_u32 roles[16];
-	cb_u32 n = attn_roles(c, roles);
+	cb_u32 n = attn_roles(c, roles) + cb_gpt_oss_roles(c, roles);
 
 	if (cb_layer_is_moe(c, l))
 		return n + 1 + 3 * c->n_experts + shared_roles(c, roles);
@@ -247,7 +250,7 @@ static int role_shape(const struct cb_model_config *c, cb_u32 role,
 		*cols = c->dense_ffn;
 		break;
 	default:
-		return 0;
+		return cb_gpt_oss_role_shape(c, role, rows, cols, vector);
 	}
 	return 1;
 }
@@ -256,12 +259,15 @@ static int role_shape(const struct cb_model_config *c, cb_u32 role,
 static void slot_in_layer(const struct cb_model_config *c, cb_u32 l, cb_u32 p,
 			  struct cb_format_slot *s)
 {
-	cb_u32 roles[16];
+	cb_u32 roles[16 + CB_GPT_OSS_ROLES];
 	cb_u32 n = attn_roles(c, roles);
+	cb_u32 no = cb_gpt_oss_roles(c, roles + n), lc = layer_count(c, l);
 
 	s->layer = l;
 	s->expert = COLIBRI_FILE_NONE;
-	if (p < n) {
+	if (p >= lc - no) {		/* GPT-OSS's roles (64..) end the layer */
+		s->role = roles[n + p - (lc - no)];
+	} else if (p < n) {
 		s->role = roles[p];
 	} else if (!cb_layer_is_moe(c, l)) {
 		s->role = COLIBRI_T_MLP_GATE + (p - n);
@@ -362,6 +368,9 @@ static void config_from_file(const cb_u8 *h, struct cb_model_config *c)
 	c->rope_scaling.mscale_bits = rd32(h, ROFF(mscale_bits));
 	c->rope_scaling.mscale_all_dim_bits = rd32(h, ROFF(mscale_all_dim_bits));
 	c->rope_scaling.flags = rd32(h, ROFF(flags));
+	/* the GPT-OSS words: all zero for the others (cb_config_check() says) */
+	for (i = 0; i < sizeof(c->oss) / 4; i++)
+		((cb_u32 *)&c->oss)[i] = rd32(h, HOFF(ext_gpt_oss) + 4 * i);
 }
 
 void cb_format_rope_to_file(const struct cb_model_config *c,
@@ -410,6 +419,15 @@ void cb_format_config_to_file(const struct cb_model_config *c,
 	f->max_context = c->max_context;
 	for (i = 0; i < 4; i++)
 		f->mlp_only_layers[i] = c->mlp_only_layers[i];
+}
+
+void cb_format_ext_to_file(const struct cb_model_config *c, struct colibri_file_header *h)
+{
+	const cb_u32 *o = (const cb_u32 *)&c->oss;
+	cb_u32 i;
+
+	for (i = 0; i < sizeof(c->oss) / 4; i++)
+		((cb_u32 *)&h->ext_gpt_oss)[i] = o[i];
 }
 
 /* ---- public: counting and indexing ----------------------------------- */
@@ -479,6 +497,11 @@ cb_s64 cb_format_tensor_index(const struct cb_model_config *c, cb_u32 role,
 	base = n_global(c);
 	for (l = 0; l < layer; l++)
 		base += layer_count(c, l);
+	n = cb_gpt_oss_roles(c, roles);
+	for (i = 0; i < n; i++)
+		if (roles[i] == role)
+			return expert == COLIBRI_FILE_NONE ?
+			       base + layer_count(c, layer) - n + i : -1;
 	n = attn_roles(c, roles);
 	if (role == COLIBRI_T_EXPERT_GATE || role == COLIBRI_T_EXPERT_UP ||
 	    role == COLIBRI_T_EXPERT_DOWN) {
@@ -649,8 +672,11 @@ int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 	flags = rd64(h, HOFF(flags));
 	if (flags & ~COLIBRI_FILE_F_ALL)
 		return HFAIL("unknown flags set");
-	/* ext_gpt_oss .. reserved: no field of them is known to this reader yet */
-	for (i = HOFF(ext_gpt_oss); i < COLIBRI_FILE_HEADER_SIZE; i += 4)
+	/*
+	 * ext_mla, reserved: no field of them is known to this reader yet;
+	 * ext_gpt_oss is the config's (checked with it)
+	 */
+	for (i = HOFF(ext_mla); i < COLIBRI_FILE_HEADER_SIZE; i += 4)
 		if (rd32(h, i))
 			return HFAIL("reserved header word at byte %u is not zero", i);
 	if (rd32(h, COFF(reserved0)))
@@ -900,7 +926,7 @@ static struct cb_tensor *tensor_of(struct cb_model_weights *w,
 	case COLIBRI_T_MLP_DOWN:
 		return &L->mlp_down;
 	}
-	return CB_NULL;
+	return cb_gpt_oss_tensor(L, s->role);
 }
 
 int cb_format_bind(const struct cb_format_info *info, const void *dir,

@@ -252,6 +252,9 @@ const char *cb_format_role_name(cb_u32 role);
 void cb_format_config_to_file(const struct cb_model_config *c,
 			      struct colibri_file_config *f);
 
+/* The header words outside colibri_file_config the config fills (ext_gpt_oss). */
+void cb_format_ext_to_file(const struct cb_model_config *c, struct colibri_file_header *h);
+
 /**
  * cb_format_rope_to_file() - the config's RoPE scaling to its header form.
  * @c: the engine config.

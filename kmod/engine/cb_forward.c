@@ -202,8 +202,20 @@ static int check_batch(struct cb_engine *e, const struct cb_batch *b)
 		if (e->seq_next[s] == CB_NONE ? b->pos[t] > e->seq_len[s]
 					      : b->pos[t] != e->seq_next[s])
 			return -CB_EINVAL;
+		/*
+		 * A sliding layer's ring keeps the positions after seq_hi -
+		 * ring_rows: a rewind may not need one before them.
+		 */
+		if (e->seq_next[s] == CB_NONE && e->ring_rows && b->pos[t] &&
+		    (cb_u64)b->pos[t] + 1 + e->ring_rows <
+		    (cb_u64)e->seq_hi[s] + CB_MIN(b->pos[t] + 1, e->cfg.oss.sliding_window))
+			return -CB_EINVAL;
 		e->seq_next[s] = b->pos[t] + 1;
 	}
+	/* the pass writes these positions, whether it completes or not */
+	for (s = 0; s < e->p.n_seqs; s++)
+		if (e->seq_next[s] != CB_NONE && e->seq_next[s] > e->seq_hi[s])
+			e->seq_hi[s] = e->seq_next[s];
 	return 0;
 }
 
@@ -219,8 +231,11 @@ static void start_pass(struct cb_engine *e, struct cb_exec *ex, const struct cb_
 	e->n = (int)b->n_tokens;
 	e->err = 0;
 	e->ntaken = 0;
-	/* without an expert executor every expert runs here, unfiltered */
-	e->run_all = !ex->experts_submit;
+	/*
+	 * without an expert executor every expert runs here, unfiltered; so do
+	 * GPT-OSS's (a task has no place for their biases and activation)
+	 */
+	e->run_all = !ex->experts_submit || e->cfg.arch == CB_ARCH_GPT_OSS;
 	e->nrun = 0;
 	for (t = 0; t < b->n_tokens; t++)
 		e->logit_row[t] = !b->logits_mask || b->logits_mask[t] ? n_out++ : CB_NONE;
@@ -324,12 +339,15 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		cb_attn_rope_cache(e, ex);
 
 		/* attention: att = softmax(q k^T / sqrt(head_dim)) v over the cache */
-		cb_attention(e, ex);
+		if (cf->arch == CB_ARCH_GPT_OSS)
+			cb_attention_oss(e, ex);	/* sinks, sliding window */
+		else
+			cb_attention(e, ex);
 
-		/* output: block_out = Wo att */
+		/* output: block_out = Wo att (+ bo: GPT-OSS) */
 		cb_jobs_reset(e);
 		cb_job_add(e, &L->wo, e->block_out, H, &e->att, 0, n,
-			   CB_NULL);		/* wo: [hidden, n_heads*head_dim] */
+			   L->oss.bo.data);	/* wo: [hidden, n_heads*head_dim] */
 		cb_run_jobs(e, ex);
 
 		/* residual, FFN norm: x += block_out; x_norm = rmsnorm(x) * ffn_norm */

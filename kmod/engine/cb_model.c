@@ -8,6 +8,7 @@
  * init may be called from non-FPU code (tests/fpu/run checks).
  */
 #include "cb_engine_priv.h"
+#include "cb_gpt_oss.h"
 
 struct bump {
 	cb_u64 off;
@@ -92,6 +93,8 @@ int cb_engine_check_model(const struct cb_model_config *c,
 		    (check_tensor(&L->q_norm, 1, qd, 1) ||
 		     check_tensor(&L->k_norm, 1, kvd, 1)))
 			return -CB_EINVAL;
+		if (cb_gpt_oss_check_layer(c, L))
+			return -CB_EINVAL;
 		if (!cb_layer_is_moe(c, l)) {
 			if (!c->dense_ffn || check_mlp(&L->mlp_gate, &L->mlp_up,
 						       &L->mlp_down, c->dense_ffn,
@@ -138,12 +141,29 @@ static void carve_acts(struct bump *a, struct cb_acts *acts, cb_u64 rows, cb_u32
 static void layout(struct cb_engine *e, struct bump *a)
 {
 	const struct cb_model_config *c = &e->cfg;
-	cb_u64 T = e->p.max_batch_tokens, S = T * (e->E ? e->K : 0);
-	cb_u64 kv = (cb_u64)e->p.n_seqs * c->n_layers;
+	cb_u64 T = e->p.max_batch_tokens, S = T * (e->E ? e->K : 0), rows = 0;
+	cb_u64 kv, *off;
+	cb_u32 l, *nr;
+
+	/* a GPT-OSS sliding layer keeps a ring of ring_rows, the others every position */
+	for (l = 0; l < c->n_layers; l++)
+		rows += cb_gpt_oss_sliding(c, l) ? e->ring_rows : e->p.max_context;
+	e->kv_slot_rows = rows;
+	kv = (cb_u64)e->p.n_seqs * rows;
 
 	carve(a, sizeof(*e), 1, 1);	/* the engine itself, first */
-	e->k_cache = carve(a, kv * e->p.max_context, e->kvdim, sizeof(float));
-	e->v_cache = carve(a, kv * e->p.max_context, e->kvdim, sizeof(float));
+	e->k_cache = carve(a, kv, e->kvdim, sizeof(float));
+	e->v_cache = carve(a, kv, e->kvdim, sizeof(float));
+	off = carve(a, c->n_layers, sizeof(cb_u64), 1);
+	nr = carve(a, c->n_layers, sizeof(cb_u32), 1);
+	e->kv_off = off;
+	e->kv_rows = nr;
+	for (l = 0, rows = 0; off && l < c->n_layers; l++) {
+		off[l] = rows;
+		nr[l] = cb_gpt_oss_sliding(c, l) ? e->ring_rows : e->p.max_context;
+		rows += nr[l];
+	}
+	e->seq_hi = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
 	e->seq_len = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
 	e->seq_next = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
 
@@ -312,6 +332,7 @@ static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 
 	e->chunk_ps = p->chunk_ns ? (cb_u64)p->chunk_ns * 1000 : CB_CHUNK_PS;
 	e->att_split = cb_att_split(e->hd);
+	e->ring_rows = cb_gpt_oss_ring_rows(cfg, p->max_context, p->max_batch_tokens);
 	return max_chunks(e) > 0x7fffffffull ? -CB_EINVAL : 0;
 }
 
@@ -356,8 +377,10 @@ int cb_engine_init(struct cb_engine **out, const struct cb_model_config *cfg,
 	set_kinds(e, w);
 	e->arena_used = a.off;
 	e->ops = cb_isa_select(p->isa_max_level);
-	for (i = 0; i < p->n_seqs; i++)
+	for (i = 0; i < p->n_seqs; i++) {
 		e->seq_len[i] = 0;
+		e->seq_hi[i] = 0;
+	}
 	*out = e;
 	return 0;
 }
@@ -377,6 +400,7 @@ int cb_engine_seq_reset(struct cb_engine *e, cb_u32 seq)
 	if (seq >= e->p.n_seqs)
 		return -CB_EINVAL;
 	e->seq_len[seq] = 0;
+	e->seq_hi[seq] = 0;
 	return 0;
 }
 

@@ -95,8 +95,12 @@ static void expert_act_chunk(void *arg, int c)
 		/* other slots: a host's expert (stale exp_gate) or done in round 1 */
 		if (!e->run_all && !e->slot_run[s])
 			continue;
-		cb_swiglu(e->exp_gate.f + (cb_size)s * e->F + c0,
-			  e->exp_up + (cb_size)s * e->F + c0, c1 - c0);
+		if (e->cfg.arch == CB_ARCH_GPT_OSS)
+			cb_gpt_oss_swiglu(e, e->exp_gate.f + (cb_size)s * e->F + c0,
+					  e->exp_up + (cb_size)s * e->F + c0, c1 - c0);
+		else
+			cb_swiglu(e->exp_gate.f + (cb_size)s * e->F + c0,
+				  e->exp_up + (cb_size)s * e->F + c0, c1 - c0);
 		cb_acts_quantize_cols(e, &e->exp_gate, s, c0, c1);
 	}
 }
@@ -178,11 +182,11 @@ static void expert_gate_up_jobs(struct cb_engine *e)
 
 		if (!e->run_all && !e->exp_run[x])
 			continue;
-		/* gate, up: [expert_ffn, hidden] */
+		/* gate, up: [expert_ffn, hidden] (+ GPT-OSS's biases) */
 		cb_job_add(e, &L->experts[x].gate, e->exp_gate.f + o * e->F, e->F,
-			   &e->exp_in, o, m, CB_NULL);
+			   &e->exp_in, o, m, cb_gpt_oss_bias_row(&L->oss.gate_bias, x));
 		cb_job_add(e, &L->experts[x].up, e->exp_up + o * e->F, e->F, &e->exp_in,
-			   o, m, CB_NULL);
+			   o, m, cb_gpt_oss_bias_row(&L->oss.up_bias, x));
 	}
 }
 
@@ -203,9 +207,9 @@ static void expert_act_down(struct cb_engine *e, struct cb_exec *ex)
 
 		if (!e->run_all && !e->exp_run[x])
 			continue;
-		/* down: [hidden, expert_ffn] */
+		/* down: [hidden, expert_ffn] (+ GPT-OSS's bias) */
 		cb_job_add(e, &L->experts[x].down, e->exp_out + o * e->H, e->H, &e->exp_gate,
-			   o, (int)e->exp_cnt[x], CB_NULL);
+			   o, (int)e->exp_cnt[x], cb_gpt_oss_bias_row(&L->oss.down_bias, x));
 	}
 	cb_run_jobs(e, ex);
 }
@@ -332,7 +336,7 @@ void cb_moe_layer(struct cb_engine *e, struct cb_exec *ex)
 	/* router logits; the shared expert's gate, up and gate logit */
 	cb_jobs_reset(e);
 	cb_job_add(e, &L->router, e->router_logits, e->E, &e->x_norm, 0, n,
-		   CB_NULL);			/* router: [n_experts, hidden] */
+		   L->oss.router_bias.data);	/* router: [n_experts, hidden] */
 	if (cf->shared_ffn) {
 		cb_job_add(e, &L->shared_gate_proj, e->mlp_gate.f, e->F2, &e->x_norm, 0, n,
 			   CB_NULL);		/* [shared_ffn, hidden] */

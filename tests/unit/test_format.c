@@ -258,7 +258,7 @@ static const struct mcase cases[] = {
 	{ "rope_scaling_yarn_unset", H, 0, 0, HOFF(rope_scaling), 4, 1, -CB_EINVAL,
 	  "rope_scaling factor" },
 	{ "header_ext_gpt_oss", H, 0, 0, HOFF(ext_gpt_oss) + 44, 4, 1, -CB_EINVAL,
-	  "header word at byte 432 is not zero" },
+	  "GPT-OSS word 11 set for another arch" },
 	{ "header_ext_mla", H, 0, 0, HOFF(ext_mla) + 4, 4, 1u << 31, -CB_EINVAL,
 	  "header word at byte 440 is not zero" },
 	{ "config_reserved0", H, 0, 0, COFF(reserved0), 4, 1, -CB_EINVAL, "reserved0" },

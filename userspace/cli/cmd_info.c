@@ -12,6 +12,7 @@
 
 #include <cJSON.h>
 
+#include "cb_gpt_oss.h"
 #include "cbfile.h"
 #include "cli.h"
 #include "hfmodel.h"
@@ -19,13 +20,13 @@
 #include "tokenizer.h"
 
 static const char *const arch_names[CB_ARCH__COUNT] = {
-	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe"
+	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss"
 };
 
 /* The HF class each architecture comes from. */
 static const char *const arch_classes[CB_ARCH__COUNT] = {
 	"LlamaForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM",
-	"Qwen3MoeForCausalLM", "OlmoeForCausalLM"
+	"Qwen3MoeForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM"
 };
 
 struct dtype_stat {
@@ -121,6 +122,16 @@ static void print_text(const char *path, const char *name, const char *arch_name
 	       f32_of(c->rms_eps_bits), c->qkv_bias ? ", qkv bias" : "",
 	       c->qk_norm == 1 ? ", q/k norm per head" : c->qk_norm == 2 ? ", q/k norm full" : "",
 	       c->clip_qkv_bits ? ", clip_qkv" : "", c->tied_embeddings ? ", tied embeddings" : "");
+	if (c->arch == CB_ARCH_GPT_OSS) {
+		cb_u32 l, nsl = 0;
+
+		for (l = 0; l < c->n_layers; l++)
+			nsl += cb_gpt_oss_sliding(c, l);
+		printf("gpt-oss:      sinks, o/router/expert biases, window %u on %u of %u "
+		       "layers, swiglu limit %g alpha %g\n", c->oss.sliding_window, nsl,
+		       c->n_layers, f32_of(c->oss.swiglu_limit_bits),
+		       f32_of(c->oss.swiglu_alpha_bits));
+	}
 	printf("tensors:      %llu, %llu bytes of weights; %llu bytes on disk\n",
 	       (unsigned long long)n_tensors, (unsigned long long)weight_bytes,
 	       (unsigned long long)file_bytes);
@@ -178,6 +189,16 @@ static void print_json(const char *path, const char *name, const char *arch_name
 	cJSON_AddStringToObject(o, "qk_norm", c->qk_norm == 1 ? "head" : c->qk_norm == 2 ? "full"
 										: "none");
 	cJSON_AddBoolToObject(o, "tied_embeddings", c->tied_embeddings);
+	if (c->arch == CB_ARCH_GPT_OSS) {
+		cJSON *sl = cJSON_CreateArray();
+
+		for (l = 0; l < c->n_layers; l++)
+			if (cb_gpt_oss_sliding(c, l))
+				cJSON_AddItemToArray(sl, cJSON_CreateNumber(l));
+		cJSON_AddItemToObject(o, "sliding_layers", sl);
+		cJSON_AddNumberToObject(o, "sliding_window", c->oss.sliding_window);
+		cJSON_AddNumberToObject(o, "swiglu_limit", f32_of(c->oss.swiglu_limit_bits));
+	}
 	cJSON_AddNumberToObject(o, "max_context", c->max_context);
 	cJSON_AddNumberToObject(o, "n_tensors", (double)n_tensors);
 	cJSON_AddNumberToObject(o, "weight_bytes", (double)weight_bytes);

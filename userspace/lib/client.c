@@ -223,7 +223,7 @@ int colibri_dev_submit(int fd, struct colibri_submit *s)
 const char *colibri_arch_name(unsigned int arch)
 {
 	static const char *const names[] = {
-		"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe",
+		"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss",
 	};
 
 	return arch < sizeof(names) / sizeof(names[0]) ? names[arch] : "unknown";
