@@ -9,9 +9,9 @@ header (padded with spaces to a multiple of 8), then the raw data.
 
 usage: make_checkpoint.py ARCH OUTDIR [--dtype F32|F16|BF16] [--shards N]
                           [--seed S]
-ARCH: mixtral qwen2_moe qwen3_moe olmoe llama (and mixtral_k, qwen2_moe_k,
-qwen3_moe_k: shapes for the k-quants; qwen3_moe_yarn, qwen3_moe_yarn_notrunc,
-olmoe_yarn, llama_yarn: YaRN RoPE scaling)
+ARCH: mixtral qwen2_moe qwen3_moe olmoe llama gpt_oss (and mixtral_k,
+qwen2_moe_k, qwen3_moe_k: shapes for the k-quants; qwen3_moe_yarn,
+qwen3_moe_yarn_notrunc, olmoe_yarn, llama_yarn: YaRN RoPE scaling)
 """
 import argparse
 import json
@@ -79,6 +79,25 @@ CONFIGS = {
     },
 }
 
+# GPT-OSS: head_dim 64 with n_heads * head_dim != hidden, a window of 8 so
+# that short prompts wrap the sliding layers' ring, and a low swiglu_limit
+# so that the clamps act on random weights.
+CONFIGS["gpt_oss"] = {
+    "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+    "vocab_size": 300, "hidden_size": 96, "intermediate_size": 64,
+    "head_dim": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "num_local_experts": 4, "num_experts_per_tok": 2,
+    "experts_per_token": 2, "sliding_window": 8,
+    "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+    "swiglu_limit": 2.0, "rope_theta": 150000.0, "rms_norm_eps": 1e-5,
+    "max_position_embeddings": 2048, "tie_word_embeddings": False,
+    "attention_bias": True, "rope_scaling": None, "hidden_act": "silu",
+    "torch_dtype": "bfloat16",
+}
+
+# the same without a sliding layer: its KV cache is what the ring saves
+CONFIGS["gpt_oss_full"] = dict(CONFIGS["gpt_oss"], layer_types=["full_attention"] * 3)
+
 # Shapes whose rows hold whole 256-weight super-blocks, for the k-quants
 # (tests/quant): Mixtral with 8 experts (llama.cpp's 8-expert rules), Qwen2-MoE
 # with expert rows of 320 (not whole super-blocks: the presets' fallbacks)
@@ -116,7 +135,7 @@ def is_moe_layer(cfg, l):
     arch = cfg["architectures"][0]
     if arch == "LlamaForCausalLM":
         return False
-    if arch in ("MixtralForCausalLM", "OlmoeForCausalLM"):
+    if arch in ("MixtralForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM"):
         return True
     return (l not in cfg.get("mlp_only_layers", []) and cfg["num_experts"] > 0
             and (l + 1) % cfg.get("decoder_sparse_step", 1) == 0)
@@ -164,7 +183,9 @@ def make_tensors(cfg, rng):
         if arch == "OlmoeForCausalLM":
             t[p + "self_attn.q_norm.weight"] = norm(nh * hd)
             t[p + "self_attn.k_norm.weight"] = norm(nkv * hd)
-        if not is_moe_layer(cfg, l):
+        if arch == "GptOssForCausalLM":
+            gpt_oss_layer(t, p, cfg, lin, rng)
+        elif not is_moe_layer(cfg, l):
             mlp(p + "mlp", cfg["intermediate_size"])
         elif arch == "MixtralForCausalLM":
             E = cfg["num_local_experts"]
@@ -185,6 +206,29 @@ def make_tensors(cfg, rng):
     if not cfg.get("tie_word_embeddings", False):
         t["lm_head.weight"] = lin(V, H, 3.0)
     return t
+
+
+def gpt_oss_layer(t, p, cfg, lin, rng):
+    """GPT-OSS's own tensors, in the dequantized HF layout: gate_up_proj is
+    [E, hidden, 2 * ffn] (x @ W, gate and up interleaved by column),
+    down_proj [E, ffn, hidden]."""
+    H, F, E = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_local_experts"]
+    nh = cfg["num_attention_heads"]
+    nkv, hd = cfg["num_key_value_heads"], cfg["head_dim"]
+
+    def vec(*shape, s=0.1):
+        return (s * rng.standard_normal(shape)).astype(np.float32)
+
+    for x, n in (("q", nh * hd), ("k", nkv * hd), ("v", nkv * hd), ("o", H)):
+        t[p + f"self_attn.{x}_proj.bias"] = vec(n)
+    t[p + "self_attn.sinks"] = vec(nh, s=1.0)
+    t[p + "mlp.router.weight"] = lin(E, H, 2.0)
+    t[p + "mlp.router.bias"] = vec(E, s=0.5)
+    t[p + "mlp.experts.gate_up_proj"] = np.stack([lin(H, 2 * F, np.sqrt(2 * F / H)).reshape(H, 2 * F)
+                                                  for _ in range(E)]).astype(np.float32)
+    t[p + "mlp.experts.gate_up_proj_bias"] = vec(E, 2 * F)
+    t[p + "mlp.experts.down_proj"] = np.stack([lin(F, H, np.sqrt(H / F)) for _ in range(E)]).astype(np.float32)
+    t[p + "mlp.experts.down_proj_bias"] = vec(E, H)
 
 
 def encode(a, dtype):

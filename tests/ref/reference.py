@@ -3,7 +3,8 @@
 """Independent numpy reference of the supported HF architectures.
 
 Written from the semantics of the Hugging Face modeling files
-(modeling_llama / mixtral / qwen2_moe / qwen3_moe / olmoe), not from the C
+(modeling_llama / mixtral / qwen2_moe / qwen3_moe / olmoe / gpt_oss: the
+latter in gpt_oss.py), not from the C
 engine: float64 throughout, full-sequence (no KV cache), explicit causal
 mask, HF's rotate_half RoPE, softmax -> top-k (-> renormalise) routing.
 
@@ -19,6 +20,7 @@ import struct
 
 import numpy as np
 
+import gpt_oss  # tests/ref/gpt_oss.py: GptOssForCausalLM's attention and experts
 import quants  # tests/ref/quants.py: the activation forms (Model's acts)
 
 
@@ -163,7 +165,7 @@ class Model:
         c = self.cfg
         if self.arch == "LlamaForCausalLM":
             return False
-        if self.arch in ("MixtralForCausalLM", "OlmoeForCausalLM"):
+        if self.arch in ("MixtralForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM"):
             return True
         return (l not in c.get("mlp_only_layers", []) and c["num_experts"] > 0
                 and (l + 1) % c.get("decoder_sparse_step", 1) == 0)
@@ -175,6 +177,8 @@ class Model:
         return linear(x, self.w[name], b)
 
     def attention(self, x, p, pos):
+        if self.arch == "GptOssForCausalLM":
+            return gpt_oss.attention(self, x, p, pos, self.layer, rope)
         w, T = self.w, x.shape[0]
         bias = self.arch == "Qwen2MoeForCausalLM" or self.cfg.get("attention_bias", False)
         q = self.lin(x, p + "q_proj.weight", w.get(p + "q_proj.bias") if bias else None)
@@ -215,6 +219,8 @@ class Model:
 
     def moe(self, x, p):
         c, w = self.cfg, self.w
+        if self.arch == "GptOssForCausalLM":
+            return gpt_oss.moe(self, x, p)
         if self.arch == "MixtralForCausalLM":
             gate, ex, names = p + "block_sparse_moe.gate.weight", p + "block_sparse_moe.experts", ("w1", "w3", "w2")
             E, renorm = c["num_local_experts"], True

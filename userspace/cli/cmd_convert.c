@@ -28,6 +28,7 @@
 #include "chat_template.h"
 #include "cli.h"
 #include "gguf.h"
+#include "hf_gpt_oss.h"
 #include "hfmodel.h"
 #include "host.h"
 #include "quant_par.h"
@@ -434,6 +435,12 @@ int cmd_convert(int argc, char **argv)
 		goto fail;
 	}
 	guard_tmp(cbfile_writer_tmp_path(w));
+	if (cfg.arch == CB_ARCH_GPT_OSS) {
+		/* fused experts, rebuilt in memory (userspace/lib/hf_gpt_oss.c) */
+		if (hf_gpt_oss_write(src, &quant, w, err, sizeof(err)))
+			goto fail_src;
+		goto finish;
+	}
 	n = cbfile_writer_count(w);
 	srcs = calloc(n, sizeof(*srcs));
 	dts = calloc(n, 1);
@@ -465,6 +472,7 @@ int cmd_convert(int argc, char **argv)
 			goto fail;
 		}
 	}
+finish:
 	if (cbfile_writer_finish(w, err, sizeof(err))) {
 		w = NULL;
 		goto fail;

@@ -10,6 +10,7 @@
  *   Qwen2-MoE: mlp.gate, mlp.experts.E.{gate,up,down}_proj,
  *              mlp.shared_expert.{gate,up,down}_proj, mlp.shared_expert_gate
  *   Qwen3-MoE, OLMoE: mlp.gate, mlp.experts.E.{gate,up,down}_proj
+ *   GPT-OSS:   self_attn.sinks, mlp.router, fused experts (hf_gpt_oss.c)
  *   dense layers: mlp.{gate,up,down}_proj
  */
 #include <limits.h>
@@ -21,6 +22,7 @@
 #include <cJSON.h>
 
 #include "cb_format.h"
+#include "hf_gpt_oss.h"
 #include "cb_ops.h"
 #include "hfmodel.h"
 #include "quant_preset.h"
@@ -130,9 +132,11 @@ static int parse_config(struct loader *ld, const char *dir, const cJSON *root)
 		c->arch = CB_ARCH_QWEN3_MOE;
 	else if (!strcmp(a, "OlmoeForCausalLM"))
 		c->arch = CB_ARCH_OLMOE;
+	else if (!strcmp(a, "GptOssForCausalLM"))
+		c->arch = CB_ARCH_GPT_OSS;
 	else {
 		seterr(ld, "%s/config.json: architecture '%s' is not supported "
-		       "(Llama, Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE are)", dir, a);
+		       "(Llama, Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, GPT-OSS are)", dir, a);
 		return -1;
 	}
 
@@ -214,6 +218,14 @@ static int parse_config(struct loader *ld, const char *dir, const cJSON *root)
 		if (cJSON_IsNumber(v2))
 			c->clip_qkv_bits = f32_bits((float)v2->valuedouble);
 		break;
+	case CB_ARCH_GPT_OSS:
+		REQ("intermediate_size", expert_ffn);
+		REQ("num_local_experts", n_experts);
+		if (jint(root, "num_experts_per_tok", -1, &v))
+			REQ("experts_per_token", top_k);
+		else
+			c->top_k = (cb_u32)v;
+		return hf_gpt_oss_config(root, c, dir, ld->err, ld->errlen);
 	}
 	return 0;
 }
@@ -343,6 +355,14 @@ static int load_layer(struct loader *ld, cb_u32 l)
 	} else if (c->qk_norm == CB_QK_NORM_FULL) {
 		LD(q_norm, "self_attn.q_norm.weight", 1, qd, K_VECTOR, COLIBRI_T_Q_NORM);
 		LD(k_norm, "self_attn.k_norm.weight", 1, kvd, K_VECTOR, COLIBRI_T_K_NORM);
+	}
+	if (c->arch == CB_ARCH_GPT_OSS) {
+		LD(oss.sinks, "self_attn.sinks", 1, c->n_heads, K_VECTOR, COLIBRI_T_ATTN_SINKS);
+		LD(oss.bo, "self_attn.o_proj.bias", 1, H, K_VECTOR, COLIBRI_T_BO);
+		LD(router, "mlp.router.weight", c->n_experts, H, K_MATRIX, COLIBRI_T_ROUTER);
+		LD(oss.router_bias, "mlp.router.bias", 1, c->n_experts, K_VECTOR,
+		   COLIBRI_T_ROUTER_BIAS);
+		return hf_gpt_oss_experts(m, &ld->q, l, ld->err, ld->errlen);
 	}
 	if (!cb_layer_is_moe(c, l)) {
 		LD(mlp_gate, "mlp.gate_proj.weight", c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_GATE);
