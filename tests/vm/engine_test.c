@@ -214,6 +214,94 @@ TEST_F(model, submit_validates_everything)
 	close(s);
 }
 
+/*
+ * A GPT-OSS model generates through /dev/colibri: 40 greedy tokens, far
+ * past its window of 8 (the kernel's ring of 8 + 4 - 1 rows wraps three
+ * times), each the argmax of the in-process engine's logits for the same
+ * tokens (whose ring, of 8 + 64 - 1 rows, holds them all: a wrong ring
+ * index in either would show).
+ */
+TEST(gpt_oss_generates_through_device)
+{
+	uint32_t all[6 + 40] = { 5, 17, 200, 3, 99, 42 };
+	int fd = colibri_dev_open(), s, i, j, best;
+	struct colibri_submit sub;
+	struct colibri_attach a;
+	char path[4096];
+	float *ul;
+
+	ASSERT_LE(0, fd);
+	setenv("COLIBRI_ISA", colibri_isa_name(info_now(fd).isa_level), 1);
+	ASSERT_EQ(0, fixture("gpt_oss-f32", path, sizeof(path)))
+		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
+	ASSERT_EQ(0, colibri_dev_load(fd, path, "oss", NULL, NULL));
+	s = colibri_dev_open();
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, colibri_dev_attach(s, "oss", 64, 4, &a));
+	ul = calloc(a.vocab_size, sizeof(float));
+	ASSERT_NE(NULL, ul);
+	ASSERT_EQ(0, submit(s, all, 6, COLIBRI_SUBMIT_RESET, NULL, 0, &sub));
+	for (i = 0; i < 40; i++) {
+		all[6 + i] = (uint32_t)sub.token;
+		ASSERT_EQ(0, user_logits(path, all, 6 + i, ul, 64));
+		for (j = 1, best = 0; j < (int)a.vocab_size; j++)
+			best = ul[j] > ul[best] ? j : best;
+		EXPECT_EQ(best, sub.token) TH_LOG("token %d", i);
+		if (i < 39)
+			ASSERT_EQ(0, submit(s, &all[6 + i], 1, 0, NULL, 0, &sub));
+	}
+	EXPECT_EQ(45, sub.n_past);
+	free(ul);
+	close(s);
+	EXPECT_EQ(0, colibri_dev_unload(fd, "oss", 0));
+	close(fd);
+}
+
+/*
+ * The sliding layers' ring in the kernel's memory.  A session shares its
+ * model's engine: 8 slots of the fixture's 2048 positions, 64 tokens a pass
+ * (the module's defaults).  With layers 0 and 2 sliding over 8 positions,
+ * that engine is smaller than the same model's without a window by two
+ * layers' K and V of 2048 - (8 + 64 - 1) positions per slot (to the page
+ * the kernel rounds it to): /sys/kernel/colibri/models/NAME/shared_bytes.
+ */
+TEST(gpt_oss_ring_bounds_session_memory)
+{
+	const char *names[2] = { "gpt_oss-f32", "gpt_oss_full-f32" };
+	int64_t kvrow = 2 * 64 * sizeof(float) * 2;	/* kv heads x head_dim, K and V */
+	int64_t want = 8 * 2 * (2048 - (8 + 64 - 1)) * kvrow, got;
+	long long bytes[2] = { 0, 0 };
+	int fd = colibri_dev_open(), i;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 2; i++) {
+		struct colibri_attach a;
+		char path[4096];
+		FILE *f;
+		int s;
+
+		ASSERT_EQ(0, fixture(names[i], path, sizeof(path)))
+			TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
+		ASSERT_EQ(0, colibri_dev_load(fd, path, "ring", NULL, NULL));
+		s = colibri_dev_open();
+		ASSERT_LE(0, s);
+		ASSERT_EQ(0, colibri_dev_attach(s, "ring", 256, 4, &a));
+		f = fopen("/sys/kernel/colibri/models/ring/shared_bytes", "r");
+		ASSERT_NE(NULL, f);
+		EXPECT_EQ(1, fscanf(f, "%lld", &bytes[i]));
+		fclose(f);
+		close(s);
+		ASSERT_EQ(0, colibri_dev_unload(fd, "ring", 0));
+	}
+	got = bytes[1] - bytes[0];
+	TH_LOG("shared engine: %lld bytes with the ring, %lld without: %lld saved, %lld expected",
+	       bytes[0], bytes[1], (long long)got, (long long)want);
+	EXPECT_LT(0, bytes[0]);
+	EXPECT_GT(got, want - 4096);
+	EXPECT_LT(got, want + 4096);
+	close(fd);
+}
+
 /* Every fixture: kernel logits == in-process logits, bit for bit. */
 TEST(kernel_logits_equal_in_process_engine)
 {

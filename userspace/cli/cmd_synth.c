@@ -39,7 +39,7 @@ struct synth_opts {
 	const char *out, *name, *tokenizer;
 	int arch;
 	long hidden, layers, experts, top_k, ffn, heads, kv_heads, vocab, shared_ffn;
-	long context;
+	long context, head_dim, window;
 	int dtype, threads;
 	struct cb_quant q;	/* --quant: a type or a preset */
 	uint64_t seed;
@@ -161,6 +161,7 @@ static const char *const arch_names[CB_ARCH__COUNT] = {
 	[CB_ARCH_QWEN2_MOE] = "qwen2_moe",
 	[CB_ARCH_QWEN3_MOE] = "qwen3_moe",
 	[CB_ARCH_OLMOE] = "olmoe",
+	[CB_ARCH_GPT_OSS] = "gpt_oss",
 };
 
 static uint32_t f32_bits(float f)
@@ -182,16 +183,21 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 {
 	const char *why = NULL;
 	int blocks = !o->q.preset && cb_dtype_block((cb_u32)o->dtype) > 1;
+	cb_u32 l;
 
 	memset(c, 0, sizeof(*c));
 	if (o->hidden <= 0 || o->layers <= 0 || o->heads <= 0 || o->vocab <= 0 || o->ffn <= 0)
 		why = "--hidden, --layers, --heads, --ffn and --vocab are required and > 0";
 	else if (o->layers > CB_MAX_LAYERS)
 		why = "--layers is above the engine's limit of 256";
-	else if (o->hidden % o->heads)
+	else if (o->head_dim && o->arch != CB_ARCH_GPT_OSS)
+		why = "--head-dim is a gpt_oss option (elsewhere it is hidden / heads)";
+	else if (!o->head_dim && o->hidden % o->heads)
 		why = "--heads does not divide --hidden";
-	else if ((o->hidden / o->heads) % 2)
-		why = "head_dim (hidden / heads) must be even";
+	else if ((o->head_dim ? o->head_dim : o->hidden / o->heads) % 2)
+		why = "head_dim (hidden / heads, or --head-dim) must be even";
+	else if (o->arch == CB_ARCH_GPT_OSS && (o->window < 1 || o->window > o->context))
+		why = "--window must be in 1..--context";
 	else if (o->kv_heads <= 0 || o->heads % o->kv_heads)
 		why = "--kv-heads must divide --heads";
 	else if (o->hidden > SYNTH_MAX_COLS || o->ffn > SYNTH_MAX_COLS ||
@@ -222,7 +228,7 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	c->n_layers = (cb_u32)o->layers;
 	c->n_heads = (cb_u32)o->heads;
 	c->n_kv_heads = (cb_u32)o->kv_heads;
-	c->head_dim = (cb_u32)(o->hidden / o->heads);
+	c->head_dim = (cb_u32)(o->head_dim ? o->head_dim : o->hidden / o->heads);
 	c->decoder_sparse_step = 1;
 	c->rope_layout = CB_ROPE_NEOX;
 	c->rope_theta_bits = f32_bits(o->arch == CB_ARCH_QWEN2_MOE ||
@@ -252,6 +258,18 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	case CB_ARCH_OLMOE:
 		c->qk_norm = CB_QK_NORM_FULL;
 		break;
+	case CB_ARCH_GPT_OSS:
+		/* GPT-OSS-20B/120B: even layers slide, the odd ones see everything */
+		c->qkv_bias = 1;
+		c->norm_topk_prob = 1;
+		c->rope_theta_bits = f32_bits(150000.0f);
+		c->rms_eps_bits = f32_bits(1e-5f);
+		c->oss.sliding_window = (cb_u32)o->window;
+		c->oss.swiglu_limit_bits = f32_bits(7.0f);
+		c->oss.swiglu_alpha_bits = f32_bits(1.702f);
+		for (l = 0; l < c->n_layers; l += 2)
+			c->oss.sliding_layers[l / 32] |= 1u << (l % 32);
+		break;
 	}
 	return 0;
 }
@@ -259,9 +277,10 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 static void synth_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: colibri synth --arch mixtral|qwen2_moe|qwen3_moe|olmoe|llama\n"
+		"usage: colibri synth --arch mixtral|qwen2_moe|qwen3_moe|olmoe|llama|gpt_oss\n"
 		"         --hidden H --layers L --ffn F --heads NH --vocab V\n"
 		"         [--experts E --top-k K] [--kv-heads NKV] [--shared-ffn S]\n"
+		"         [--head-dim D --window W (gpt_oss; even layers slide, W 128)]\n"
 		"         [--quant T] [--seed S] [--context N]\n"
 		"         [--name NAME] [--threads N] [--tokenizer tokenizer.json]\n"
 		"         -o OUT.colibri\n"
@@ -301,6 +320,8 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		{ "quant", required_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "context", required_argument, NULL, 'c' },
+		{ "head-dim", required_argument, NULL, 'D' },
+		{ "window", required_argument, NULL, 'W' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "tokenizer", required_argument, NULL, 't' },
 		CLI_OPTION_THREADS,
@@ -334,6 +355,8 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		case 'V': num = &o->vocab; break;
 		case 'S': num = &o->shared_ffn; break;
 		case 'c': num = &o->context; break;
+		case 'D': num = &o->head_dim; break;
+		case 'W': num = &o->window; break;
 		case 'q':
 			if (cb_quant_parse(optarg, &o->q)) {
 				fprintf(stderr, "colibri synth: unknown --quant '%s' (%s)\n",
@@ -423,7 +446,7 @@ static char *synth_tokenizer(const struct synth_opts *o, struct cbfile_meta *met
 int cmd_synth(int argc, char **argv)
 {
 	struct synth_opts o = { .arch = -1, .dtype = CB_DT_Q8_0, .q = { 0, CB_DT_Q8_0 }, .seed = 1,
-				.context = 4096 };
+				.context = 4096, .window = 128 };
 	struct cb_model_config cfg;
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	struct cbfile_writer *w = NULL;
