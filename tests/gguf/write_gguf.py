@@ -7,6 +7,12 @@ metadata keys, so colibri's loader reads these files as it would read a
 converted model:
   - llama-family q/k weights are permuted the way llama.cpp's converter does
     (rows of each head reordered so RoPE pairs are (2i, 2i+1)),
+  - GPT-OSS becomes arch "gpt-oss" as llama.cpp's converter writes it:
+    post_attention_norm, attn_sinks, attn_output.bias, ffn_gate_inp.bias,
+    the fused gate_up_proj split into ffn_gate_exps / ffn_up_exps (columns
+    0, 2, ... and 1, 3, ...) and transposed to [E, ffn, hidden], down_proj
+    to [E, hidden, ffn], their biases ffn_{gate,up,down}_exps.bias,
+    attention.sliding_window (the even layers slide),
   - Mixtral becomes arch "llama" with stacked ffn_*_exps tensors
     ([E, rows, cols], ne = {cols, rows, E}) or, with --per-expert, the older
     ffn_*.E tensors,
@@ -277,7 +283,7 @@ class Quantizer:
 
 ARCH = {"LlamaForCausalLM": "llama", "MixtralForCausalLM": "llama",
         "Qwen2MoeForCausalLM": "qwen2moe", "Qwen3MoeForCausalLM": "qwen3moe",
-        "OlmoeForCausalLM": "olmoe"}
+        "OlmoeForCausalLM": "olmoe", "GptOssForCausalLM": "gpt-oss"}
 
 
 def permute(w, n_head):
@@ -434,7 +440,11 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
         if rs.get("beta_slow"):
             g.add(arch + ".rope.scaling.yarn_beta_slow", F32, float(rs["beta_slow"]))
     g.add(arch + ".vocab_size", U32, cfg["vocab_size"])
-    if hf_arch == "LlamaForCausalLM":
+    if hf_arch == "GptOssForCausalLM":
+        g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
+        g.add(arch + ".expert_feed_forward_length", U32, cfg["intermediate_size"])
+        g.add(arch + ".attention.sliding_window", U32, cfg["sliding_window"])
+    elif hf_arch == "LlamaForCausalLM":
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
     elif hf_arch in ("MixtralForCausalLM", "OlmoeForCausalLM"):
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
@@ -496,6 +506,21 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
         if p + "self_attn.q_norm.weight" in w:
             put(b + "attn_q_norm.weight", w[p + "self_attn.q_norm.weight"])
             put(b + "attn_k_norm.weight", w[p + "self_attn.k_norm.weight"])
+        if hf_arch == "GptOssForCausalLM":
+            put(b + "post_attention_norm.weight", w[p + "post_attention_layernorm.weight"])
+            put(b + "attn_output.bias", w[p + "self_attn.o_proj.bias"])
+            put(b + "attn_sinks.weight", w[p + "self_attn.sinks"])
+            put(b + "ffn_gate_inp.weight", w[p + "mlp.router.weight"], "F32")
+            put(b + "ffn_gate_inp.bias", w[p + "mlp.router.bias"])
+            gu = w[p + "mlp.experts.gate_up_proj"]
+            gub = w[p + "mlp.experts.gate_up_proj_bias"]
+            put(b + "ffn_gate_exps.weight", gu[:, :, 0::2].transpose(0, 2, 1))
+            put(b + "ffn_up_exps.weight", gu[:, :, 1::2].transpose(0, 2, 1))
+            put(b + "ffn_down_exps.weight", w[p + "mlp.experts.down_proj"].transpose(0, 2, 1))
+            put(b + "ffn_gate_exps.bias", gub[:, 0::2], "F32")
+            put(b + "ffn_up_exps.bias", gub[:, 1::2], "F32")
+            put(b + "ffn_down_exps.bias", w[p + "mlp.experts.down_proj_bias"], "F32")
+            continue
         put(b + "ffn_norm.weight", w[p + "post_attention_layernorm.weight"])
         if hf_arch == "MixtralForCausalLM":
             mp, names, router = p + "block_sparse_moe.", ("w1", "w3", "w2"), "gate"

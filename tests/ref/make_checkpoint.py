@@ -95,6 +95,8 @@ CONFIGS["gpt_oss"] = {
     "torch_dtype": "bfloat16",
 }
 
+# llama.cpp fixes GPT-OSS's swiglu_limit at 7 (GGUF has no key for it)
+CONFIGS["gpt_oss_l7"] = dict(CONFIGS["gpt_oss"], swiglu_limit=7.0)
 # the same without a sliding layer: its KV cache is what the ring saves
 CONFIGS["gpt_oss_full"] = dict(CONFIGS["gpt_oss"], layer_types=["full_attention"] * 3)
 

@@ -11,6 +11,7 @@
 
 #include "cb_format.h"
 #include "cbfile.h"
+#include "cb_gpt_oss.h"
 #include "gguf.h"
 #include "tokenizer.h"
 
@@ -29,6 +30,8 @@ static const struct cb_tensor *slot_tensor(const struct hf_model *m,
 	if (s->layer >= m->cfg.n_layers)
 		return NULL;
 	L = &m->layers[s->layer];
+	if (cb_gpt_oss_tensor((struct cb_layer_weights *)L, s->role))	/* roles 64.. */
+		return cb_gpt_oss_tensor((struct cb_layer_weights *)L, s->role);
 	switch (s->role) {
 	case COLIBRI_T_ATTN_NORM: return &L->attn_norm;
 	case COLIBRI_T_WQ: return &L->wq;

@@ -11,6 +11,8 @@
  *   experts: ffn_gate_inp (router), ffn_{gate,up,down}_exps (stacked
  *            [E, rows, cols]) or ffn_{gate,up,down}.E (older Mixtral files),
  *            ffn_{gate,up,down}_shexp and ffn_gate_inp_shexp (Qwen2-MoE)
+ *   gpt-oss: post_attention_norm (for ffn_norm), attn_sinks, attn_output.bias,
+ *            ffn_gate_inp.bias, ffn_{gate,up,down}_exps.bias ([E, rows])
  * GGUF lists dimensions fastest first: ne = {cols, rows, experts}.
  */
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 
 #include "cb_ops.h"
 #include "gguf.h"
+#include "gguf_gpt_oss.h"
 #include "rope_scaling.h"
 
 struct gloader {
@@ -134,9 +137,12 @@ static int parse_config(struct gloader *ld)
 		c->arch = CB_ARCH_OLMOE;
 		c->rope_layout = CB_ROPE_NEOX;
 		c->qk_norm = CB_QK_NORM_FULL;
+	} else if (!strcmp(ld->arch, "gpt-oss")) {
+		c->arch = CB_ARCH_GPT_OSS;
+		c->rope_layout = CB_ROPE_NEOX;
 	} else {
-		seterr(ld, "architecture '%s' is not supported (llama, qwen2moe, qwen3moe and "
-		       "olmoe are)", ld->arch);
+		seterr(ld, "architecture '%s' is not supported (llama, qwen2moe, qwen3moe, "
+		       "olmoe and gpt-oss are)", ld->arch);
 		return -1;
 	}
 
@@ -159,7 +165,7 @@ static int parse_config(struct gloader *ld)
 		       c->n_layers, c->n_experts, CB_MAX_LAYERS, CB_MAX_EXPERTS);
 		return -1;
 	}
-	if (gating != 1) {
+	if (gating != 1 && c->arch != CB_ARCH_GPT_OSS) {	/* gpt-oss: its own, below */
 		seterr(ld, "%s.expert_gating_func %u is not supported (only softmax, 1)",
 		       ld->arch, gating);
 		return -1;
@@ -215,6 +221,8 @@ static int parse_config(struct gloader *ld)
 		c->norm_topk_prob = (cb_u32)b;
 	if (c->arch == CB_ARCH_LLAMA && c->n_experts)
 		c->arch = CB_ARCH_MIXTRAL;
+	if (c->arch == CB_ARCH_GPT_OSS && gguf_gpt_oss_config(ld->gf, c, ld->err, ld->errlen))
+		return -1;
 	if (c->n_experts && (!c->top_k || c->top_k > c->n_experts || c->top_k > CB_MAX_TOP_K)) {
 		seterr(ld, "expert_used_count %u is out of range (1..%u)", c->top_k,
 		       c->n_experts < CB_MAX_TOP_K ? c->n_experts : CB_MAX_TOP_K);
@@ -471,7 +479,8 @@ static int scan_layers(struct gloader *ld)
 	}
 	/* cross-check the sizes the metadata states, where it states them */
 	if (c->expert_ffn) {
-		const char *k = c->arch == CB_ARCH_QWEN2_MOE || c->arch == CB_ARCH_QWEN3_MOE ?
+		const char *k = c->arch == CB_ARCH_QWEN2_MOE || c->arch == CB_ARCH_QWEN3_MOE ||
+				c->arch == CB_ARCH_GPT_OSS ?
 				"expert_feed_forward_length" : "feed_forward_length";
 
 		if (meta_u32(ld, k, c->expert_ffn, &meta))
@@ -510,7 +519,8 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 			return -1;					\
 	} while (0)
 	LD(attn_norm, "attn_norm.weight", 1, H, 1);
-	LD(ffn_norm, "ffn_norm.weight", 1, H, 1);
+	LD(ffn_norm, c->arch == CB_ARCH_GPT_OSS ? "post_attention_norm.weight" : "ffn_norm.weight",
+	   1, H, 1);
 	LD(wq, "attn_q.weight", qd, H, 0);
 	LD(wk, "attn_k.weight", kvd, H, 0);
 	LD(wv, "attn_v.weight", kvd, H, 0);
@@ -537,6 +547,19 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 	L->experts = m->experts + (size_t)l * c->n_experts;
 	if (load_experts(ld, l, m->experts + (size_t)l * c->n_experts))
 		return -1;
+	if (c->arch == CB_ARCH_GPT_OSS) {
+		/* the biases of the router and the experts: f32 [E, n] (ne {n, E}) */
+		LD(oss.sinks, "attn_sinks.weight", 1, c->n_heads, 1);
+		LD(oss.bo, "attn_output.bias", 1, H, 1);
+		LD(oss.router_bias, "ffn_gate_inp.bias", 1, c->n_experts, 1);
+		LD(oss.gate_bias, "ffn_gate_exps.bias", c->n_experts, c->expert_ffn, 0);
+		LD(oss.up_bias, "ffn_up_exps.bias", c->n_experts, c->expert_ffn, 0);
+		LD(oss.down_bias, "ffn_down_exps.bias", c->n_experts, H, 0);
+		if (L->oss.gate_bias.dtype || L->oss.up_bias.dtype || L->oss.down_bias.dtype) {
+			seterr(ld, "blk.%u.ffn_*_exps.bias: the expert biases must be F32", l);
+			return -1;
+		}
+	}
 	if (c->shared_ffn) {
 		LD(shared_gate_proj, "ffn_gate_shexp.weight", c->shared_ffn, H, 0);
 		LD(shared_up_proj, "ffn_up_shexp.weight", c->shared_ffn, H, 0);
