@@ -5,7 +5,8 @@ Written from transformers' modeling_gpt_oss.py, not from the C engine:
 eager attention with q/k/v/o biases and a learned sink logit per head
 appended to every row of scores (softmax over [scores, sink], the sink
 column dropped), a causal mask that on "sliding_attention" layers also
-hides positions j <= i - sliding_window, rotate_half RoPE; a router with a
+hides positions j <= i - sliding_window, rotate_half RoPE (YaRN-scaled with
+rope_scaling, as reference.rope does it); a router with a
 bias, torch.topk of its logits and a softmax over the k selected; experts
 x @ gate_up_proj[e] + bias with gate = [..., ::2], up = [..., 1::2],
 gate clamped above at swiglu_limit, up clamped to +-limit,
@@ -21,8 +22,8 @@ def attention(m, x, p, pos, layer, rope):
     q = x @ w[p + "q_proj.weight"].T + w[p + "q_proj.bias"]
     k = x @ w[p + "k_proj.weight"].T + w[p + "k_proj.bias"]
     v = x @ w[p + "v_proj.weight"].T + w[p + "v_proj.bias"]
-    q = rope(q.reshape(T, m.nh, m.hd), pos, m.theta)
-    k = rope(k.reshape(T, m.nkv, m.hd), pos, m.theta)
+    q = rope(q.reshape(T, m.nh, m.hd), pos, m.theta, m.rope_scaling, m.max_pos)
+    k = rope(k.reshape(T, m.nkv, m.hd), pos, m.theta, m.rope_scaling, m.max_pos)
     v = v.reshape(T, m.nkv, m.hd)
     rep = m.nh // m.nkv
     k = np.repeat(k, rep, axis=1)

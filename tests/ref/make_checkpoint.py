@@ -11,7 +11,8 @@ usage: make_checkpoint.py ARCH OUTDIR [--dtype F32|F16|BF16] [--shards N]
                           [--seed S]
 ARCH: mixtral qwen2_moe qwen3_moe olmoe llama gpt_oss (and mixtral_k,
 qwen2_moe_k, qwen3_moe_k: shapes for the k-quants; qwen3_moe_yarn,
-qwen3_moe_yarn_notrunc, olmoe_yarn, llama_yarn: YaRN RoPE scaling)
+qwen3_moe_yarn_notrunc, olmoe_yarn, llama_yarn, gpt_oss_yarn: YaRN RoPE
+scaling)
 """
 import argparse
 import json
@@ -97,6 +98,11 @@ CONFIGS["gpt_oss"] = {
 
 # llama.cpp fixes GPT-OSS's swiglu_limit at 7 (GGUF has no key for it)
 CONFIGS["gpt_oss_l7"] = dict(CONFIGS["gpt_oss"], swiglu_limit=7.0)
+# GPT-OSS's own YaRN (factor 32 over 4096 positions, beta 32 / 1, no
+# truncation), in its 131072-position context
+CONFIGS["gpt_oss_yarn"] = dict(CONFIGS["gpt_oss"], max_position_embeddings=131072, rope_scaling={
+    "rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096,
+    "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False})
 # the same without a sliding layer: its KV cache is what the ring saves
 CONFIGS["gpt_oss_full"] = dict(CONFIGS["gpt_oss"], layer_types=["full_attention"] * 3)
 
