@@ -195,8 +195,8 @@ struct gguf_model {
  * Architectures (general.architecture): llama (dense, or Mixtral-style with
  * llama.expert_count and stacked ffn_*_exps or per-expert ffn_*.E tensors;
  * RoPE interleaved because GGUF's converter permuted q/k), qwen2moe (with a
- * shared expert), qwen3moe, olmoe (NeoX RoPE), gpt-oss (gguf_gpt_oss.c;
- * without rope scaling until YaRN is read).  Every tensor keeps its own
+ * shared expert), qwen3moe, olmoe (NeoX RoPE), gpt-oss (gguf_gpt_oss.c).
+ * Every tensor keeps its own
  * type: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K .. Q6_K, IQ4_NL,
  * IQ4_XS and MXFP4 are used in place (the embedding and output.weight too); norms
  * and biases stored as F16/BF16 are widened to f32.  Other types are
