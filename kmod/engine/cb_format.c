@@ -421,15 +421,6 @@ void cb_format_config_to_file(const struct cb_model_config *c,
 		f->mlp_only_layers[i] = c->mlp_only_layers[i];
 }
 
-void cb_format_ext_to_file(const struct cb_model_config *c, struct colibri_file_header *h)
-{
-	const cb_u32 *o = (const cb_u32 *)&c->oss;
-	cb_u32 i;
-
-	for (i = 0; i < sizeof(c->oss) / 4; i++)
-		((cb_u32 *)&h->ext_gpt_oss)[i] = o[i];
-}
-
 /* ---- public: counting and indexing ----------------------------------- */
 
 int cb_format_check_config(const struct cb_model_config *c, char *why, cb_u32 whylen)
@@ -672,10 +663,7 @@ int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 	flags = rd64(h, HOFF(flags));
 	if (flags & ~COLIBRI_FILE_F_ALL)
 		return HFAIL("unknown flags set");
-	/*
-	 * ext_mla, reserved: no field of them is known to this reader yet;
-	 * ext_gpt_oss is the config's (checked with it)
-	 */
+	/* ext_mla, reserved: unknown to this reader (ext_gpt_oss: the config's) */
 	for (i = HOFF(ext_mla); i < COLIBRI_FILE_HEADER_SIZE; i += 4)
 		if (rd32(h, i))
 			return HFAIL("reserved header word at byte %u is not zero", i);

@@ -252,7 +252,7 @@ const char *cb_format_role_name(cb_u32 role);
 void cb_format_config_to_file(const struct cb_model_config *c,
 			      struct colibri_file_config *f);
 
-/* The header words outside colibri_file_config the config fills (ext_gpt_oss). */
+/* The header's GPT-OSS words (ext_gpt_oss) from the config (cb_gpt_oss.c). */
 void cb_format_ext_to_file(const struct cb_model_config *c, struct colibri_file_header *h);
 
 /**

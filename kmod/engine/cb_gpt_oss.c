@@ -161,3 +161,13 @@ cb_u32 cb_gpt_oss_ring_rows(const struct cb_model_config *c, cb_u32 max_context,
 	r = (cb_u64)c->oss.sliding_window + max_batch_tokens - 1;
 	return (cb_u32)CB_MIN(r, (cb_u64)max_context);
 }
+
+/* cb_format.h: the GPT-OSS words of the header (ext_gpt_oss), from the config */
+void cb_format_ext_to_file(const struct cb_model_config *c, struct colibri_file_header *h)
+{
+	const cb_u32 *o = (const cb_u32 *)&c->oss;
+	cb_u32 i;
+
+	for (i = 0; i < sizeof(c->oss) / 4; i++)
+		((cb_u32 *)&h->ext_gpt_oss)[i] = o[i];
+}
