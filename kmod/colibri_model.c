@@ -39,6 +39,7 @@ static struct kobject *colibri_models_kobj;	/* .../models */
 
 static const char *const colibri_arch_names[] = {
 	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss",
+	"deepseek_v2", "deepseek_v3",
 };
 
 /* --- observers ------------------------------------------------------------- */

@@ -118,7 +118,7 @@
 #define COLIBRI_DT_MXFP4		15	/* GGUF MXFP4: 32 x E2M1, E8M0 scale */
 /*
  * Numbers being assigned on other branches (none valid in a file yet):
- * arch 6..7 DeepSeek-V2/V3; tensor roles 80..95 DeepSeek MLA and routing.
+ * tensor roles 70..79 GPT-OSS, 88..95 DeepSeek (reserved).
  */
 
 /* colibri_file_config.arch: the Hugging Face class the model came from */
@@ -128,6 +128,12 @@
 #define COLIBRI_ARCH_QWEN3_MOE		3	/* Qwen3MoeForCausalLM */
 #define COLIBRI_ARCH_OLMOE		4	/* OlmoeForCausalLM */
 #define COLIBRI_ARCH_GPT_OSS		5	/* GptOssForCausalLM (ext_gpt_oss) */
+#define COLIBRI_ARCH_DEEPSEEK_V2	6	/* DeepseekV2ForCausalLM (MLA) */
+#define COLIBRI_ARCH_DEEPSEEK_V3	7	/* DeepseekV3ForCausalLM (MLA) */
+
+/* colibri_file_mla.score_func: how the router scores experts */
+#define COLIBRI_SCORE_SOFTMAX		0
+#define COLIBRI_SCORE_SIGMOID		1
 
 /* colibri_file_config.rope_layout: how RoPE pairs a head's dimensions */
 #define COLIBRI_ROPE_NEOX		0	/* HF: (i, i + d/2), "rotate_half" */
@@ -235,6 +241,39 @@ struct colibri_file_rope_scaling {
 };
 
 /**
+ * struct colibri_file_mla - DeepSeek's multi-head latent attention and
+ * routing (struct cb_mla_config in fixed-width fields; all zero for other
+ * architectures).  docs/format.md, "MLA and DeepSeek routing".
+ * @q_lora_rank: 0: q = Wq x; else q = Wq_b rmsnorm(Wq_a x).
+ * @kv_lora_rank: width of the cached latent; non-zero exactly for MLA.
+ * @qk_nope_dim: per-head query/key part without RoPE.
+ * @qk_rope_dim: per-head query part and shared key with RoPE (even).
+ * @v_head_dim: per-head value.
+ * @attn_scale_bits: f32 softmax scale; 0 = 1 / sqrt(head_dim).
+ * @score_func: COLIBRI_SCORE_*.
+ * @n_group: expert groups (0 or 1: none); divides n_experts.
+ * @topk_group: groups kept per token, 1..n_group (0 without groups).
+ * @group_top: a group is ranked by the sum of its best group_top
+ *	selection scores (DeepSeek-V2 1, V3 2; 0 without groups).
+ * @sel_bias: 1: the router has a selection bias (tensor role ROUTER_SEL_BIAS).
+ * @route_scale_bits: f32 factor of the routing weights; 0 = 1.
+ */
+struct colibri_file_mla {
+	__u32 q_lora_rank;
+	__u32 kv_lora_rank;
+	__u32 qk_nope_dim;
+	__u32 qk_rope_dim;
+	__u32 v_head_dim;
+	__u32 attn_scale_bits;
+	__u32 score_func;
+	__u32 n_group;
+	__u32 topk_group;
+	__u32 group_top;
+	__u32 sel_bias;
+	__u32 route_scale_bits;
+};
+
+/**
  * struct colibri_file_header - the first COLIBRI_FILE_HEADER_SIZE bytes.
  * @magic: COLIBRI_FILE_MAGIC.
  * @version: COLIBRI_FILE_VERSION.
@@ -267,7 +306,8 @@ struct colibri_file_rope_scaling {
  * @rope_scaling: RoPE scaling (YaRN), all 0 for plain RoPE.
  * @ext_gpt_oss: GPT-OSS attention and FFN (struct colibri_file_gpt_oss);
  *	all zero for the other architectures.
- * @ext_mla: DeepSeek MLA and routing; must be 0 for now.
+ * @ext_mla: DeepSeek MLA and routing (struct colibri_file_mla); all zero
+ *	for the other architectures.
  * @reserved: must be 0.
  */
 struct colibri_file_header {
@@ -300,7 +340,7 @@ struct colibri_file_header {
 
 	struct colibri_file_gpt_oss ext_gpt_oss;	/* 388 .. 436 */
 
-	__u32 ext_mla[12];		/* 436 .. 484 */
+	struct colibri_file_mla ext_mla;	/* 436 .. 484 */
 
 	__u32 reserved[7];		/* 484 .. 512 */
 };
@@ -354,6 +394,22 @@ enum colibri_tensor_role {
 	COLIBRI_T_EXPERT_GATE_BIAS = 67,	/* [n_experts, expert_ffn] */
 	COLIBRI_T_EXPERT_UP_BIAS = 68,	/* [n_experts, expert_ffn] */
 	COLIBRI_T_EXPERT_DOWN_BIAS = 69,	/* [n_experts, hidden] */
+	/*
+	 * MLA layers (kv_lora_rank != 0) replace wk and wv by these; wq is
+	 * [n_heads*head_dim, hidden] without q LoRA, wo [hidden,
+	 * n_heads*v_head_dim].  A layer's order: attn_norm, wq or (q_a,
+	 * q_a_norm, q_b), kv_a, kv_a_norm, k_b, v_b, wo, ffn_norm.
+	 */
+	COLIBRI_T_MLA_Q_A = 80,		/* [q_lora_rank, hidden] */
+	COLIBRI_T_MLA_Q_A_NORM = 81,	/* [1, q_lora_rank] f32 */
+	COLIBRI_T_MLA_Q_B = 82,		/* [n_heads*head_dim, q_lora_rank] */
+	COLIBRI_T_MLA_KV_A = 83,	/* [kv_lora_rank + qk_rope_dim, hidden] */
+	COLIBRI_T_MLA_KV_A_NORM = 84,	/* [1, kv_lora_rank] f32 */
+	/* HF kv_b_proj split per head: k_b[h] = W_uk[h]^T, v_b[h] = W_uv[h] */
+	COLIBRI_T_MLA_K_B = 85,		/* [n_heads*kv_lora_rank, qk_nope_dim] */
+	COLIBRI_T_MLA_V_B = 86,		/* [n_heads*v_head_dim, kv_lora_rank] */
+	/* the last tensor of an MoE layer, when sel_bias */
+	COLIBRI_T_ROUTER_SEL_BIAS = 87,	/* [1, n_experts] f32 */
 };
 
 /**
@@ -391,6 +447,7 @@ struct colibri_file_tensor {
 #endif
 __COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_config) == COLIBRI_FILE_CONFIG_SIZE,
 		     "struct colibri_file_config");
+__COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_mla) == 48, "struct colibri_file_mla");
 __COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_header) == COLIBRI_FILE_HEADER_SIZE,
 		     "struct colibri_file_header");
 __COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_gpt_oss) == 48, "struct colibri_file_gpt_oss");

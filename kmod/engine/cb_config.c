@@ -8,6 +8,7 @@
  */
 #include "cb_engine.h"
 #include "cb_gpt_oss.h"
+#include "cb_mla.h"
 #include "cb_why.h"
 
 /* An f32 bit pattern that is finite and > 0 (or == 0 when zero_ok). */
@@ -94,6 +95,9 @@ int cb_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
 	if (!c->n_kv_heads || c->n_heads % c->n_kv_heads)
 		return CFG_FAIL("n_kv_heads %u does not divide n_heads %u",
 				c->n_kv_heads, c->n_heads);
+	/* MLA's head dims first: head_dim is theirs (qk_nope + qk_rope) */
+	if (cb_is_mla(c) && cb_mla_config_check(c, why, whylen))
+		return -CB_EINVAL;
 	if (!c->head_dim || c->head_dim % 2 || c->head_dim > CB_MAX_HEAD_DIM)
 		return CFG_FAIL("head_dim %u is not even in 2..%u", c->head_dim,
 				CB_MAX_HEAD_DIM);
@@ -147,5 +151,7 @@ int cb_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
 		return CFG_FAIL("dense layers but dense_ffn is 0");
 	if (rope_scaling_check(c, why, whylen))
 		return -CB_EINVAL;
-	return cb_gpt_oss_config_check(c, why, whylen);
+	if (cb_gpt_oss_config_check(c, why, whylen))
+		return -CB_EINVAL;
+	return cb_mla_config_check(c, why, whylen);
 }

@@ -59,6 +59,8 @@ enum cb_arch {
 	CB_ARCH_QWEN3_MOE = 3,		/* Qwen3MoeForCausalLM */
 	CB_ARCH_OLMOE = 4,		/* OlmoeForCausalLM */
 	CB_ARCH_GPT_OSS = 5,		/* GptOssForCausalLM (cb_gpt_oss.h) */
+	CB_ARCH_DEEPSEEK_V2 = 6,	/* DeepseekV2ForCausalLM (MLA) */
+	CB_ARCH_DEEPSEEK_V3 = 7,	/* DeepseekV3ForCausalLM (MLA) */
 	CB_ARCH__COUNT
 };
 
@@ -87,6 +89,43 @@ struct cb_gpt_oss_config {
 	cb_u32 swiglu_alpha_bits;	/* f32 bits of the sigmoid's alpha (1.702) */
 	cb_u32 reserved;
 	cb_u32 sliding_layers[CB_MAX_LAYERS / 32];
+};
+
+/* How a router scores the experts (struct cb_mla_config.score_func). */
+enum cb_score_func {
+	CB_SCORE_SOFTMAX = 0,	/* softmax over all experts (V2, every other MoE) */
+	CB_SCORE_SIGMOID = 1,	/* sigmoid of each logit (V3) */
+};
+
+/**
+ * struct cb_mla_config - DeepSeek-V2/V3: multi-head latent attention and
+ * the routing variants.  All zero for every other architecture.
+ *
+ * MLA (kv_lora_rank != 0): n_kv_heads == n_heads, head_dim == qk_nope_dim
+ * + qk_rope_dim (the q and k head), v_head_dim the value head.  The cache
+ * holds, per token and layer, the normed latent (kv_lora_rank) and the
+ * roped shared key (qk_rope_dim): docs/format.md, "MLA".
+ *
+ * Routing (any MoE layer): scores are softmax or sigmoid of the router
+ * logits; selection adds the router's bias (sel_bias) to them, keeps the
+ * topk_group best of n_group equal groups of experts (a group ranked by
+ * the sum of its group_top best selection scores) and takes the top_k
+ * best of those; the weights are the unbiased scores of the chosen
+ * experts, divided by their sum when norm_topk_prob, times route_scale.
+ */
+struct cb_mla_config {
+	cb_u32 q_lora_rank;		/* 0: q = Wq x directly (V2-Lite) */
+	cb_u32 kv_lora_rank;		/* latent width; 0: not MLA */
+	cb_u32 qk_nope_dim;		/* per-head key/query part without RoPE */
+	cb_u32 qk_rope_dim;		/* per-head query part and shared key with RoPE */
+	cb_u32 v_head_dim;		/* per-head value */
+	cb_u32 attn_scale_bits;		/* f32 bits of the softmax scale; 0 = 1/sqrt(head_dim) */
+	cb_u32 score_func;		/* enum cb_score_func */
+	cb_u32 n_group;			/* expert groups; 0 or 1 = no groups */
+	cb_u32 topk_group;		/* groups a token may pick from */
+	cb_u32 group_top;		/* a group's rank: sum of its best group_top */
+	cb_u32 sel_bias;		/* router has a selection-only bias [n_experts] */
+	cb_u32 route_scale_bits;	/* f32 bits of routed_scaling_factor; 0 = 1 */
 };
 
 /**
@@ -147,7 +186,14 @@ struct cb_model_config {
 	cb_u64 mlp_only_layers[CB_MAX_LAYERS / 64];	/* bitmap of dense layers */
 	struct cb_rope_scaling rope_scaling;
 	struct cb_gpt_oss_config oss;	/* GPT-OSS only */
+	struct cb_mla_config mla;	/* DeepSeek; zero otherwise */
 };
+
+/* Is this config multi-head latent attention (DeepSeek-V2/V3)? */
+static inline int cb_is_mla(const struct cb_model_config *c)
+{
+	return c->mla.kv_lora_rank != 0;
+}
 
 /**
  * struct cb_tensor - one weight tensor, in caller-owned memory.
@@ -196,8 +242,17 @@ struct cb_layer_weights {
 	struct cb_tensor q_norm;	/* [head_dim] or [n_heads*head_dim] */
 	struct cb_tensor k_norm;	/* [head_dim] or [n_kv_heads*head_dim] */
 	struct cb_tensor ffn_norm;	/* [hidden] (post_attention_layernorm) */
+	/* MLA (cb_is_mla()): wq is [n_heads*head_dim, hidden] when q_lora_rank is 0 */
+	struct cb_tensor q_a;		/* [q_lora_rank, hidden] */
+	struct cb_tensor q_a_norm;	/* [q_lora_rank] */
+	struct cb_tensor q_b;		/* [n_heads*head_dim, q_lora_rank] */
+	struct cb_tensor kv_a;		/* [kv_lora_rank + qk_rope_dim, hidden] */
+	struct cb_tensor kv_a_norm;	/* [kv_lora_rank] */
+	struct cb_tensor k_b;		/* [n_heads*kv_lora_rank, qk_nope_dim]: per head W_uk^T */
+	struct cb_tensor v_b;		/* [n_heads*v_head_dim, kv_lora_rank]: per head W_uv */
 	/* routed-expert layers */
 	struct cb_tensor router;	/* [n_experts, hidden] */
+	struct cb_tensor router_sel_bias;	/* [n_experts], when mla.sel_bias */
 	const struct cb_expert_weights *experts;	/* [n_experts] */
 	struct cb_tensor shared_gate_proj;	/* [shared_ffn, hidden] */
 	struct cb_tensor shared_up_proj;	/* [shared_ffn, hidden] */

@@ -191,6 +191,9 @@ struct cb_engine {
 	int F;			/* expert_ffn: one routed expert's MLP */
 	int F2;			/* max(shared_ffn, dense_ffn): the dense or shared MLP */
 	int E, K;		/* routed experts, experts per token (0, 0: dense) */
+	int rd;			/* rotary dimensions: head_dim, or MLA's qk_rope_dim */
+	int odim;		/* Wo's input: qdim, or MLA's n_heads * v_head_dim */
+	int att_w;		/* values per head of att_part: head_dim, or the latent */
 
 	/*
 	 * The KV cache of every slot: [n_seqs][kv_slot_rows][kvdim], layer l
@@ -229,8 +232,26 @@ struct cb_engine {
 	float *mlp_out;		/* [T][H] down projection */
 	float *shared_logit;	/* [T] the shared expert's gate logit */
 
+	/*
+	 * MLA (cb_mla.c): the cache holds, per slot, layer and position, the
+	 * normed latent and the roped shared key, [n_seqs][n_layers]
+	 * [max_context][mla_row]; k_cache and v_cache are not carved.
+	 * Per-head buffers are head-major, [n_heads][T][...], so that each
+	 * head's rows are one gemm job's contiguous input.
+	 */
+	int mla_R, mla_row;	/* kv_lora_rank; kv_lora_rank + qk_rope_dim */
+	float *lat_cache;
+	struct cb_acts q_lat_in;	/* [T][q_lora_rank]: Wq_a x, then its RMSNorm */
+	float *kv_lat;		/* [T][mla_row]: Wkv_a x */
+	struct cb_acts q_nope;	/* [n_heads][T][qk_nope_dim] */
+	float *q_cat;		/* [n_heads][T][mla_row]: W_uk^T q_nope, then roped q_pe */
+	struct cb_acts o_lat;	/* [n_heads][T][kv_lora_rank]: attention in latent space */
+
 	/* routing */
 	float *router_logits;	/* [T][E] */
+	float *route_tmp;	/* [T][2 E + 2 n_group] grouped routing's scores */
+	cb_u32 *route_ids;	/* [T][n_group] */
+	int route_ng;		/* max(n_group, 1) */
 	cb_u32 *top_id;		/* [T][K] the expert of rank j */
 	float *top_w;		/* [T][K] its weight */
 	cb_u32 *slot_of;	/* [T][K] the slot of (token, rank j) */
@@ -374,6 +395,30 @@ void cb_gpt_oss_swiglu(const struct cb_engine *e, float *gate, const float *up, 
 static inline const float *cb_gpt_oss_bias_row(const struct cb_tensor *b, int x)
 {
 	return b->data ? (const float *)b->data + (cb_size)x * b->cols : CB_NULL;
+}
+
+/*
+ * Multi-head latent attention (cb_mla.c): from x_norm, att = the heads'
+ * outputs (n_heads * v_head_dim per token, in the forms Wo reads), with
+ * this layer's latent and RoPE key stored in the cache, in the absorbed
+ * form: q projected into the latent space, attention there, out through
+ * W_uv.
+ */
+void cb_mla_attention(struct cb_engine *e, struct cb_exec *ex);
+
+/*
+ * Grouped / sigmoid / biased routing (cb_route.c) of one token: ids and
+ * weights [K] in rank order, with @tmp [2 E + 2 n_group] floats and @gid
+ * [n_group] scratch.  Plain softmax top-k stays cb_route().
+ */
+void cb_route_grouped(const struct cb_isa_ops *ops, const struct cb_model_config *c,
+		      const float *logits, const float *bias, float *tmp, cb_u32 *gid,
+		      cb_u32 *ids, float *weights);
+/* Does this config route with cb_route_grouped()? */
+static inline int cb_route_is_grouped(const struct cb_model_config *c)
+{
+	return c->mla.score_func || c->mla.n_group > 1 || c->mla.sel_bias ||
+	       c->mla.route_scale_bits;
 }
 
 /*

@@ -15,49 +15,10 @@
  * sections), small stack frames.
  */
 #include "cb_format.h"
+#include "cb_format_same.h"
 #include "cb_gpt_oss.h"
+#include "cb_mla.h"
 #include "cb_why.h"
-
-/* ---- the numbers are uapi's ------------------------------------------ */
-
-#define CB_SAME(a, b) CB_STATIC_ASSERT((a) == (b), #a " is " #b)
-CB_SAME(CB_DT_F32, COLIBRI_DT_F32);
-CB_SAME(CB_DT_F16, COLIBRI_DT_F16);
-CB_SAME(CB_DT_BF16, COLIBRI_DT_BF16);
-CB_SAME(CB_DT_Q8_0, COLIBRI_DT_Q8_0);
-CB_SAME(CB_DT_Q4_0, COLIBRI_DT_Q4_0);
-CB_SAME(CB_DT_Q4_1, COLIBRI_DT_Q4_1);
-CB_SAME(CB_DT_Q5_0, COLIBRI_DT_Q5_0);
-CB_SAME(CB_DT_Q5_1, COLIBRI_DT_Q5_1);
-CB_SAME(CB_DT_IQ4_NL, COLIBRI_DT_IQ4_NL);
-CB_SAME(CB_DT_Q2_K, COLIBRI_DT_Q2_K);
-CB_SAME(CB_DT_Q3_K, COLIBRI_DT_Q3_K);
-CB_SAME(CB_DT_Q4_K, COLIBRI_DT_Q4_K);
-CB_SAME(CB_DT_Q5_K, COLIBRI_DT_Q5_K);
-CB_SAME(CB_DT_Q6_K, COLIBRI_DT_Q6_K);
-CB_SAME(CB_DT_IQ4_XS, COLIBRI_DT_IQ4_XS);
-CB_SAME(CB_DT_MXFP4, COLIBRI_DT_MXFP4);
-CB_SAME(CB_DT__COUNT, COLIBRI_DT_MXFP4 + 1);	/* a new type needs its number */
-CB_SAME(CB_ROPE_SCALING_NONE, COLIBRI_ROPE_SCALING_NONE);
-CB_SAME(CB_ROPE_SCALING_YARN, COLIBRI_ROPE_SCALING_YARN);
-CB_SAME(CB_ROPE_F_TRUNCATE, COLIBRI_ROPE_F_TRUNCATE);
-CB_SAME(CB_ROPE_F_ATTN_FACTOR, COLIBRI_ROPE_F_ATTN_FACTOR);
-CB_SAME(CB_ROPE_F_ALL, COLIBRI_ROPE_F_ALL);
-CB_SAME(sizeof(struct cb_rope_scaling), sizeof(struct colibri_file_rope_scaling));
-CB_SAME(CB_ARCH_LLAMA, COLIBRI_ARCH_LLAMA);
-CB_SAME(CB_ARCH_MIXTRAL, COLIBRI_ARCH_MIXTRAL);
-CB_SAME(CB_ARCH_QWEN2_MOE, COLIBRI_ARCH_QWEN2_MOE);
-CB_SAME(CB_ARCH_QWEN3_MOE, COLIBRI_ARCH_QWEN3_MOE);
-CB_SAME(CB_ARCH_OLMOE, COLIBRI_ARCH_OLMOE);
-CB_SAME(CB_ARCH_GPT_OSS, COLIBRI_ARCH_GPT_OSS);
-CB_SAME(CB_ARCH__COUNT, COLIBRI_ARCH_GPT_OSS + 1);
-CB_SAME(sizeof(struct cb_gpt_oss_config), sizeof(struct colibri_file_gpt_oss));
-CB_SAME(CB_ROPE_NEOX, COLIBRI_ROPE_NEOX);
-CB_SAME(CB_ROPE_INTERLEAVED, COLIBRI_ROPE_INTERLEAVED);
-CB_SAME(CB_QK_NORM_NONE, COLIBRI_QK_NORM_NONE);
-CB_SAME(CB_QK_NORM_HEAD, COLIBRI_QK_NORM_HEAD);
-CB_SAME(CB_QK_NORM_FULL, COLIBRI_QK_NORM_FULL);
-CB_SAME(CB_MAX_LAYERS, 64 * CB_ARRAY_SIZE(((struct colibri_file_config *)0)->mlp_only_layers));
 
 /* ---- little-endian field access ------------------------------------- */
 
@@ -115,7 +76,7 @@ const char *cb_format_role_name(cb_u32 role)
 
 	if (role < CB_ARRAY_SIZE(names) && names[role])
 		return names[role];
-	return cb_gpt_oss_role_name(role) ?: "?";
+	return cb_gpt_oss_role_name(role) ?: cb_mla_role_name(role);
 }
 
 /* Attention-part roles of a layer, in canonical order; returns the count. */
@@ -123,6 +84,8 @@ static cb_u32 attn_roles(const struct cb_model_config *c, cb_u32 *roles)
 {
 	cb_u32 n = 0;
 
+	if (cb_is_mla(c))
+		return cb_mla_attn_roles(c, roles);
 	roles[n++] = COLIBRI_T_ATTN_NORM;
 	roles[n++] = COLIBRI_T_WQ;
 	roles[n++] = COLIBRI_T_WK;
@@ -141,18 +104,20 @@ static cb_u32 attn_roles(const struct cb_model_config *c, cb_u32 *roles)
 	return n;
 }
 
-/* Shared-expert roles of an MoE layer, in order; returns the count. */
+/* An MoE layer's roles after its experts (shared expert, router bias). */
 static cb_u32 shared_roles(const struct cb_model_config *c, cb_u32 *roles)
 {
 	cb_u32 n = 0;
 
-	if (!c->shared_ffn)
-		return 0;
-	roles[n++] = COLIBRI_T_SHARED_GATE;
-	roles[n++] = COLIBRI_T_SHARED_UP;
-	roles[n++] = COLIBRI_T_SHARED_DOWN;
-	if (c->shared_gate)
-		roles[n++] = COLIBRI_T_SHARED_EXPERT_GATE;
+	if (c->shared_ffn) {
+		roles[n++] = COLIBRI_T_SHARED_GATE;
+		roles[n++] = COLIBRI_T_SHARED_UP;
+		roles[n++] = COLIBRI_T_SHARED_DOWN;
+		if (c->shared_gate)
+			roles[n++] = COLIBRI_T_SHARED_EXPERT_GATE;
+	}
+	if (c->mla.sel_bias)
+		roles[n++] = COLIBRI_T_ROUTER_SEL_BIAS;
 	return n;
 }
 
@@ -179,6 +144,8 @@ static int role_shape(const struct cb_model_config *c, cb_u32 role,
 	cb_u32 H = c->hidden, qd = c->n_heads * c->head_dim;
 	cb_u32 kvd = c->n_kv_heads * c->head_dim;
 
+	if (cb_mla_role_shape(c, role, rows, cols, vector))
+		return 1;
 	*vector = 0;
 	*rows = 1;
 	*cols = H;
@@ -332,7 +299,7 @@ static void iter_next(const struct cb_model_config *c, struct slot_iter *it,
 
 static void config_from_file(const cb_u8 *h, struct cb_model_config *c)
 {
-	cb_u32 i;
+	cb_u32 i, mla[CB_MLA_WORDS];
 
 	c->arch = rd32(h, COFF(arch));
 	c->vocab_size = rd32(h, COFF(vocab_size));
@@ -371,6 +338,9 @@ static void config_from_file(const cb_u8 *h, struct cb_model_config *c)
 	/* the GPT-OSS words: all zero for the others (cb_config_check() says) */
 	for (i = 0; i < sizeof(c->oss) / 4; i++)
 		((cb_u32 *)&c->oss)[i] = rd32(h, HOFF(ext_gpt_oss) + 4 * i);
+	for (i = 0; i < CB_MLA_WORDS; i++)
+		mla[i] = rd32(h, HOFF(ext_mla) + 4 * i);
+	cb_mla_config_from_words(&c->mla, mla);
 }
 
 void cb_format_rope_to_file(const struct cb_model_config *c,
@@ -663,8 +633,8 @@ int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 	flags = rd64(h, HOFF(flags));
 	if (flags & ~COLIBRI_FILE_F_ALL)
 		return HFAIL("unknown flags set");
-	/* ext_mla, reserved: unknown to this reader (ext_gpt_oss: the config's) */
-	for (i = HOFF(ext_mla); i < COLIBRI_FILE_HEADER_SIZE; i += 4)
+	/* reserved: unknown to this reader (ext_gpt_oss, ext_mla: the config's) */
+	for (i = HOFF(reserved); i < COLIBRI_FILE_HEADER_SIZE; i += 4)
 		if (rd32(h, i))
 			return HFAIL("reserved header word at byte %u is not zero", i);
 	if (rd32(h, COFF(reserved0)))
@@ -914,7 +884,7 @@ static struct cb_tensor *tensor_of(struct cb_model_weights *w,
 	case COLIBRI_T_MLP_DOWN:
 		return &L->mlp_down;
 	}
-	return cb_gpt_oss_tensor(L, s->role);
+	return cb_gpt_oss_tensor(L, s->role) ?: cb_mla_tensor_of(L, s->role);
 }
 
 int cb_format_bind(const struct cb_format_info *info, const void *dir,

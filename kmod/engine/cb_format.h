@@ -264,6 +264,14 @@ void cb_format_rope_to_file(const struct cb_model_config *c,
 			    struct colibri_file_rope_scaling *f);
 
 /**
+ * cb_format_mla_to_file() - the config's MLA and routing fields in the
+ * header's ext_mla form.
+ * @c: the engine config.
+ * @f: out: the header's ext_mla.
+ */
+void cb_format_mla_to_file(const struct cb_model_config *c, struct colibri_file_mla *f);
+
+/**
  * cb_crc32c() - CRC32C (Castagnoli), portable slice-by-8.
  * @crc: the CRC of the bytes so far (0 to start).
  * @buf: more bytes.

@@ -31,13 +31,13 @@ static void embed_chunk(void *arg, int c)
 	const struct cb_block_info *bi = cb_dtype_info(emb->dtype);
 	cb_size rb = cb_dtype_row_bytes(emb->dtype, emb->cols);
 	struct cb_rope rp;
-	int half = e->hd / 2, t, t1, p0, p1, c0, c1, i;
+	int half = e->rd / 2, t, t1, p0, p1, c0, c1, i;
 
 	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
 	c0 = p0 * CB_ACT_PIECE;
 	c1 = CB_MIN(e->H, p1 * CB_ACT_PIECE);
 	if (!p0)
-		cb_rope_prepare(&rp, &e->cfg, e->hd);
+		cb_rope_prepare(&rp, &e->cfg, e->rd);
 	for (; t < t1; t++) {
 		float *cs = e->rope + (cb_size)t * e->hd;
 		float pos = (float)b->pos[t];
@@ -313,7 +313,7 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 	n = e->n;
 
 	/* embedding: x = embed[token]; the RoPE angles of each position */
-	cb_run_planned(e, ex, embed_chunk, n, cb_col_pieces(H), (cb_u64)e->hd / 2 * CB_PS_ANGLE,
+	cb_run_planned(e, ex, embed_chunk, n, cb_col_pieces(H), (cb_u64)e->rd / 2 * CB_PS_ANGLE,
 		       CB_ACT_PIECE * CB_PS_DEQUANT);
 
 	for (l = 0; l < (int)cf->n_layers; l++) {
@@ -324,6 +324,12 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 
 		/* attention norm: x_norm = rmsnorm(x) * attn_norm */
 		run_norm(e, ex, attn_norm_chunk);
+
+		if (cb_is_mla(cf)) {
+			/* MLA: latent and RoPE key cached, attention in latent space */
+			cb_mla_attention(e, ex);
+			goto out_proj;
+		}
 
 		/* q, k, v = Wq x_norm + bq, Wk x_norm + bk, Wv x_norm + bv */
 		cb_jobs_reset(e);
@@ -344,6 +350,7 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		else
 			cb_attention(e, ex);
 
+out_proj:
 		/* output: block_out = Wo att (+ bo: GPT-OSS) */
 		cb_jobs_reset(e);
 		cb_job_add(e, &L->wo, e->block_out, H, &e->att, 0, n,

@@ -9,6 +9,7 @@
  */
 #include "cb_engine_priv.h"
 #include "cb_gpt_oss.h"
+#include "cb_mla.h"
 
 struct bump {
 	cb_u64 off;
@@ -76,7 +77,11 @@ int cb_engine_check_model(const struct cb_model_config *c,
 
 		if (check_tensor(&L->attn_norm, 1, c->hidden, 1) ||
 		    check_tensor(&L->ffn_norm, 1, c->hidden, 1) ||
-		    check_tensor(&L->wq, qd, c->hidden, 0) ||
+		    cb_mla_check_layer(c, L, cb_layer_is_moe(c, l)))
+			return -CB_EINVAL;
+		if (cb_is_mla(c))
+			goto mlp;	/* MLA's attention: cb_mla_check_layer() */
+		if (check_tensor(&L->wq, qd, c->hidden, 0) ||
 		    check_tensor(&L->wk, kvd, c->hidden, 0) ||
 		    check_tensor(&L->wv, kvd, c->hidden, 0) ||
 		    check_tensor(&L->wo, c->hidden, qd, 0))
@@ -95,6 +100,7 @@ int cb_engine_check_model(const struct cb_model_config *c,
 			return -CB_EINVAL;
 		if (cb_gpt_oss_check_layer(c, L))
 			return -CB_EINVAL;
+mlp:
 		if (!cb_layer_is_moe(c, l)) {
 			if (!c->dense_ffn || check_mlp(&L->mlp_gate, &L->mlp_up,
 						       &L->mlp_down, c->dense_ffn,
@@ -152,8 +158,14 @@ static void layout(struct cb_engine *e, struct bump *a)
 	kv = (cb_u64)e->p.n_seqs * rows;
 
 	carve(a, sizeof(*e), 1, 1);	/* the engine itself, first */
-	e->k_cache = carve(a, kv, e->kvdim, sizeof(float));
-	e->v_cache = carve(a, kv, e->kvdim, sizeof(float));
+	/*
+	 * The KV cache: full k and v (rows per layer as above), or MLA's
+	 * latent and RoPE key (kvdim 0), [n_seqs][n_layers][max_context].
+	 */
+	if (e->kvdim) {
+		e->k_cache = carve(a, kv, e->kvdim, sizeof(float));
+		e->v_cache = carve(a, kv, e->kvdim, sizeof(float));
+	}
 	off = carve(a, c->n_layers, sizeof(cb_u64), 1);
 	nr = carve(a, c->n_layers, sizeof(cb_u32), 1);
 	e->kv_off = off;
@@ -164,6 +176,16 @@ static void layout(struct cb_engine *e, struct bump *a)
 		rows += nr[l];
 	}
 	e->seq_hi = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
+	if (cb_is_mla(c)) {
+		cb_u64 nhT = T * c->n_heads;
+
+		e->lat_cache = carve(a, kv, e->mla_row, sizeof(float));
+		carve_acts(a, &e->q_lat_in, T, c->mla.q_lora_rank);
+		e->kv_lat = carve(a, T, e->mla_row, sizeof(float));
+		carve_acts(a, &e->q_nope, nhT, c->mla.qk_nope_dim);
+		e->q_cat = carve(a, nhT, e->mla_row, sizeof(float));
+		carve_acts(a, &e->o_lat, nhT, e->mla_R);
+	}
 	e->seq_len = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
 	e->seq_next = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
 
@@ -173,14 +195,14 @@ static void layout(struct cb_engine *e, struct bump *a)
 	e->q = carve(a, T, e->qdim, sizeof(float));
 	e->k = carve(a, T, e->kvdim, sizeof(float));
 	e->v = carve(a, T, e->kvdim, sizeof(float));
-	carve_acts(a, &e->att, T, e->qdim);
+	carve_acts(a, &e->att, T, e->odim);
 	e->rope = carve(a, T, e->hd, sizeof(float));
 	e->qk_inv = carve(a, T, 2, sizeof(float));
 	/* partial softmax states, only when a context can exceed one split */
 	if (e->p.max_context > (cb_u32)e->att_split)
 		e->att_part = carve(a, T * c->n_heads,
 				    ((cb_u64)e->p.max_context + e->att_split - 1) / e->att_split,
-				    (cb_u64)(e->hd + 2) * sizeof(float));
+				    (cb_u64)(e->att_w + 2) * sizeof(float));
 	e->logit_row = carve(a, T, sizeof(cb_u32), 1);
 
 	carve_acts(a, &e->mlp_gate, T, e->F2);
@@ -190,6 +212,10 @@ static void layout(struct cb_engine *e, struct bump *a)
 
 	if (e->E) {
 		e->router_logits = carve(a, T, e->E, sizeof(float));
+		if (cb_route_is_grouped(c)) {
+			e->route_tmp = carve(a, T, 2 * ((cb_u64)e->E + e->route_ng), sizeof(float));
+			e->route_ids = carve(a, T, e->route_ng, sizeof(cb_u32));
+		}
 		e->top_w = carve(a, T, e->K, sizeof(float));
 		e->top_id = carve(a, T, e->K, sizeof(cb_u32));
 		e->slot_of = carve(a, T, e->K, sizeof(cb_u32));
@@ -205,7 +231,8 @@ static void layout(struct cb_engine *e, struct bump *a)
 		e->exp_run = carve(a, e->E, 1, 1);
 		e->slot_run = carve(a, S, 1, 1);
 	}
-	e->max_jobs = 2 * e->E + 8;
+	/* MLA queues one job per head */
+	e->max_jobs = CB_MAX(2 * e->E, cb_is_mla(c) ? (int)c->n_heads : 0) + 8;
 	e->jobs = carve(a, e->max_jobs, sizeof(struct cb_gemm_job), 1);
 	e->sample_scratch = carve(a, cb_sample_scratch_size(c->vocab_size), 1, 1);
 }
@@ -224,11 +251,19 @@ static void set_kinds(struct cb_engine *e, const struct cb_model_weights *w)
 	e->att.kinds = f32;
 	e->mlp_gate.kinds = f32;
 	e->exp_gate.kinds = f32;
+	e->q_lat_in.kinds = f32;
+	e->q_nope.kinds = f32;
+	e->o_lat.kinds = f32;
 	for (l = 0; l < c->n_layers; l++) {
 		const struct cb_layer_weights *L = &w->layers[l];
 
 		e->x_norm.kinds |= cb_tensor_kinds(&L->wq) | cb_tensor_kinds(&L->wk) |
 				   cb_tensor_kinds(&L->wv);
+		/* MLA (absent tensors add no form) */
+		e->x_norm.kinds |= cb_tensor_kinds(&L->q_a) | cb_tensor_kinds(&L->kv_a);
+		e->q_lat_in.kinds |= cb_tensor_kinds(&L->q_b);
+		e->q_nope.kinds |= cb_tensor_kinds(&L->k_b);
+		e->o_lat.kinds |= cb_tensor_kinds(&L->v_b);
 		e->att.kinds |= cb_tensor_kinds(&L->wo);
 		if (!cb_layer_is_moe(c, l)) {
 			e->x_norm.kinds |= cb_tensor_kinds(&L->mlp_gate) |
@@ -307,6 +342,19 @@ static cb_u64 max_chunks(const struct cb_engine *e)
 	m = CB_MAX(m, row_chunks(e, CB_MAX(T, S), cb_col_pieces(CB_MAX(CB_MAX(e->F, e->F2), e->H)),
 				 0, CB_ACT_PIECE * (CB_PS_SWIGLU + 2ull * CB_PS_QUANT)));
 	m = CB_MAX(m, T * c->n_kv_heads);
+	if (cb_is_mla(c)) {
+		/* the per-head jobs; the merge over the latent; q_a, kv_a */
+		m = CB_MAX(m, c->n_heads * gemm_chunks(e, e->mla_R, c->mla.qk_nope_dim, T));
+		m = CB_MAX(m, c->n_heads * gemm_chunks(e, c->mla.v_head_dim, e->mla_R, T));
+		m = CB_MAX(m, gemm_chunks(e, e->qdim, CB_MAX(c->mla.q_lora_rank, 1u), T));
+		m = CB_MAX(m, gemm_chunks(e, e->qdim, e->H, T) +
+			      gemm_chunks(e, c->mla.q_lora_rank, e->H, T) +
+			      gemm_chunks(e, e->mla_row, e->H, T));
+		m = CB_MAX(m, T * c->n_heads);
+		if (splits > 1)
+			m = CB_MAX(m, row_chunks(e, T * c->n_heads, e->mla_R,
+						 splits * CB_PS_EXP, splits * CB_PS_AXPY));
+	}
 	return m;
 }
 
@@ -330,8 +378,22 @@ static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 	e->F = cfg->expert_ffn;
 	e->F2 = CB_MAX(cfg->shared_ffn, cfg->dense_ffn);
 
+	e->rd = (int)cfg->head_dim;
+	e->route_ng = (int)CB_MAX(cfg->mla.n_group, 1u);
+	e->odim = e->qdim;
+	e->att_w = e->hd;
+	if (cb_is_mla(cfg)) {
+		/* one shared latent "kv head" of mla_row dimensions; no k/v cache */
+		e->kvdim = 0;
+		e->rd = (int)cfg->mla.qk_rope_dim;
+		e->odim = (int)(cfg->n_heads * cfg->mla.v_head_dim);
+		e->mla_R = (int)cfg->mla.kv_lora_rank;
+		e->mla_row = e->mla_R + e->rd;
+		e->att_w = e->mla_R;
+	}
+
 	e->chunk_ps = p->chunk_ns ? (cb_u64)p->chunk_ns * 1000 : CB_CHUNK_PS;
-	e->att_split = cb_att_split(e->hd);
+	e->att_split = cb_att_split(cb_is_mla(cfg) ? e->mla_row : e->hd);
 	e->ring_rows = cb_gpt_oss_ring_rows(cfg, p->max_context, p->max_batch_tokens);
 	return max_chunks(e) > 0x7fffffffull ? -CB_EINVAL : 0;
 }

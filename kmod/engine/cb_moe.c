@@ -41,8 +41,14 @@ static void route_chunk(void *arg, int c)
 		if (p0)
 			continue;
 
-		cb_route(e->ops, e->router_logits + (cb_size)t * e->E, e->E, e->K,
-			 e->cfg.norm_topk_prob, id, w);
+		if (cb_route_is_grouped(&e->cfg))
+			cb_route_grouped(e->ops, &e->cfg, e->router_logits + (cb_size)t * e->E,
+					 e->lw->router_sel_bias.data,
+					 e->route_tmp + (cb_size)t * 2 * (e->E + e->route_ng),
+					 e->route_ids + (cb_size)t * e->route_ng, id, w);
+		else
+			cb_route(e->ops, e->router_logits + (cb_size)t * e->E, e->E, e->K,
+				 e->cfg.norm_topk_prob, id, w);
 		if (b->route_trace) {
 			cb_u32 *tr = b->route_trace +
 				((cb_size)t * e->cfg.n_layers + e->layer) * e->K * 2;

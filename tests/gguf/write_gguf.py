@@ -27,6 +27,7 @@ converted model:
 
 usage:
   write_gguf.py model HFDIR OUT.gguf [--type TYPE|PRESET] [--tool GGUF_TOOL]
+                [--split-kv-b]           (deepseek2: attn_k_b/attn_v_b)
                 [--version 2|3] [--per-expert] [--tokenizer tokenizer.json]
                 [--vector-type F32|F16|BF16] [--alignment N]
                 [--chat-template FILE]   (tokenizer.chat_template)
@@ -283,7 +284,69 @@ class Quantizer:
 
 ARCH = {"LlamaForCausalLM": "llama", "MixtralForCausalLM": "llama",
         "Qwen2MoeForCausalLM": "qwen2moe", "Qwen3MoeForCausalLM": "qwen3moe",
-        "OlmoeForCausalLM": "olmoe", "GptOssForCausalLM": "gpt-oss"}
+        "OlmoeForCausalLM": "olmoe", "GptOssForCausalLM": "gpt-oss",
+        "DeepseekV2ForCausalLM": "deepseek2", "DeepseekV3ForCausalLM": "deepseek2"}
+
+
+def deepseek_meta(g, cfg, split_kv_b):
+    """llama.cpp's deepseek2 keys.  split_kv_b: the newer MLA layout
+    (attn_k_b / attn_v_b; key/value_length of the latent, the per-head
+    sizes in key/value_length_mla, one kv head)."""
+    a = "deepseek2."
+    nh, dn, dr, dv = (cfg["num_attention_heads"], cfg["qk_nope_head_dim"],
+                      cfg["qk_rope_head_dim"], cfg["v_head_dim"])
+    R = cfg["kv_lora_rank"]
+    v3 = cfg["architectures"][0] == "DeepseekV3ForCausalLM"
+    if split_kv_b:
+        g.add(a + "attention.head_count_kv", U32, 1)
+        g.add(a + "attention.key_length", U32, R + dr)
+        g.add(a + "attention.value_length", U32, R)
+        g.add(a + "attention.key_length_mla", U32, dn + dr)
+        g.add(a + "attention.value_length_mla", U32, dv)
+    else:
+        g.add(a + "attention.head_count_kv", U32, nh)
+        g.add(a + "attention.key_length", U32, dn + dr)
+        g.add(a + "attention.value_length", U32, dv)
+    g.add(a + "rope.dimension_count", U32, dr)
+    if cfg.get("q_lora_rank") is not None:
+        g.add(a + "attention.q_lora_rank", U32, cfg["q_lora_rank"])
+    g.add(a + "attention.kv_lora_rank", U32, R)
+    g.add(a + "leading_dense_block_count", U32, cfg["first_k_dense_replace"])
+    g.add(a + "expert_feed_forward_length", U32, cfg["moe_intermediate_size"])
+    g.add(a + "expert_shared_count", U32, cfg.get("n_shared_experts") or 0)
+    norm = bool(cfg.get("norm_topk_prob")) and cfg["num_experts_per_tok"] > 1
+    # llama.cpp renormalises, then always scales: V2 scales only when it
+    # does not renormalise
+    scale = cfg.get("routed_scaling_factor", 1.0) if (v3 or not norm) else 1.0
+    g.add(a + "expert_weights_scale", F32, float(scale))
+    g.add(a + "expert_weights_norm", BOOL, norm)
+    g.add(a + "expert_gating_func", U32, 2 if cfg.get("scoring_func") == "sigmoid" else 1)
+    if cfg.get("topk_method", "greedy") != "greedy" and cfg.get("n_group", 1) > 1:
+        g.add(a + "expert_group_count", U32, cfg["n_group"])
+        g.add(a + "expert_group_used_count", U32, cfg["topk_group"])
+
+
+def deepseek_attention(put, cfg, w, p, b, split_kv_b):
+    nh, dn, dv, R = (cfg["num_attention_heads"], cfg["qk_nope_head_dim"], cfg["v_head_dim"],
+                     cfg["kv_lora_rank"])
+    a = p + "self_attn."
+    if cfg.get("q_lora_rank") is None:
+        put(b + "attn_q.weight", w[a + "q_proj.weight"])
+    else:
+        put(b + "attn_q_a.weight", w[a + "q_a_proj.weight"])
+        put(b + "attn_q_a_norm.weight", w[a + "q_a_layernorm.weight"])
+        put(b + "attn_q_b.weight", w[a + "q_b_proj.weight"])
+    put(b + "attn_kv_a_mqa.weight", w[a + "kv_a_proj_with_mqa.weight"])
+    put(b + "attn_kv_a_norm.weight", w[a + "kv_a_layernorm.weight"])
+    kvb = w[a + "kv_b_proj.weight"]
+    if split_kv_b:
+        # llama.cpp: k_b per head transposed ([nh, R, dn]), v_b per head [nh, dv, R]
+        kv = kvb.reshape(nh, dn + dv, R)
+        put(b + "attn_k_b.weight", np.ascontiguousarray(kv[:, :dn, :].transpose(0, 2, 1)))
+        put(b + "attn_v_b.weight", np.ascontiguousarray(kv[:, dn:, :]))
+    else:
+        put(b + "attn_kv_b.weight", kvb)
+    put(b + "attn_output.weight", w[a + "o_proj.weight"])
 
 
 def permute(w, n_head):
@@ -399,8 +462,25 @@ def toy_tokenizer(vocab_size):
             ("tokenizer.ggml.add_bos_token", BOOL, False)]
 
 
+def deepseek_ffn(put, w, p, b, E):
+    mp = p + "mlp."
+    if mp + "gate.weight" not in w:      # dense layer
+        for part in ("gate", "up", "down"):
+            put(b + "ffn_%s.weight" % part, w[mp + "%s_proj.weight" % part])
+        return
+    put(b + "ffn_gate_inp.weight", w[mp + "gate.weight"], "F32")
+    if mp + "gate.e_score_correction_bias" in w:
+        put(b + "exp_probs_b.bias", w[mp + "gate.e_score_correction_bias"])
+    for part in ("gate", "up", "down"):
+        put(b + "ffn_%s_exps.weight" % part,
+            np.stack([w[mp + "experts.%d.%s_proj.weight" % (e, part)] for e in range(E)]))
+    if mp + "shared_experts.gate_proj.weight" in w:
+        for part in ("gate", "up", "down"):
+            put(b + "ffn_%s_shexp.weight" % part, w[mp + "shared_experts.%s_proj.weight" % part])
+
+
 def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=None,
-                  vector_type="F32", alignment=32, chat_template=None):
+                  vector_type="F32", alignment=32, chat_template=None, split_kv_b=False):
     cfg, w = reference.load(hfdir)
     hf_arch = cfg["architectures"][0]
     arch = ARCH[hf_arch]
@@ -408,7 +488,8 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     nh = cfg["num_attention_heads"]
     nkv = cfg.get("num_key_value_heads", nh)
     hd = cfg.get("head_dim", H // nh)
-    E = cfg.get("num_local_experts", cfg.get("num_experts", 0))
+    E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts", 0)))
+    ds = arch == "deepseek2"
     g = Writer(version, alignment)
     g.add("general.architecture", STRING, arch)
     g.add("general.name", STRING, "colibri-test-" + os.path.basename(hfdir.rstrip("/")))
@@ -417,11 +498,15 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     g.add(arch + ".embedding_length", U32, H)
     g.add(arch + ".block_count", U32, L)
     g.add(arch + ".attention.head_count", U32, nh)
-    g.add(arch + ".attention.head_count_kv", U32, nkv)
+    if ds:
+        deepseek_meta(g, cfg, split_kv_b)
+    else:
+        g.add(arch + ".attention.head_count_kv", U32, nkv)
     if "head_dim" in cfg:
         g.add(arch + ".attention.key_length", U32, hd)
         g.add(arch + ".attention.value_length", U32, hd)
-    g.add(arch + ".rope.dimension_count", U32, hd)
+    if not ds:
+        g.add(arch + ".rope.dimension_count", U32, hd)
     g.add(arch + ".rope.freq_base", F32, float(cfg.get("rope_theta", 10000.0)))
     g.add(arch + ".attention.layer_norm_rms_epsilon", F32, float(cfg.get("rms_norm_eps", 1e-6)))
     rs = cfg.get("rope_scaling")
@@ -447,6 +532,8 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     elif hf_arch == "LlamaForCausalLM":
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
     elif hf_arch in ("MixtralForCausalLM", "OlmoeForCausalLM"):
+        g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
+    elif ds:
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
     else:
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
@@ -492,6 +579,11 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     for l in range(L):
         p, b = "model.layers.%d." % l, "blk.%d." % l
         put(b + "attn_norm.weight", w[p + "input_layernorm.weight"])
+        if ds:
+            deepseek_attention(put, cfg, w, p, b, split_kv_b)
+            put(b + "ffn_norm.weight", w[p + "post_attention_layernorm.weight"])
+            deepseek_ffn(put, w, p, b, E)
+            continue
         q = w[p + "self_attn.q_proj.weight"]
         k = w[p + "self_attn.k_proj.weight"]
         if llama:
@@ -582,6 +674,8 @@ def main():
     m.add_argument("--vector-type", default="F32", choices=["F32", "F16", "BF16"])
     m.add_argument("--alignment", type=int, default=32)
     m.add_argument("--chat-template")
+    m.add_argument("--split-kv-b", action="store_true",
+                   help="deepseek2: attn_k_b/attn_v_b (newer llama.cpp) instead of attn_kv_b")
     t = sub.add_parser("tokenizer")
     t.add_argument("json")
     t.add_argument("out")
@@ -593,7 +687,7 @@ def main():
         TOOL = a.tool
     if a.cmd == "model":
         model_to_gguf(a.hfdir, a.out, a.type, a.version, a.per_expert, a.tokenizer,
-                      a.vector_type, a.alignment, a.chat_template)
+                      a.vector_type, a.alignment, a.chat_template, a.split_kv_b)
     else:
         g = Writer()
         g.add("general.architecture", STRING, "llama")

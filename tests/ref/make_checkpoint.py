@@ -9,10 +9,10 @@ header (padded with spaces to a multiple of 8), then the raw data.
 
 usage: make_checkpoint.py ARCH OUTDIR [--dtype F32|F16|BF16] [--shards N]
                           [--seed S]
-ARCH: mixtral qwen2_moe qwen3_moe olmoe llama gpt_oss (and mixtral_k,
-qwen2_moe_k, qwen3_moe_k: shapes for the k-quants; qwen3_moe_yarn,
-qwen3_moe_yarn_notrunc, olmoe_yarn, llama_yarn, gpt_oss_yarn: YaRN RoPE
-scaling)
+ARCH: mixtral qwen2_moe qwen3_moe olmoe llama gpt_oss deepseek_v2_lite
+deepseek_v2 deepseek_v3 (and mixtral_k, qwen2_moe_k, qwen3_moe_k: shapes for
+the k-quants; qwen3_moe_yarn, qwen3_moe_yarn_notrunc, olmoe_yarn, llama_yarn,
+gpt_oss_yarn: YaRN RoPE scaling)
 """
 import argparse
 import json
@@ -106,6 +106,38 @@ CONFIGS["gpt_oss_yarn"] = dict(CONFIGS["gpt_oss"], max_position_embeddings=13107
 # the same without a sliding layer: its KV cache is what the ring saves
 CONFIGS["gpt_oss_full"] = dict(CONFIGS["gpt_oss"], layer_types=["full_attention"] * 3)
 
+# DeepSeek (MLA): V2-Lite's shape (q_proj, greedy softmax routing, shared
+# experts, a dense first layer); V2 (q LoRA, group-limited greedy, scaled
+# weights, MoE every other layer); V3 (sigmoid, selection bias, groups
+# ranked by their best two, renormalised and scaled).  Value heads differ
+# from the nope heads so that a mixed-up dimension cannot pass.
+_DS = {
+    "model_type": "deepseek_v2", "vocab_size": 300, "hidden_size": 64,
+    "intermediate_size": 96, "moe_intermediate_size": 32,
+    "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 4,
+    "q_lora_rank": None, "kv_lora_rank": 64, "qk_nope_head_dim": 32,
+    "qk_rope_head_dim": 16, "v_head_dim": 24, "n_routed_experts": 8,
+    "num_experts_per_tok": 2, "n_shared_experts": 2, "first_k_dense_replace": 1,
+    "moe_layer_freq": 1, "topk_method": "greedy", "n_group": 1, "topk_group": 1,
+    "scoring_func": "softmax", "norm_topk_prob": False, "routed_scaling_factor": 1.0,
+    "rope_theta": 10000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 2048,
+    "tie_word_embeddings": False, "attention_bias": False, "rope_scaling": None,
+    "hidden_act": "silu", "torch_dtype": "float32",
+}
+CONFIGS["deepseek_v2_lite"] = dict(_DS, architectures=["DeepseekV2ForCausalLM"])
+CONFIGS["deepseek_v2"] = dict(_DS, architectures=["DeepseekV2ForCausalLM"], q_lora_rank=48,
+                              num_hidden_layers=4, moe_layer_freq=2,
+                              topk_method="group_limited_greedy", n_group=4, topk_group=2,
+                              num_experts_per_tok=3, routed_scaling_factor=2.5,
+                              n_shared_experts=1)
+CONFIGS["deepseek_v3"] = dict(_DS, architectures=["DeepseekV3ForCausalLM"],
+                              model_type="deepseek_v3", q_lora_rank=48,
+                              n_routed_experts=16, num_experts_per_tok=4, n_shared_experts=1,
+                              topk_method="noaux_tc", n_group=4, topk_group=2,
+                              scoring_func="sigmoid", norm_topk_prob=True,
+                              routed_scaling_factor=2.5)
+DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+
 # Shapes whose rows hold whole 256-weight super-blocks, for the k-quants
 # (tests/quant): Mixtral with 8 experts (llama.cpp's 8-expert rules), Qwen2-MoE
 # with expert rows of 320 (not whole super-blocks: the presets' fallbacks)
@@ -141,6 +173,9 @@ CONFIGS["qwen3_moe_k"] = dict(CONFIGS["qwen3_moe"], hidden_size=256, intermediat
 
 def is_moe_layer(cfg, l):
     arch = cfg["architectures"][0]
+    if arch in DEEPSEEK:
+        return (cfg.get("n_routed_experts") is not None and l >= cfg["first_k_dense_replace"]
+                and l % cfg["moe_layer_freq"] == 0)
     if arch == "LlamaForCausalLM":
         return False
     if arch in ("MixtralForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM"):
@@ -178,6 +213,9 @@ def make_tensors(cfg, rng):
         p = f"model.layers.{l}."
         t[p + "input_layernorm.weight"] = norm(H)
         t[p + "post_attention_layernorm.weight"] = norm(H)
+        if arch in DEEPSEEK:
+            deepseek_layer(cfg, l, p, t, lin, norm, mlp, rng)
+            continue
         t[p + "self_attn.q_proj.weight"] = lin(nh * hd, H)
         t[p + "self_attn.k_proj.weight"] = lin(nkv * hd, H)
         t[p + "self_attn.v_proj.weight"] = lin(nkv * hd, H)
@@ -237,6 +275,38 @@ def gpt_oss_layer(t, p, cfg, lin, rng):
     t[p + "mlp.experts.gate_up_proj_bias"] = vec(E, 2 * F)
     t[p + "mlp.experts.down_proj"] = np.stack([lin(F, H, np.sqrt(H / F)) for _ in range(E)]).astype(np.float32)
     t[p + "mlp.experts.down_proj_bias"] = vec(E, H)
+
+
+def deepseek_layer(cfg, l, p, t, lin, norm, mlp, rng):
+    H, nh = cfg["hidden_size"], cfg["num_attention_heads"]
+    dn, dr, dv = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"]
+    R, Rq = cfg["kv_lora_rank"], cfg["q_lora_rank"]
+    a = p + "self_attn."
+    if Rq is None:
+        t[a + "q_proj.weight"] = lin(nh * (dn + dr), H)
+    else:
+        t[a + "q_a_proj.weight"] = lin(Rq, H)
+        t[a + "q_a_layernorm.weight"] = norm(Rq)
+        t[a + "q_b_proj.weight"] = lin(nh * (dn + dr), Rq)
+    t[a + "kv_a_proj_with_mqa.weight"] = lin(R + dr, H)
+    t[a + "kv_a_layernorm.weight"] = norm(R)
+    t[a + "kv_b_proj.weight"] = lin(nh * (dn + dv), R)
+    t[a + "o_proj.weight"] = lin(H, nh * dv)
+    if not is_moe_layer(cfg, l):
+        mlp(p + "mlp", cfg["intermediate_size"])
+        return
+    E, ffn = cfg["n_routed_experts"], cfg["moe_intermediate_size"]
+    # sigmoid saturates: a gain of 1 keeps its scores apart (near 1 they
+    # would tie, and any rounding would flip the choice)
+    t[p + "mlp.gate.weight"] = lin(E, H, 1.0 if cfg["scoring_func"] == "sigmoid" else 2.0)
+    if cfg["topk_method"] == "noaux_tc":
+        # positive, of the order of the score gaps: it changes choices, and
+        # biased scores stay > 0 (HF masks dropped groups to 0.0)
+        t[p + "mlp.gate.e_score_correction_bias"] = rng.uniform(0.0, 0.1, E).astype(np.float32)
+    for e in range(E):
+        mlp(p + f"mlp.experts.{e}", ffn)
+    if cfg.get("n_shared_experts"):
+        mlp(p + "mlp.shared_experts", ffn * cfg["n_shared_experts"])
 
 
 def encode(a, dtype):

@@ -4,9 +4,10 @@
 
 Written from the semantics of the Hugging Face modeling files
 (modeling_llama / mixtral / qwen2_moe / qwen3_moe / olmoe / gpt_oss: the
-latter in gpt_oss.py), not from the C
-engine: float64 throughout, full-sequence (no KV cache), explicit causal
-mask, HF's rotate_half RoPE, softmax -> top-k (-> renormalise) routing.
+latter in gpt_oss.py, and DeepSeek's modeling_deepseek for V2 and V3:
+deepseek.py), not from the C engine: float64 throughout, full-sequence (no
+KV cache), explicit causal mask, HF's rotate_half RoPE, softmax -> top-k
+(-> renormalise) routing.
 
 usage: reference.py MODELDIR --tokens "1 2 3" [--greedy N]
 prints the logits of every position (one line each), or with --greedy the N
@@ -21,6 +22,7 @@ import struct
 import numpy as np
 
 import gpt_oss  # tests/ref/gpt_oss.py: GptOssForCausalLM's attention and experts
+import deepseek  # tests/ref/deepseek.py: MLA and DeepSeek's routing
 import quants  # tests/ref/quants.py: the activation forms (Model's acts)
 
 
@@ -163,6 +165,8 @@ class Model:
 
     def is_moe(self, l):
         c = self.cfg
+        if self.arch in deepseek.ARCHS:
+            return deepseek.is_moe(c, l)
         if self.arch == "LlamaForCausalLM":
             return False
         if self.arch in ("MixtralForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM"):
@@ -179,6 +183,8 @@ class Model:
     def attention(self, x, p, pos):
         if self.arch == "GptOssForCausalLM":
             return gpt_oss.attention(self, x, p, pos, self.layer, rope)
+        if self.arch in deepseek.ARCHS:
+            return deepseek.attention(self, x, p, pos)
         w, T = self.w, x.shape[0]
         bias = self.arch == "Qwen2MoeForCausalLM" or self.cfg.get("attention_bias", False)
         q = self.lin(x, p + "q_proj.weight", w.get(p + "q_proj.bias") if bias else None)
@@ -221,6 +227,8 @@ class Model:
         c, w = self.cfg, self.w
         if self.arch == "GptOssForCausalLM":
             return gpt_oss.moe(self, x, p)
+        if self.arch in deepseek.ARCHS:
+            return deepseek.moe(self, x, p)
         if self.arch == "MixtralForCausalLM":
             gate, ex, names = p + "block_sparse_moe.gate.weight", p + "block_sparse_moe.experts", ("w1", "w3", "w2")
             E, renorm = c["num_local_experts"], True

@@ -335,6 +335,107 @@ static void test_route_same_for_every_variant(void)
 	}
 }
 
+/* The k best of v[0..n) (descending, ties to the lower index) into id. */
+static void best_k(const double *v, int n, int k, int *id)
+{
+	int j, i, b;
+	char used[MAXN * 2] = { 0 };
+
+	for (j = 0; j < k; j++) {
+		for (b = -1, i = 0; i < n; i++)
+			if (!used[i] && (b < 0 || v[i] > v[b]))
+				b = i;
+		used[b] = 1;
+		id[j] = b;
+	}
+}
+
+/*
+ * DeepSeek's routing (cb_route_grouped) against its definition computed
+ * here in double: softmax or sigmoid scores, a selection bias, groups
+ * ranked by the sum of their group_top best, top_k of the kept groups,
+ * weights the unbiased scores, renormalised, scaled; and the same ids
+ * and bits from every variant.
+ */
+static void test_grouped_route_matches_definition(void)
+{
+	float l[MAXN], bias[MAXN], tmp[4 * MAXN], w0[MAXK], w[MAXK];
+	double sc[MAXN], sel[MAXN], gs[MAXN], mx, sum;
+	cb_u32 id0[MAXK], id[MAXK], gid[MAXN];
+	int t, lvl, i, j, g, want[MAXK], gk[MAXN], top[MAXK];
+
+	for (t = 0; t < 4000; t++) {
+		struct cb_model_config c = { 0 };
+		static const int groups[] = { 1, 2, 4, 8 };
+		int ng = groups[t % 4], per = 1 + (int)rndu(32), E = ng * per, kg, K;
+		int sig = t % 3 == 0, use_bias = t % 2, norm = t % 5 < 3;
+
+		if (E > MAXN)
+			continue;
+		kg = 1 + (int)rndu(ng);
+		K = 1 + (int)rndu(CB_MIN(MAXK, kg * per));
+		c.n_experts = (cb_u32)E;
+		c.top_k = (cb_u32)K;
+		c.norm_topk_prob = (cb_u32)norm;
+		c.mla.score_func = sig ? CB_SCORE_SIGMOID : CB_SCORE_SOFTMAX;
+		c.mla.sel_bias = (cb_u32)use_bias;
+		if (ng > 1) {
+			c.mla.n_group = (cb_u32)ng;
+			c.mla.topk_group = (cb_u32)kg;
+			c.mla.group_top = 1 + rndu(CB_MIN(per, 2));
+		}
+		c.mla.route_scale_bits = t % 7 ? 0x40200000u /* 2.5 */ : 0;
+		fill(l, E, GEN_ROUTER);
+		for (i = 0; i < E; i++)
+			bias[i] = 0.05f * unif();
+		cb_route_grouped(&cb_isa_scalar, &c, l, use_bias ? bias : NULL, tmp, gid, id0, w0);
+
+		/* the definition, in double */
+		for (mx = l[0], i = 1; i < E; i++)
+			mx = l[i] > mx ? l[i] : mx;
+		for (sum = 0, i = 0; i < E; i++)
+			sum += sc[i] = sig ? 1.0 / (1.0 + exp(-(double)l[i])) : exp(l[i] - mx);
+		for (i = 0; i < E; i++) {
+			sc[i] = sig ? sc[i] : sc[i] / sum;
+			sel[i] = sc[i] + (use_bias ? bias[i] : 0.0);
+		}
+		if (ng > 1) {
+			for (g = 0; g < ng; g++) {
+				best_k(sel + g * per, per, (int)c.mla.group_top, top);
+				for (gs[g] = 0, j = 0; j < (int)c.mla.group_top; j++)
+					gs[g] += sel[g * per + top[j]];
+			}
+			best_k(gs, ng, kg, gk);
+			for (g = 0; g < ng; g++) {
+				for (j = 0; j < kg && gk[j] != g; j++)
+					;
+				for (i = 0; j == kg && i < per; i++)
+					sel[g * per + i] = -INFINITY;
+			}
+		}
+		best_k(sel, E, K, want);
+		for (sum = 1e-20, j = 0; j < K; j++)
+			sum += sc[want[j]];
+		for (j = 0; j < K; j++) {
+			double ww = norm ? sc[want[j]] / sum : sc[want[j]];
+
+			ww *= c.mla.route_scale_bits ? 2.5 : 1.0;
+			CB_CHECK(id0[j] == (cb_u32)want[j] && fabs(w0[j] - ww) <= 1e-5 * fabs(ww) + 1e-7,
+				 "t %d rank %d: id %u weight %g, want %d %g (E %d K %d groups %d/%d)",
+				 t, j, id0[j], w0[j], want[j], ww, E, K, kg, ng);
+		}
+		for (lvl = CB_ISA_AVX2; lvl < CB_ISA__COUNT; lvl++) {
+			const struct cb_isa_ops *ops = cb_isa_get(lvl);
+
+			if (!ops)
+				continue;
+			cb_route_grouped(ops, &c, l, use_bias ? bias : NULL, tmp, gid, id, w);
+			CB_CHECK(!memcmp(id, id0, K * 4) && !memcmp(w, w0, K * 4),
+				 "%s grouped route differs (E %d K %d)", ops->name, E, K);
+		}
+	}
+}
+
 int main(void)
 {
 	printf("# best variant: %s\n", cb_isa_select(CB_ISA__COUNT - 1)->name);
@@ -345,5 +446,6 @@ int main(void)
 	CB_RUN(test_avx512_topk_matches_ref);
 	CB_RUN(test_avx512_vnni_topk_matches_ref);
 	CB_RUN(test_route_same_for_every_variant);
+	CB_RUN(test_grouped_route_matches_definition);
 	return cb_test_done();
 }

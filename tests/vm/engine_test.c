@@ -362,6 +362,76 @@ TEST(kernel_logits_equal_in_process_engine)
 	close(fd);
 }
 
+/*
+ * A DeepSeek-shaped model (MLA, sigmoid group-limited routing) generates
+ * through /dev/colibri: every greedy token of the kernel's is the argmax
+ * of the in-process engine's logits over the same sequence, and the
+ * session's KV cache is the latent one (its arena is smaller than a full
+ * K/V cache of the same shape would need).
+ */
+TEST(deepseek_generates_through_the_device)
+{
+	int fd = colibri_dev_open(), s, i, j, steps = 8;
+	struct colibri_attach a;
+	struct colibri_submit sub;
+	uint32_t toks[N_TOK + 8];
+	char path[4096];
+	float *ul;
+
+	ASSERT_LE(0, fd);
+	setenv("COLIBRI_ISA", colibri_isa_name(info_now(fd).isa_level), 1);
+	ASSERT_EQ(0, fixture("deepseek_v3-f32", path, sizeof(path)))
+		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
+	ASSERT_EQ(0, colibri_dev_load(fd, path, "ds", NULL, NULL));
+	s = colibri_dev_open();
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, colibri_dev_attach(s, "ds", 64, 4, &a));
+	ul = calloc(a.vocab_size, sizeof(float));
+	ASSERT_NE(NULL, ul);
+	test_tokens(toks, N_TOK, a.vocab_size, 3);
+	ASSERT_EQ(0, submit(s, toks, N_TOK, COLIBRI_SUBMIT_RESET, NULL, 0, &sub));
+	for (i = 0; i < steps; i++) {
+		int best = 0;
+
+		ASSERT_LE(0, sub.token);
+		ASSERT_GT((int)a.vocab_size, sub.token);
+		ASSERT_EQ(0, user_logits(path, toks, N_TOK + i, ul, 5));
+		for (j = 1; j < (int)a.vocab_size; j++)
+			best = ul[j] > ul[best] ? j : best;
+		EXPECT_EQ(best, sub.token) TH_LOG("step %d", i);
+		toks[N_TOK + i] = (uint32_t)sub.token;
+		ASSERT_EQ(0, submit(s, &toks[N_TOK + i], 1, 0, NULL, 0, &sub));
+		EXPECT_EQ(N_TOK + i + 1, (int)sub.n_past);
+	}
+	free(ul);
+	close(s);
+	/*
+	 * 64 more positions cost exactly the latent and RoPE key of each
+	 * layer (kv_lora_rank + qk_rope_dim floats), not full keys and values
+	 */
+	{
+		char err[256];
+		struct cbfile *f = cbfile_open(path, 0, err, sizeof(err));
+		struct colibri_attach b;
+		unsigned long long row, full;
+
+		ASSERT_NE(NULL, f) TH_LOG("%s", err);
+		row = (f->cfg.mla.kv_lora_rank + f->cfg.mla.qk_rope_dim) * 4ull;
+		full = (f->cfg.n_heads * (f->cfg.head_dim + f->cfg.mla.v_head_dim)) * 4ull;
+		s = colibri_dev_open();
+		ASSERT_LE(0, s);
+		ASSERT_EQ(0, colibri_dev_attach(s, "ds", 128, 4, &b));
+		EXPECT_EQ(64ull * f->cfg.n_layers * row, b.bytes - a.bytes)
+			TH_LOG("64 positions: %llu bytes; full K/V would be %llu",
+			       (unsigned long long)(b.bytes - a.bytes),
+			       64ull * f->cfg.n_layers * full);
+		close(s);
+		cbfile_close(f);
+	}
+	ASSERT_EQ(0, colibri_dev_unload(fd, "ds", 0));
+	close(fd);
+}
+
 /* Broken files are refused, and a refused load leaves nothing behind. */
 TEST(malicious_model_files_are_refused_cleanly)
 {

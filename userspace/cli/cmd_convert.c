@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "gguf.h"
 #include "hf_gpt_oss.h"
+#include "hf_deepseek.h"
 #include "hfmodel.h"
 #include "host.h"
 #include "quant_par.h"
@@ -229,7 +230,8 @@ static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
 				 name, t->dtype_name);
 			return -1;
 		}
-		if (s.vector ? (t->ndim != 1 || t->shape[0] != s.cols)
+		if (hf_deepseek_is_split(s.role) ? !hf_deepseek_kv_b_ok(cfg, t) :
+		    s.vector ? (t->ndim != 1 || t->shape[0] != s.cols)
 			     : (t->ndim != 2 || t->shape[0] != s.rows || t->shape[1] != s.cols)) {
 			snprintf(err, errlen,
 				 "tensor '%s': shape does not match config.json (want %u x %u)",
@@ -253,12 +255,38 @@ static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
 
 #define CHUNK_BYTES (4u << 20)
 
+/* DeepSeek's k_b / v_b: cut from kv_b_proj in f32, then quantized */
+static int convert_split(struct cbfile_writer *w, const struct cb_model_config *cfg,
+			 const struct cb_format_slot *s, const struct st_tensor *t, uint32_t dt,
+			 struct progress *pg, char *err, size_t errlen)
+{
+	uint64_t size = cb_dtype_row_bytes(dt, s->cols) * s->rows;
+	char *q = malloc(size ? size : 1);
+	int ret = -2;
+
+	if (!q || hf_deepseek_split_rows(cfg, s->role, t, dt, q)) {
+		snprintf(err, errlen, "%s: out of memory", t->name);
+		goto out;
+	}
+	if (cb_quant_find_bad_scale(dt, q, size / cb_dtype_info(dt)->block_bytes) >= 0) {
+		snprintf(err, errlen, "tensor '%s' (%s): quantized to %s, a scale is not finite",
+			 t->name, cb_format_role_name(s->role), cb_dtype_name(dt));
+		goto out;
+	}
+	ret = cbfile_writer_tensor_write(w, q, size) ? -1 : cbfile_writer_tensor_end(w);
+	progress(pg, size);
+out:
+	free(q);
+	return ret;
+}
+
 /*
  * Convert one tensor, a block of rows at a time (quantized on @ex's threads),
  * into the writer.  Return: 0, -1 for a writer error, -2 (with @err) for a
  * tensor whose quantized scales are not finite.
  */
-static int convert_tensor(struct cbfile_writer *w, const struct cb_format_slot *s,
+static int convert_tensor(struct cbfile_writer *w, const struct cb_model_config *cfg,
+			  const struct cb_format_slot *s,
 			  const struct st_tensor *t, uint32_t dt, void *buf, struct cb_exec *ex,
 			  struct progress *pg, char *err, size_t errlen)
 {
@@ -266,6 +294,8 @@ static int convert_tensor(struct cbfile_writer *w, const struct cb_format_slot *
 
 	if (cbfile_writer_tensor_begin(w, s->role, s->layer, s->expert))
 		return -1;
+	if (hf_deepseek_is_split(s->role))
+		return convert_split(w, cfg, s, t, dt, pg, err, errlen);
 	if ((int)dt == src_dtype(t)) {
 		/* same type: the stored bytes, unchanged */
 		uint64_t off;
@@ -464,7 +494,7 @@ int cmd_convert(int argc, char **argv)
 		struct cb_format_slot s;
 
 		cbfile_writer_slot(w, k, &s);
-		r = convert_tensor(w, &s, srcs[k], dts[k], buf, ex, &pg, err, sizeof(err));
+		r = convert_tensor(w, &cfg, &s, srcs[k], dts[k], buf, ex, &pg, err, sizeof(err));
 		if (r == -2)
 			goto fail_src;
 		if (r) {

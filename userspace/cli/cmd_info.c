@@ -20,13 +20,15 @@
 #include "tokenizer.h"
 
 static const char *const arch_names[CB_ARCH__COUNT] = {
-	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss"
+	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "deepseek_v2",
+	"deepseek_v3"
 };
 
 /* The HF class each architecture comes from. */
 static const char *const arch_classes[CB_ARCH__COUNT] = {
 	"LlamaForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM",
-	"Qwen3MoeForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM"
+	"Qwen3MoeForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM",
+	"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"
 };
 
 struct dtype_stat {

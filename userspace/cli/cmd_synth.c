@@ -337,7 +337,7 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		switch (c) {
 		case 'a':
 			for (i = 0; i < CB_ARCH__COUNT; i++)
-				if (!strcmp(optarg, arch_names[i]))
+				if (arch_names[i] && !strcmp(optarg, arch_names[i]))
 					break;
 			if (i == CB_ARCH__COUNT) {
 				fprintf(stderr, "colibri synth: unknown --arch '%s'\n", optarg);

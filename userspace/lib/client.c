@@ -224,9 +224,10 @@ const char *colibri_arch_name(unsigned int arch)
 {
 	static const char *const names[] = {
 		"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss",
+		"deepseek_v2", "deepseek_v3",
 	};
 
-	return arch < sizeof(names) / sizeof(names[0]) ? names[arch] : "unknown";
+	return arch < sizeof(names) / sizeof(names[0]) && names[arch] ? names[arch] : "unknown";
 }
 
 int colibri_dev_ensure_model(int fd, const char *path, const char *name, char *name_out,

@@ -52,6 +52,14 @@ static const struct cb_tensor *slot_tensor(const struct hf_model *m,
 	case COLIBRI_T_MLP_GATE: return &L->mlp_gate;
 	case COLIBRI_T_MLP_UP: return &L->mlp_up;
 	case COLIBRI_T_MLP_DOWN: return &L->mlp_down;
+	case COLIBRI_T_MLA_Q_A: return &L->q_a;
+	case COLIBRI_T_MLA_Q_A_NORM: return &L->q_a_norm;
+	case COLIBRI_T_MLA_Q_B: return &L->q_b;
+	case COLIBRI_T_MLA_KV_A: return &L->kv_a;
+	case COLIBRI_T_MLA_KV_A_NORM: return &L->kv_a_norm;
+	case COLIBRI_T_MLA_K_B: return &L->k_b;
+	case COLIBRI_T_MLA_V_B: return &L->v_b;
+	case COLIBRI_T_ROUTER_SEL_BIAS: return &L->router_sel_bias;
 	}
 	if (!L->experts || s->expert >= m->cfg.n_experts)
 		return NULL;

@@ -24,15 +24,8 @@
 #include "cb_ops.h"
 #include "gguf.h"
 #include "gguf_gpt_oss.h"
+#include "gguf_deepseek.h"
 #include "rope_scaling.h"
-
-struct gloader {
-	struct gguf_model *m;
-	const struct gguf_file *gf;
-	const char *arch;		/* general.architecture, NUL-terminated */
-	char *err;
-	size_t errlen;
-};
 
 static void seterr(struct gloader *ld, const char *fmt, ...)
 {
@@ -140,9 +133,12 @@ static int parse_config(struct gloader *ld)
 	} else if (!strcmp(ld->arch, "gpt-oss")) {
 		c->arch = CB_ARCH_GPT_OSS;
 		c->rope_layout = CB_ROPE_NEOX;
+	} else if (!strcmp(ld->arch, "deepseek2")) {
+		c->arch = CB_ARCH_DEEPSEEK_V2;		/* V3 if sigmoid (gguf_deepseek.c) */
+		c->rope_layout = CB_ROPE_INTERLEAVED;	/* llama.cpp's "normal" RoPE */
 	} else {
 		seterr(ld, "architecture '%s' is not supported (llama, qwen2moe, qwen3moe, "
-		       "olmoe and gpt-oss are)", ld->arch);
+		       "olmoe, gpt-oss and deepseek2 are)", ld->arch);
 		return -1;
 	}
 
@@ -165,12 +161,17 @@ static int parse_config(struct gloader *ld)
 		       c->n_layers, c->n_experts, CB_MAX_LAYERS, CB_MAX_EXPERTS);
 		return -1;
 	}
-	if (gating != 1 && c->arch != CB_ARCH_GPT_OSS) {	/* gpt-oss: its own, below */
+	/* gpt-oss and deepseek2: their own, below */
+	if (gating != 1 && c->arch != CB_ARCH_GPT_OSS && c->arch != CB_ARCH_DEEPSEEK_V2) {
 		seterr(ld, "%s.expert_gating_func %u is not supported (only softmax, 1)",
 		       ld->arch, gating);
 		return -1;
 	}
 	c->max_context = ctx;
+	if (c->arch == CB_ARCH_DEEPSEEK_V2 && gguf_deepseek_config(ld, gating, &kl))
+		return -1;
+	if (cb_is_mla(c))
+		goto heads;	/* MLA's head dims: gguf_deepseek_config() */
 	if (meta_u32(ld, "attention.key_length", c->hidden / c->n_heads, &kl) ||
 	    meta_u32(ld, "attention.value_length", kl, &vl) ||
 	    meta_u32(ld, "rope.dimension_count", kl, &rd))
@@ -180,6 +181,7 @@ static int parse_config(struct gloader *ld)
 		       "(partial rotary or asymmetric heads are not supported)", kl, vl, rd);
 		return -1;
 	}
+heads:
 	c->head_dim = kl;
 	/* the engine's limits, checked here so that no product below wraps */
 	if (c->n_heads > 1024 || !c->n_kv_heads || c->n_heads % c->n_kv_heads ||
@@ -480,7 +482,7 @@ static int scan_layers(struct gloader *ld)
 	/* cross-check the sizes the metadata states, where it states them */
 	if (c->expert_ffn) {
 		const char *k = c->arch == CB_ARCH_QWEN2_MOE || c->arch == CB_ARCH_QWEN3_MOE ||
-				c->arch == CB_ARCH_GPT_OSS ?
+				c->arch == CB_ARCH_GPT_OSS || cb_is_mla(c) ?
 				"expert_feed_forward_length" : "feed_forward_length";
 
 		if (meta_u32(ld, k, c->expert_ffn, &meta))
@@ -521,6 +523,11 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 	LD(attn_norm, "attn_norm.weight", 1, H, 1);
 	LD(ffn_norm, c->arch == CB_ARCH_GPT_OSS ? "post_attention_norm.weight" : "ffn_norm.weight",
 	   1, H, 1);
+	if (cb_is_mla(c)) {
+		if (gguf_deepseek_layer(ld, l))
+			return -1;
+		goto ffn;
+	}
 	LD(wq, "attn_q.weight", qd, H, 0);
 	LD(wk, "attn_k.weight", kvd, H, 0);
 	LD(wv, "attn_v.weight", kvd, H, 0);
@@ -537,6 +544,7 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 		LD(q_norm, "attn_q_norm.weight", 1, qd, 1);
 		LD(k_norm, "attn_k_norm.weight", 1, kvd, 1);
 	}
+ffn:
 	if (!cb_layer_is_moe(c, l)) {
 		LD(mlp_gate, "ffn_gate.weight", c->dense_ffn, H, 0);
 		LD(mlp_up, "ffn_up.weight", c->dense_ffn, H, 0);
@@ -578,6 +586,34 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 	}
 #undef LD
 	return 0;
+}
+
+/* For gguf_deepseek.c (gguf_deepseek.h). */
+int gguf_ld_u32(struct gloader *ld, const char *suffix, long long def, cb_u32 *out)
+{
+	return meta_u32(ld, suffix, def, out);
+}
+
+int gguf_ld_f32(struct gloader *ld, const char *suffix, float def, float *out)
+{
+	return meta_f32(ld, suffix, def, out);
+}
+
+void gguf_ld_err(struct gloader *ld, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	seterr(ld, "%s", msg);
+}
+
+int gguf_ld_get(struct gloader *ld, struct cb_tensor *out, size_t ostride, const char *name,
+		cb_u32 n_exp, cb_u32 rows, cb_u32 cols, int vector)
+{
+	return get(ld, out, ostride, name, n_exp, rows, cols, vector);
 }
 
 void gguf_model_free(struct gguf_model *m)

@@ -11,6 +11,8 @@
  *              mlp.shared_expert.{gate,up,down}_proj, mlp.shared_expert_gate
  *   Qwen3-MoE, OLMoE: mlp.gate, mlp.experts.E.{gate,up,down}_proj
  *   GPT-OSS:   self_attn.sinks, mlp.router, fused experts (hf_gpt_oss.c)
+ *   DeepSeek:  MLA projections, mlp.shared_experts, mlp.gate's
+ *              e_score_correction_bias (hf_deepseek.c)
  *   dense layers: mlp.{gate,up,down}_proj
  */
 #include <limits.h>
@@ -24,22 +26,14 @@
 #include "cb_format.h"
 #include "hf_gpt_oss.h"
 #include "cb_ops.h"
+#include "hf_deepseek.h"
 #include "hfmodel.h"
 #include "quant_preset.h"
 #include "rope_scaling.h"
 #include "safetensors.h"
 #include "util.h"
 
-struct loader {
-	struct hf_model *m;
-	struct cb_quant q;
-	char *err;
-	size_t errlen;
-	float *row;		/* one row of f32, for conversions */
-	size_t rowcap;
-};
-
-static void seterr(struct loader *ld, const char *fmt, ...)
+static void seterr(struct hf_loader *ld, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -106,7 +100,7 @@ static int jbool(const cJSON *root, const char *key, int def)
 		c->field = (cb_u32)v;					\
 	} while (0)
 
-static int parse_config(struct loader *ld, const char *dir, const cJSON *root)
+static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root)
 {
 	struct cb_model_config *c = &ld->m->cfg;
 	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
@@ -134,9 +128,10 @@ static int parse_config(struct loader *ld, const char *dir, const cJSON *root)
 		c->arch = CB_ARCH_OLMOE;
 	else if (!strcmp(a, "GptOssForCausalLM"))
 		c->arch = CB_ARCH_GPT_OSS;
-	else {
+	else if (!hf_deepseek_arch(a, c)) {
 		seterr(ld, "%s/config.json: architecture '%s' is not supported "
-		       "(Llama, Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, GPT-OSS are)", dir, a);
+		       "(Llama, Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, GPT-OSS, DeepSeek-V2/V3 "
+		       "are)", dir, a);
 		return -1;
 	}
 
@@ -226,6 +221,9 @@ static int parse_config(struct loader *ld, const char *dir, const cJSON *root)
 		else
 			c->top_k = (cb_u32)v;
 		return hf_gpt_oss_config(root, c, dir, ld->err, ld->errlen);
+	case CB_ARCH_DEEPSEEK_V2:
+	case CB_ARCH_DEEPSEEK_V3:
+		return hf_deepseek_config(ld, dir, root);
 	}
 	return 0;
 }
@@ -252,7 +250,7 @@ int hf_model_own(struct hf_model *m, void *p)
 	return 0;
 }
 
-static int load(struct loader *ld, struct cb_tensor *out, const char *name,
+static int load(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		cb_u32 rows, cb_u32 cols, enum kind kind, cb_u32 role, cb_u32 layer)
 {
 	const struct st_tensor *t = st_set_find(ld->m->st, name);
@@ -321,7 +319,13 @@ static int load(struct loader *ld, struct cb_tensor *out, const char *name,
 	return 0;
 }
 
-static int load_layer(struct loader *ld, cb_u32 l)
+int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name,
+		   cb_u32 rows, cb_u32 cols, int vector, cb_u32 role, cb_u32 layer)
+{
+	return load(ld, out, name, rows, cols, vector ? K_VECTOR : K_MATRIX, role, layer);
+}
+
+static int load_layer(struct hf_loader *ld, cb_u32 l)
 {
 	struct hf_model *m = ld->m;
 	const struct cb_model_config *c = &m->cfg;
@@ -340,6 +344,11 @@ static int load_layer(struct loader *ld, cb_u32 l)
 	} while (0)
 	LD(attn_norm, "input_layernorm.weight", 1, H, K_VECTOR, COLIBRI_T_ATTN_NORM);
 	LD(ffn_norm, "post_attention_layernorm.weight", 1, H, K_VECTOR, COLIBRI_T_FFN_NORM);
+	if (cb_is_mla(c)) {
+		if (hf_deepseek_attention(ld, l, p))
+			return -1;
+		goto mlp;
+	}
 	LD(wq, "self_attn.q_proj.weight", qd, H, K_MATRIX, COLIBRI_T_WQ);
 	LD(wk, "self_attn.k_proj.weight", kvd, H, K_MATRIX, COLIBRI_T_WK);
 	LD(wv, "self_attn.v_proj.weight", kvd, H, K_MATRIX, COLIBRI_T_WV);
@@ -364,6 +373,7 @@ static int load_layer(struct loader *ld, cb_u32 l)
 		   COLIBRI_T_ROUTER_BIAS);
 		return hf_gpt_oss_experts(m, &ld->q, l, ld->err, ld->errlen);
 	}
+mlp:
 	if (!cb_layer_is_moe(c, l)) {
 		LD(mlp_gate, "mlp.gate_proj.weight", c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_GATE);
 		LD(mlp_up, "mlp.up_proj.weight", c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_UP);
@@ -390,7 +400,18 @@ static int load_layer(struct loader *ld, cb_u32 l)
 		if (load(ld, &ew->down, n, H, c->expert_ffn, K_MATRIX, COLIBRI_T_EXPERT_DOWN, l))
 			return -1;
 	}
-	if (c->shared_ffn) {
+	if (c->mla.sel_bias)
+		LD(router_sel_bias, "mlp.gate.e_score_correction_bias", 1, c->n_experts, K_VECTOR,
+		   COLIBRI_T_ROUTER_SEL_BIAS);
+	if (c->shared_ffn && cb_is_mla(c)) {
+		/* DeepSeek: n_shared_experts fused in one MLP, "shared_experts" */
+		LD(shared_gate_proj, "mlp.shared_experts.gate_proj.weight", c->shared_ffn, H,
+		   K_MATRIX, COLIBRI_T_SHARED_GATE);
+		LD(shared_up_proj, "mlp.shared_experts.up_proj.weight", c->shared_ffn, H,
+		   K_MATRIX, COLIBRI_T_SHARED_UP);
+		LD(shared_down_proj, "mlp.shared_experts.down_proj.weight", H, c->shared_ffn,
+		   K_MATRIX, COLIBRI_T_SHARED_DOWN);
+	} else if (c->shared_ffn) {
 		LD(shared_gate_proj, "mlp.shared_expert.gate_proj.weight", c->shared_ffn, H,
 		   K_MATRIX, COLIBRI_T_SHARED_GATE);
 		LD(shared_up_proj, "mlp.shared_expert.up_proj.weight", c->shared_ffn, H,
@@ -408,7 +429,7 @@ static int load_layer(struct loader *ld, cb_u32 l)
 struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *err,
 			       size_t errlen)
 {
-	struct loader ld = { .q = { CB_PRESET_NONE, CB_QUANT_KEEP }, .err = err, .errlen = errlen };
+	struct hf_loader ld = { .q = { CB_PRESET_NONE, CB_QUANT_KEEP }, .err = err, .errlen = errlen };
 	struct hf_model *m = calloc(1, sizeof(*m));
 	char path[PATH_MAX], why[256];
 	cJSON *root = NULL;
@@ -495,7 +516,7 @@ int hf_config_load(const char *dir, struct cb_model_config *cfg, char *arch_name
 		   size_t arch_len, char *err, size_t errlen)
 {
 	struct hf_model *m = calloc(1, sizeof(*m));
-	struct loader ld = { .m = m, .err = err, .errlen = errlen };
+	struct hf_loader ld = { .m = m, .err = err, .errlen = errlen };
 	char path[PATH_MAX];
 	cJSON *root;
 	char *txt;
@@ -561,7 +582,12 @@ int hf_tensor_name(const struct cb_model_config *c, uint32_t role, uint32_t laye
 	case COLIBRI_T_SHARED_UP: s = "mlp.shared_expert.up_proj.weight"; break;
 	case COLIBRI_T_SHARED_DOWN: s = "mlp.shared_expert.down_proj.weight"; break;
 	case COLIBRI_T_SHARED_EXPERT_GATE: s = "mlp.shared_expert_gate.weight"; break;
+	default: s = hf_deepseek_tensor_suffix(role); break;
 	}
+	if (cb_is_mla(c) && role >= COLIBRI_T_SHARED_GATE && role <= COLIBRI_T_SHARED_DOWN)
+		s = role == COLIBRI_T_SHARED_GATE ? "mlp.shared_experts.gate_proj.weight" :
+		    role == COLIBRI_T_SHARED_UP ? "mlp.shared_experts.up_proj.weight" :
+		    "mlp.shared_experts.down_proj.weight";
 	if (s) {
 		n = snprintf(buf, len, "model.layers.%u.%s", layer, s);
 	} else if (role == COLIBRI_T_ROUTER) {

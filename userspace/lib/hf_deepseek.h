@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * hf_deepseek.h - the DeepSeek-V2/V3 part of the Hugging Face loader
+ * (hf_deepseek.c), called from hfmodel.c: config.json's MLA and routing
+ * fields, and the MLA tensors of a layer.
+ *
+ * struct hf_loader is hfmodel.c's loading state, shared with this file only.
+ */
+#ifndef COLIBRI_HF_DEEPSEEK_H
+#define COLIBRI_HF_DEEPSEEK_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "cb_engine.h"
+#include "hfmodel.h"
+#include "quant_preset.h"
+
+struct hf_loader {
+	struct hf_model *m;
+	struct cb_quant q;
+	char *err;
+	size_t errlen;
+	float *row;		/* one row of f32, for conversions */
+	size_t rowcap;
+};
+
+/* hfmodel.c: one tensor by name, vector (f32) or matrix (the chosen type) */
+int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name,
+		   cb_u32 rows, cb_u32 cols, int vector, cb_u32 role, cb_u32 layer);
+
+/* Is @arch (an HF class name) DeepSeek-V2 or V3?  Sets cfg->arch if so. */
+int hf_deepseek_arch(const char *arch, struct cb_model_config *cfg);
+
+/*
+ * hf_deepseek_config() - every field of a DeepSeek config.json (the common
+ * ones already parsed by hfmodel.c: vocab, hidden, layers, heads, eps,
+ * theta, tied embeddings).  0, or -1 with the reason naming the field.
+ */
+int hf_deepseek_config(struct hf_loader *ld, const char *dir, const cJSON *root);
+
+/*
+ * hf_deepseek_attention() - layer @l's MLA tensors (@p: "model.layers.N."),
+ * kv_b_proj split per head into k_b (transposed) and v_b.
+ */
+int hf_deepseek_attention(struct hf_loader *ld, cb_u32 l, const char *p);
+
+/* HF names of the MLA roles and the router bias ("self_attn.kv_a_proj_with_mqa.weight"). */
+const char *hf_deepseek_tensor_suffix(cb_u32 role);
+
+/*
+ * kv_b_proj is stored as two tensors, k_b and v_b (the "split" roles).
+ * hf_deepseek_kv_b_ok(): @t has kv_b_proj's shape and a supported dtype;
+ * hf_deepseek_split(): fill @dst (the role's [rows][cols], f32) from it.
+ * 0, or -1 without memory.
+ */
+struct st_tensor;
+int hf_deepseek_is_split(cb_u32 role);
+int hf_deepseek_kv_b_ok(const struct cb_model_config *c, const struct st_tensor *t);
+int hf_deepseek_split(const struct cb_model_config *c, cb_u32 role, const struct st_tensor *t,
+		      float *dst);
+/* The same, quantized to @dt into @dst (rows * row bytes). */
+int hf_deepseek_split_rows(const struct cb_model_config *c, cb_u32 role,
+			   const struct st_tensor *t, cb_u32 dt, void *dst);
+
+#endif /* COLIBRI_HF_DEEPSEEK_H */
