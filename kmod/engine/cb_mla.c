@@ -187,7 +187,8 @@ static void attn_chunk(void *arg, int c)
 					float w = cb_expf(s[g][i] - mx[g]);
 
 					l[g] += w;
-					e->ops->axpy_f32(o[g], w, base + (cb_size)(p0 + i) * row, R);
+					e->ops->axpy_f32(o[g], w, base + (cb_size)(p0 + i) * row,
+							 R);
 				}
 			}
 		}

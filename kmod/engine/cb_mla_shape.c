@@ -43,8 +43,8 @@ static int check_routing(const struct cb_model_config *c, char *why, cb_u32 whyl
 		return MFAIL("routed_scaling_factor is not a finite positive number");
 	if (m->n_group <= 1) {
 		if (m->topk_group > m->n_group || m->group_top)
-			return MFAIL("topk_group %u / group_top %u without expert groups "
-				     "(n_group %u)", m->topk_group, m->group_top, m->n_group);
+			return MFAIL("topk_group %u / group_top %u without groups (n_group %u)",
+				     m->topk_group, m->group_top, m->n_group);
 		return 0;
 	}
 	if (c->n_experts % m->n_group)
@@ -122,10 +122,11 @@ int cb_mla_check_layer(const struct cb_model_config *c, const struct cb_layer_we
 		return -CB_EINVAL;
 	if (!cb_is_mla(c))
 		return 0;
-	if (m->q_lora_rank ? bad(&L->q_a, m->q_lora_rank, H, 0) ||
-			     bad(&L->q_a_norm, 1, m->q_lora_rank, 1) ||
-			     bad(&L->q_b, qd, m->q_lora_rank, 0)
-			   : bad(&L->wq, qd, H, 0))
+	if (m->q_lora_rank && (bad(&L->q_a, m->q_lora_rank, H, 0) ||
+			       bad(&L->q_a_norm, 1, m->q_lora_rank, 1) ||
+			       bad(&L->q_b, qd, m->q_lora_rank, 0)))
+		return -CB_EINVAL;
+	if (!m->q_lora_rank && bad(&L->wq, qd, H, 0))
 		return -CB_EINVAL;
 	if (bad(&L->kv_a, m->kv_lora_rank + m->qk_rope_dim, H, 0) ||
 	    bad(&L->kv_a_norm, 1, m->kv_lora_rank, 1) ||

@@ -20,6 +20,9 @@
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
+/* f32 bits of HF's denominator guard, 1e-20 */
+#define NORM_GUARD_BITS 0x1e3ce508
+
 /*
  * @tmp: [2 * E + 2 * n_group] floats: the scores, the selection scores,
  * the groups' ranks and their top values; @gid: [n_group].
@@ -78,7 +81,7 @@ void cb_route_grouped(const struct cb_isa_ops *ops, const struct cb_model_config
 		weights[j] = score[ids[j]];
 	if (c->norm_topk_prob) {
 		/* HF: topk_weight / (topk_weight.sum() + 1e-20) */
-		sum = 1e-20f;
+		sum = cb_f32_from_bits(NORM_GUARD_BITS);
 		for (j = 0; j < K; j++)
 			sum += weights[j];
 		for (j = 0; j < K; j++)
