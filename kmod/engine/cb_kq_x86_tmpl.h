@@ -41,8 +41,9 @@
  * (row, token) a conversion, a permute and an FMA; the offsets of q4_1 and
  * q5_1 (m_w d_x sum x) are accumulated per token for all rows at once.
  * mxfp4 is iq4_nl with another table (CB_MXFP4_VALUES) and a scale that is
- * a power of two: its E8M0 byte becomes the f32 bits of 2^(e - 128) in an
- * integer register (cb_e8m0_half_bits), so there is nothing to convert.
+ * a power of two: the R rows' E8M0 bytes become the f32 bits of 2^(e - 128)
+ * with integer vector operations (e8m0_half4, cb_e8m0_half_bits' bits), so
+ * there is nothing to convert.
  *
  * Weight rows are prefetched as the q8_0 kernels do (one line ahead in the
  * row into L1, the next row group's line into L2).
@@ -558,6 +559,27 @@ static inline CB_ALWAYS_INLINE __m256i KQ(lgroup_w)(int dt, const char *blk)
 }
 
 /*
+ * cb_e8m0_half_bits() of the four bytes of @eb, lane r from byte r, in
+ * vector registers.  Building the four words in memory and loading them as
+ * one vector stalled on store forwarding once per block, which held mxfp4
+ * at about half of iq4_nl's speed (docs/performance.md); the bits are the
+ * same: (e - 1) << 23 for e >= 2, 0x00200000 << e for e < 2, a quiet NaN
+ * for 255.
+ */
+static inline CB_ALWAYS_INLINE __m128 KQ(e8m0_half4)(cb_u32 eb)
+{
+	const __m128i e = _mm_cvtepu8_epi32(_mm_cvtsi32_si128((int)eb));
+	const __m128i one = _mm_set1_epi32(1);
+	__m128i v = _mm_slli_epi32(_mm_sub_epi32(e, one), 23);
+	__m128i sub = _mm_sllv_epi32(_mm_set1_epi32(0x00200000), e);
+
+	v = _mm_blendv_epi8(v, sub, _mm_cmplt_epi32(e, _mm_set1_epi32(2)));
+	v = _mm_blendv_epi8(v, _mm_set1_epi32(0x7fc00000),
+			    _mm_cmpeq_epi32(e, _mm_set1_epi32(CB_MXFP4_E_NAN)));
+	return _mm_castsi128_ps(v);
+}
+
+/*
  * R rows x MT tokens of a 32-block gemm against q8_0 (q5_0, iq4_nl, mxfp4)
  * or q8_1 (q4_1, q5_1) activations.
  */
@@ -588,7 +610,7 @@ static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const ch
 		__m256i xv[KQ_MT], base[KQ_MT];
 		__m256 s[KQ_MT];
 		cb_u64 hd = 0, hm = 0;
-		cb_u32 eb[4] = { 0, 0, 0, 0 };	/* mxfp4: f32 bits of d_w */
+		cb_u32 eb = 0;		/* mxfp4: the R E8M0 bytes, row r in byte r */
 		__m128 dw, mw;
 
 #pragma GCC unroll 4
@@ -598,7 +620,7 @@ static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const ch
 			if (r >= R)
 				continue;
 			if (dt == CB_DT_MXFP4) {
-				eb[r] = cb_e8m0_half_bits(*(const cb_u8 *)p);
+				eb |= (cb_u32)*(const cb_u8 *)p << (8 * r);
 				continue;
 			}
 			hd |= (cb_u64)*(const cb_u16 *)p << (16 * r);
@@ -606,7 +628,7 @@ static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const ch
 				hm |= (cb_u64)*(const cb_u16 *)(p + 2) << (16 * r);
 		}
 		if (dt == CB_DT_MXFP4)
-			dw = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)eb));
+			dw = KQ(e8m0_half4)(eb);
 		else
 			dw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)hd));
 		mw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)hm));

@@ -528,6 +528,81 @@ static void run_vnni_same(int dt)
 	CB_CHECK(bad == 0, "%d of %d problems differ", bad, n);
 }
 
+/*
+ * mxfp4 with every E8M0 exponent 0..254, the subnormal scales 2^-128 and
+ * 2^-127 included (the random rows above keep to 2^-20 .. 2^20): each of
+ * 5 rows has all its blocks at one exponent, the activations scaled by
+ * 2^14 below e = 128 and 2^-14 from there (d_x is an f16), so that
+ * d_w * d_x and the sums stay normal floats, and each variant's
+ * gemm is held to the same bound against scalar.  A variant that builds
+ * the scale's bits wrongly for any exponent is off by a power of two.
+ */
+static int row_e(int e0, int r)
+{
+	return e0 + r < 255 ? e0 + r : 254;
+}
+
+static void run_mxfp4_exponents(int level)
+{
+	const struct cb_isa_ops *ops = variant(level);
+	int e0, bad = 0, n = 0;
+
+	if (!ops)
+		return;
+	for (e0 = 0; e0 < 255; e0 += 5) {
+		struct problem p;
+		float *want, *got, *x = malloc(sizeof(float) * 96);
+		int r, b, m, i;
+
+		problem_make(&p, CB_DT_MXFP4, 2, 5, 96, 1);
+		for (r = 0; r < p.nrows; r++) {
+			uint8_t *row = p.w + r * p.wrb;
+			int e = row_e(e0, r);
+
+			for (b = 0; b < 3; b++)
+				row[b * 17] = (uint8_t)e;
+			cb_dequantize_row(CB_DT_MXFP4, p.wf + (size_t)r * 96, row, 96);
+			magnitude_row(CB_DT_MXFP4, p.mag + (size_t)r * 96, row, 96);
+		}
+		for (m = 0; m < p.M; m++) {
+			for (i = 0; i < 96; i++)
+				x[i] = ldexpf(rndf(), e0 < 128 ? 14 : -14);
+			cb_isa_scalar.quantize_act[CB_ACT_Q8_0](p.act + m * p.as, x, 96);
+			act_dequant(CB_ACT_Q8_0, p.af + (size_t)m * 96, p.act + m * p.as, 96);
+		}
+		want = out_alloc(&p);
+		got = out_alloc(&p);
+		gemm(&cb_isa_scalar, &p, want);
+		gemm(ops, &p, got);
+		/* check()'s bound without its 1e-30 floor, which is above
+		 * every result of the smallest exponents */
+		for (m = 0; m < p.M; m++)
+			for (r = 0; r < p.nrows; r++) {
+				double S, e = fabs(got[m * p.ldo + r] - want[m * p.ldo + r]);
+
+				exact(&p, m, r, &S);
+				if (!(e <= 2.0 * (2 * 3 + 8) * 0x1p-24 * S) && bad++ < 3)
+					CB_CHECK(0, "%s mxfp4 exponent %d: %.9g vs %.9g", ops->name,
+						 row_e(e0, r), got[m * p.ldo + r],
+						 want[m * p.ldo + r]);
+			}
+		n++;
+		free(want);
+		free(got);
+		free(x);
+		problem_free(&p);
+	}
+	printf("# %s mxfp4, exponents 0..254: %d problems\n", ops->name, n);
+	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
+}
+
+static void test_avx2_mxfp4_every_exponent(void) { run_mxfp4_exponents(CB_ISA_AVX2); }
+static void test_avx512_mxfp4_every_exponent(void) { run_mxfp4_exponents(CB_ISA_AVX512); }
+static void test_avx512_vnni_mxfp4_every_exponent(void)
+{
+	run_mxfp4_exponents(CB_ISA_AVX512_VNNI);
+}
+
 #define TYPE_TESTS(t)								\
 static void test_scalar_gemm_##t##_exact(void) { run_scalar_exact(CB_DT_##t); }	\
 static void test_avx2_gemm_##t(void) { run_variant(CB_ISA_AVX2, CB_DT_##t); }	\
@@ -591,6 +666,9 @@ int main(void)
 	RUN_TYPE(Q6_K);
 	RUN_TYPE(IQ4_XS);
 	RUN_TYPE(MXFP4);
+	CB_RUN(test_avx2_mxfp4_every_exponent);
+	CB_RUN(test_avx512_mxfp4_every_exponent);
+	CB_RUN(test_avx512_vnni_mxfp4_every_exponent);
 	CB_RUN(test_avx2_quantize_act_bytes);
 	CB_RUN(test_avx512_quantize_act_bytes);
 	CB_RUN(test_avx512_vnni_quantize_act_bytes);
