@@ -21,7 +21,7 @@
 static char path[] = "/tmp/colibri-test-fp8-XXXXXX";
 
 /* The definition: (-1)^s * 2^(e - bias) * (1 + m / 2^mb), or subnormal. */
-static double ref_decode(unsigned b, int eb, int mb, int *nonfinite)
+static double ref_decode(unsigned int b, int eb, int mb, int *nonfinite)
 {
 	int bias = (1 << (eb - 1)) - 1, s = b >> 7, e = (b >> mb) & ((1 << eb) - 1);
 	int m = b & ((1 << mb) - 1);
@@ -41,7 +41,7 @@ static double ref_decode(unsigned b, int eb, int mb, int *nonfinite)
 
 static void test_every_code_decodes(void)
 {
-	unsigned b;
+	unsigned int b;
 	int nf, pass;
 
 	for (pass = 0; pass < 2; pass++)
