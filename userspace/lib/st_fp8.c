@@ -11,7 +11,10 @@
  *   F8_E5M2 float8_e5m2: sign, 5 exponent bits (bias 15), 2 mantissa bits;
  *           exponent 0 is subnormal (m / 4 * 2^-14); exponent 31 is
  *           infinity (mantissa 0) or NaN; the largest value is 57344.
- * 0x80 is -0 in both; it stays -0 (times a positive factor) in f32 output.
+ * 0x80 is -0 in both; it stays -0 (times a positive factor) in f32 output,
+ * and the quantized types store it as 0.  A factor of 0 or below is taken
+ * as given (a block of zeros, or of flipped signs): only factors that are
+ * not finite, or that make the largest code overflow f32, are refused.
  *
  * Each 2-D FP8 weight W [R, C] comes with an F32 tensor W_scale_inv
  * [ceil(R / BR), ceil(C / BC)]: W[r][c] = fp8(W[r][c]) * scale_inv[r / BR]
