@@ -10,8 +10,9 @@
  * and written at its final offset.  Norms, biases, the router and the shared
  * expert gate stay f32; other matrices take what --quant chooses for their
  * role (quant_preset.h), quantized on every core (default: the source
- * type).  The output appears under OUT only when complete; OUT.tmp.PID is
- * removed on error and on SIGINT/SIGTERM.
+ * type; bf16 for FP8 weights, which are dequantized with their block
+ * scales as they are read, st_fp8.c).  The output appears under OUT only
+ * when complete; OUT.tmp.PID is removed on error and on SIGINT/SIGTERM.
  */
 #include <errno.h>
 #include <limits.h>
@@ -196,11 +197,6 @@ static int read_tokenizer(const char *dir, const struct cb_model_config *cfg,
 
 /* ---- tensors ----------------------------------------------------------- */
 
-static int src_dtype(const struct st_tensor *t)
-{
-	return t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 : CB_DT_BF16;
-}
-
 /* Find and check the source of every slot; choose its stored dtype. */
 static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
 		const struct st_set *st, const struct cb_quant *quant, const struct st_tensor **src,
@@ -226,8 +222,8 @@ static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
 			return -1;
 		}
 		if (t->dtype == ST_OTHER) {
-			snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16 are)",
-				 name, t->dtype_name);
+			snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
+				 "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
 			return -1;
 		}
 		if (hf_deepseek_is_split(s.role) ? !hf_deepseek_kv_b_ok(cfg, t) :
@@ -241,7 +237,7 @@ static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
 		if (s.vector)
 			dt = CB_DT_F32;
 		else	/* router and shared-expert gate: f32 there too */
-			dt = cb_quant_choose(quant, cfg, s.role, s.layer, s.cols, src_dtype(t));
+			dt = cb_quant_choose(quant, cfg, s.role, s.layer, s.cols, st_keep_dtype(t));
 		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, dt)) {
 			snprintf(err, errlen, "%s", cbfile_writer_error(w));
 			return -1;
@@ -292,11 +288,14 @@ static int convert_tensor(struct cbfile_writer *w, const struct cb_model_config 
 {
 	uint64_t rb = cb_dtype_row_bytes(dt, s->cols), r = 0, size = rb * s->rows;
 
+	/* FP8: no NaN codes (read here, tensor by tensor, as it is converted) */
+	if (st_check_values(t, err, errlen))
+		return -2;
 	if (cbfile_writer_tensor_begin(w, s->role, s->layer, s->expert))
 		return -1;
 	if (hf_deepseek_is_split(s->role))
 		return convert_split(w, cfg, s, t, dt, pg, err, errlen);
-	if ((int)dt == src_dtype(t)) {
+	if ((int)dt == st_cb_dtype(t)) {
 		/* same type: the stored bytes, unchanged */
 		uint64_t off;
 
@@ -455,7 +454,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	meta.chat_template = chat.tmpl;
 	meta.chat_template_len = chat.tmpl_len;
-	st = st_set_open_dir(src, err, sizeof(err));
+	st = hf_open_tensors(src, err, sizeof(err));
 	if (!st)
 		goto fail;
 	w = cbfile_writer_begin(out, &cfg, &meta, err, sizeof(err));

@@ -134,6 +134,20 @@ static void print_text(const char *path, const char *name, const char *arch_name
 		       c->n_layers, f32_of(c->oss.swiglu_limit_bits),
 		       f32_of(c->oss.swiglu_alpha_bits));
 	}
+	if (cb_is_mla(c)) {
+		const struct cb_mla_config *m = &c->mla;
+
+		printf("mla:          q_lora_rank %u, kv_lora_rank %u, qk_nope %u, qk_rope %u, "
+		       "v_head %u; cache %u floats per token and layer\n", m->q_lora_rank,
+		       m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim,
+		       m->kv_lora_rank + m->qk_rope_dim);
+		if (c->n_experts)
+			printf("routing:      %s%s, %u groups (top %u, ranked by best %u), "
+			       "scale %g\n", m->score_func ? "sigmoid" : "softmax",
+			       m->sel_bias ? " with selection bias" : "", m->n_group,
+			       m->topk_group, m->group_top,
+			       m->route_scale_bits ? f32_of(m->route_scale_bits) : 1.0);
+	}
 	printf("tensors:      %llu, %llu bytes of weights; %llu bytes on disk\n",
 	       (unsigned long long)n_tensors, (unsigned long long)weight_bytes,
 	       (unsigned long long)file_bytes);
@@ -200,6 +214,24 @@ static void print_json(const char *path, const char *name, const char *arch_name
 		cJSON_AddItemToObject(o, "sliding_layers", sl);
 		cJSON_AddNumberToObject(o, "sliding_window", c->oss.sliding_window);
 		cJSON_AddNumberToObject(o, "swiglu_limit", f32_of(c->oss.swiglu_limit_bits));
+	}
+	if (cb_is_mla(c)) {
+		const struct cb_mla_config *m = &c->mla;
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(x, "q_lora_rank", m->q_lora_rank);
+		cJSON_AddNumberToObject(x, "kv_lora_rank", m->kv_lora_rank);
+		cJSON_AddNumberToObject(x, "qk_nope_head_dim", m->qk_nope_dim);
+		cJSON_AddNumberToObject(x, "qk_rope_head_dim", m->qk_rope_dim);
+		cJSON_AddNumberToObject(x, "v_head_dim", m->v_head_dim);
+		cJSON_AddStringToObject(x, "scoring_func", m->score_func ? "sigmoid" : "softmax");
+		cJSON_AddNumberToObject(x, "n_group", m->n_group);
+		cJSON_AddNumberToObject(x, "topk_group", m->topk_group);
+		cJSON_AddNumberToObject(x, "group_top", m->group_top);
+		cJSON_AddBoolToObject(x, "selection_bias", m->sel_bias);
+		cJSON_AddNumberToObject(x, "routed_scaling_factor",
+					m->route_scale_bits ? f32_of(m->route_scale_bits) : 1.0);
+		cJSON_AddItemToObject(o, "mla", x);
 	}
 	cJSON_AddNumberToObject(o, "max_context", c->max_context);
 	cJSON_AddNumberToObject(o, "n_tensors", (double)n_tensors);

@@ -13,9 +13,11 @@
  * shared-expert gate) stay f32 as `colibri convert` keeps them.  --quant
  * takes what convert's does (quant_preset.h): one type, TYPE:pure, or one
  * of llama.cpp's presets, which choose each matrix's type by its role and
- * layer exactly as convert --quant does.
+ * layer exactly as convert --quant does.  DeepSeek-V2/V3 (MLA, grouped
+ * routing) take their own options and defaults: synth_deepseek.c.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,22 +30,12 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "host.h"
+#include "synth.h"
 #include "tokenizer.h"
 #include "util.h"
 
 #define SYNTH_SLAB (16u << 20)		/* output bytes per parallel_for */
-#define SYNTH_MAX_COLS (1u << 16)	/* row scratch lives on the stack */
 #define SYNTH_STD 0.02f
-
-struct synth_opts {
-	const char *out, *name, *tokenizer;
-	int arch;
-	long hidden, layers, experts, top_k, ffn, heads, kv_heads, vocab, shared_ffn;
-	long context, head_dim, window;
-	int dtype, threads;
-	struct cb_quant q;	/* --quant: a type or a preset */
-	uint64_t seed;
-};
 
 struct synth_job {
 	char *buf;
@@ -111,7 +103,8 @@ static int is_norm(uint32_t role)
 {
 	return role == COLIBRI_T_FINAL_NORM || role == COLIBRI_T_ATTN_NORM ||
 	       role == COLIBRI_T_FFN_NORM || role == COLIBRI_T_Q_NORM ||
-	       role == COLIBRI_T_K_NORM;
+	       role == COLIBRI_T_K_NORM || role == COLIBRI_T_MLA_Q_A_NORM ||
+	       role == COLIBRI_T_MLA_KV_A_NORM;
 }
 
 /* Write one tensor: slabs of rows generated in parallel, then written. */
@@ -162,6 +155,8 @@ static const char *const arch_names[CB_ARCH__COUNT] = {
 	[CB_ARCH_QWEN3_MOE] = "qwen3_moe",
 	[CB_ARCH_OLMOE] = "olmoe",
 	[CB_ARCH_GPT_OSS] = "gpt_oss",
+	[CB_ARCH_DEEPSEEK_V2] = "deepseek_v2",
+	[CB_ARCH_DEEPSEEK_V3] = "deepseek_v3",
 };
 
 static uint32_t f32_bits(float f)
@@ -178,11 +173,22 @@ static uint32_t synth_dtype(const struct synth_opts *o, const struct cb_model_co
 	return (uint32_t)cb_quant_choose(&o->q, c, s->role, s->layer, s->cols, CB_DT_F32);
 }
 
+/* Was any of the DeepSeek options given? */
+static int mla_given(const struct synth_mla_opts *x)
+{
+	return x->q_lora >= 0 || x->kv_lora >= 0 || x->qk_nope >= 0 || x->qk_rope >= 0 ||
+	       x->v_head >= 0 || x->n_group >= 0 || x->topk_group >= 0 ||
+	       x->shared_experts >= 0 || x->dense_layers >= 0 || x->dense_ffn >= 0 ||
+	       !isnan(x->routed_scale);
+}
+
 /* The config, with the per-architecture conventions hfmodel.c applies. */
 static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 {
 	const char *why = NULL;
 	int blocks = !o->q.preset && cb_dtype_block((cb_u32)o->dtype) > 1;
+	int ds = o->arch == CB_ARCH_DEEPSEEK_V2 || o->arch == CB_ARCH_DEEPSEEK_V3;
+	char buf[200];
 	cb_u32 l;
 
 	memset(c, 0, sizeof(*c));
@@ -192,14 +198,16 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 		why = "--layers is above the engine's limit of 256";
 	else if (o->head_dim && o->arch != CB_ARCH_GPT_OSS)
 		why = "--head-dim is a gpt_oss option (elsewhere it is hidden / heads)";
-	else if (!o->head_dim && o->hidden % o->heads)
+	else if (!ds && !o->head_dim && o->hidden % o->heads)
 		why = "--heads does not divide --hidden";
-	else if ((o->head_dim ? o->head_dim : o->hidden / o->heads) % 2)
+	else if (!ds && (o->head_dim ? o->head_dim : o->hidden / o->heads) % 2)
 		why = "head_dim (hidden / heads, or --head-dim) must be even";
 	else if (o->arch == CB_ARCH_GPT_OSS && (o->window < 1 || o->window > o->context))
 		why = "--window must be in 1..--context";
 	else if (o->kv_heads <= 0 || o->heads % o->kv_heads)
 		why = "--kv-heads must divide --heads";
+	else if (!ds && mla_given(&o->mla))
+		why = "the MLA and routing options are for deepseek_v2 and deepseek_v3";
 	else if (o->hidden > SYNTH_MAX_COLS || o->ffn > SYNTH_MAX_COLS ||
 		 o->shared_ffn > SYNTH_MAX_COLS)
 		why = "--hidden, --ffn and --shared-ffn are limited to 65536 here";
@@ -228,7 +236,7 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	c->n_layers = (cb_u32)o->layers;
 	c->n_heads = (cb_u32)o->heads;
 	c->n_kv_heads = (cb_u32)o->kv_heads;
-	c->head_dim = (cb_u32)(o->head_dim ? o->head_dim : o->hidden / o->heads);
+	c->head_dim = (cb_u32)(o->head_dim ? o->head_dim : ds ? 0 : o->hidden / o->heads);
 	c->decoder_sparse_step = 1;
 	c->rope_layout = CB_ROPE_NEOX;
 	c->rope_theta_bits = f32_bits(o->arch == CB_ARCH_QWEN2_MOE ||
@@ -270,6 +278,14 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 		for (l = 0; l < c->n_layers; l += 2)
 			c->oss.sliding_layers[l / 32] |= 1u << (l % 32);
 		break;
+	case CB_ARCH_DEEPSEEK_V2:
+	case CB_ARCH_DEEPSEEK_V3:
+		why = synth_deepseek_config(o, c, buf, sizeof(buf));
+		if (why) {
+			fprintf(stderr, "colibri synth: bad shape: %s\n", why);
+			return -1;
+		}
+		break;
 	}
 	return 0;
 }
@@ -277,16 +293,25 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 static void synth_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: colibri synth --arch mixtral|qwen2_moe|qwen3_moe|olmoe|llama|gpt_oss\n"
+		"usage: colibri synth --arch mixtral|qwen2_moe|qwen3_moe|olmoe|llama|gpt_oss|\n"
+		"                            deepseek_v2|deepseek_v3\n"
 		"         --hidden H --layers L --ffn F --heads NH --vocab V\n"
 		"         [--experts E --top-k K] [--kv-heads NKV] [--shared-ffn S]\n"
 		"         [--head-dim D --window W (gpt_oss; even layers slide, W 128)]\n"
+		"         [--q-lora-rank R --kv-lora-rank R --qk-nope-dim D --qk-rope-dim D\n"
+		"          --v-head-dim D --n-group G --topk-group G --shared-experts N\n"
+		"          --dense-layers N --dense-ffn F --routed-scale X (deepseek_v2/v3;\n"
+		"          defaults V3's: 1536 512 128 64 128, 8 groups top 4, 1 shared,\n"
+		"          3 dense layers of 9 x --ffn, x 2.5, sigmoid scores with a bias;\n"
+		"          V2's: top 3 of 8, 2 shared, 1 dense of 8 x --ffn, x 16, softmax;\n"
+		"          --q-lora-rank 0: q_proj, as V2-Lite; --n-group 1: no groups)]\n"
 		"         [--quant T] [--seed S] [--context N]\n"
 		"         [--name NAME] [--threads N] [--tokenizer tokenizer.json]\n"
 		"         -o OUT.colibri\n"
 		"Writes a model of random weights (uniform, std 0.02; norms 1), with\n"
 		"no tokenizer unless --tokenizer gives one (its ids must fit --vocab).\n"
-		"--ffn is the per-expert size (the MLP size for llama).\n"
+		"--ffn is the per-expert size (the MLP size for llama).  DeepSeek's\n"
+		"head is --qk-nope-dim + --qk-rope-dim; --kv-heads does not apply.\n"
 		"Matrices get what --quant chooses for them, as colibri convert does\n"
 		"(a type or one of llama.cpp's presets, q4_k_m, ...; default q8_0); norms,\n"
 		"biases and the router stay f32.  The same seed gives the same file for\n"
@@ -324,6 +349,17 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		{ "window", required_argument, NULL, 'W' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "tokenizer", required_argument, NULL, 't' },
+		{ "q-lora-rank", required_argument, NULL, 0x2000 },
+		{ "kv-lora-rank", required_argument, NULL, 0x2001 },
+		{ "qk-nope-dim", required_argument, NULL, 0x2002 },
+		{ "qk-rope-dim", required_argument, NULL, 0x2003 },
+		{ "v-head-dim", required_argument, NULL, 0x2004 },
+		{ "n-group", required_argument, NULL, 0x2005 },
+		{ "topk-group", required_argument, NULL, 0x2006 },
+		{ "shared-experts", required_argument, NULL, 0x2007 },
+		{ "dense-layers", required_argument, NULL, 0x2008 },
+		{ "dense-ffn", required_argument, NULL, 0x2009 },
+		{ "routed-scale", required_argument, NULL, 0x200a },
 		CLI_OPTION_THREADS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -357,6 +393,21 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		case 'c': num = &o->context; break;
 		case 'D': num = &o->head_dim; break;
 		case 'W': num = &o->window; break;
+		case 0x2000: num = &o->mla.q_lora; break;
+		case 0x2001: num = &o->mla.kv_lora; break;
+		case 0x2002: num = &o->mla.qk_nope; break;
+		case 0x2003: num = &o->mla.qk_rope; break;
+		case 0x2004: num = &o->mla.v_head; break;
+		case 0x2005: num = &o->mla.n_group; break;
+		case 0x2006: num = &o->mla.topk_group; break;
+		case 0x2007: num = &o->mla.shared_experts; break;
+		case 0x2008: num = &o->mla.dense_layers; break;
+		case 0x2009: num = &o->mla.dense_ffn; break;
+		case 0x200a:
+			if (cli_double("synth", "--routed-scale", optarg, 1e-6, 1e6,
+				       &o->mla.routed_scale))
+				return -1;
+			break;
 		case 'q':
 			if (cb_quant_parse(optarg, &o->q)) {
 				fprintf(stderr, "colibri synth: unknown --quant '%s' (%s)\n",
@@ -446,7 +497,7 @@ static char *synth_tokenizer(const struct synth_opts *o, struct cbfile_meta *met
 int cmd_synth(int argc, char **argv)
 {
 	struct synth_opts o = { .arch = -1, .dtype = CB_DT_Q8_0, .q = { 0, CB_DT_Q8_0 }, .seed = 1,
-				.context = 4096, .window = 128 };
+				.context = 4096, .window = 128, .mla = SYNTH_MLA_UNSET };
 	struct cb_model_config cfg;
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	struct cbfile_writer *w = NULL;

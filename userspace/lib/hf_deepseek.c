@@ -286,8 +286,10 @@ static int split_kv_b(struct hf_loader *ld, struct cb_layer_weights *L, cb_u32 l
 	if (!t)
 		return fail(ld, "tensor '%s' is missing", name);
 	if (t->dtype == ST_OTHER)
-		return fail(ld, "tensor '%s': dtype %s is not supported (F32, F16, BF16 are)",
-			    name, t->dtype_name);
+		return fail(ld, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
+			    "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
+	if (st_check_values(t, ld->err, ld->errlen))
+		return -1;
 	if (!hf_deepseek_kv_b_ok(c, t))
 		return fail(ld, "tensor '%s': shape does not match config.json (want %u x %u)",
 			    name, nh * (dn + dv), R);

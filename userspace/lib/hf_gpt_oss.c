@@ -113,10 +113,12 @@ static const struct st_tensor *find(const struct hf_model *m, const char *name, 
 		k += snprintf(want + k, sizeof(want) - k, "%s%llu", i ? " x " : "",
 			      (unsigned long long)shape[i]);
 	if (t->dtype == ST_OTHER) {
-		snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16 are)",
-			 name, t->dtype_name);
+		snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
+			 "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
 		return NULL;
 	}
+	if (st_check_values(t, err, errlen))
+		return NULL;
 	if (t->ndim != ndim)
 		goto bad;
 	for (i = 0; i < ndim; i++)
@@ -187,10 +189,6 @@ static float *f32_copy(struct hf_model *m, const struct st_tensor *t, struct cb_
 	return p;
 }
 
-static int src_dtype(const struct st_tensor *t)
-{
-	return t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 : CB_DT_BF16;
-}
 
 int hf_gpt_oss_experts(struct hf_model *m, const struct cb_quant *q, cb_u32 l,
 		       char *err, size_t errlen)
@@ -248,9 +246,9 @@ int hf_gpt_oss_experts(struct hf_model *m, const struct cb_quant *q, cb_u32 l,
 				g[(size_t)j * H + i] = slab[(size_t)i * 2 * F + 2 * j];
 				u[(size_t)j * H + i] = slab[(size_t)i * 2 * F + 2 * j + 1];
 			}
-		if (matrix(m, q, &ew->gate, g, F, H, COLIBRI_T_EXPERT_GATE, l, src_dtype(gu), n[0],
+		if (matrix(m, q, &ew->gate, g, F, H, COLIBRI_T_EXPERT_GATE, l, st_keep_dtype(gu), n[0],
 			   err, errlen) ||
-		    matrix(m, q, &ew->up, u, F, H, COLIBRI_T_EXPERT_UP, l, src_dtype(gu), n[0],
+		    matrix(m, q, &ew->up, u, F, H, COLIBRI_T_EXPERT_UP, l, st_keep_dtype(gu), n[0],
 			   err, errlen))
 			goto out;
 		/* [F, H] (in, out) -> down [H, F] */
@@ -258,7 +256,7 @@ int hf_gpt_oss_experts(struct hf_model *m, const struct cb_quant *q, cb_u32 l,
 		for (i = 0; i < F; i++)
 			for (j = 0; j < H; j++)
 				g[(size_t)j * F + i] = slab[(size_t)i * H + j];
-		if (matrix(m, q, &ew->down, g, H, F, COLIBRI_T_EXPERT_DOWN, l, src_dtype(dn), n[2],
+		if (matrix(m, q, &ew->down, g, H, F, COLIBRI_T_EXPERT_DOWN, l, st_keep_dtype(dn), n[2],
 			   err, errlen))
 			goto out;
 	}

@@ -264,8 +264,8 @@ static int load(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		return -1;
 	}
 	if (t->dtype == ST_OTHER) {
-		seterr(ld, "tensor '%s': dtype %s is not supported (F32, F16, BF16 are)",
-		       name, t->dtype_name);
+		seterr(ld, "tensor '%s': dtype %s is not supported (F32, F16, BF16, F8_E4M3, "
+		       "F8_E5M2 are)", name, t->dtype_name);
 		return -1;
 	}
 	if (kind == K_VECTOR ? (t->ndim != 1 || t->shape[0] != cols)
@@ -274,16 +274,18 @@ static int load(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		       name, rows, cols);
 		return -1;
 	}
+	if (st_check_values(t, ld->err, ld->errlen))
+		return -1;
 	if (kind == K_VECTOR)
 		rows = 1;
-	src_dt = t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 : CB_DT_BF16;
+	src_dt = st_keep_dtype(t);
 	dt = kind == K_MATRIX ? cb_quant_choose(&ld->q, &ld->m->cfg, role, layer, cols, src_dt) :
 				CB_DT_F32;
 	out->dtype = dt;
 	out->rows = rows;
 	out->cols = cols;
 	/* same type and aligned: use the mapping in place */
-	if (dt == src_dt && !((uintptr_t)t->data % (dt == CB_DT_F32 ? 4 : 2))) {
+	if (dt == st_cb_dtype(t) && !((uintptr_t)t->data % (dt == CB_DT_F32 ? 4 : 2))) {
 		out->data = t->data;
 		return 0;
 	}
@@ -465,7 +467,7 @@ struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *
 	cJSON_Delete(root);
 	root = NULL;
 
-	m->st = st_set_open_dir(dir, err, errlen);
+	m->st = hf_open_tensors(dir, err, errlen);
 	if (!m->st)
 		goto fail;
 	if (m->cfg.n_layers > CB_MAX_LAYERS || m->cfg.n_experts > CB_MAX_EXPERTS) {

@@ -4,8 +4,10 @@
  * safetensors, single or sharded) into an engine config and tensor table.
  *
  * Supported: MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
- * OlmoeForCausalLM, LlamaForCausalLM (dense).  Weights stored as F32, F16 or
- * BF16; matrices may be converted at load to any weight type or preset mix
+ * OlmoeForCausalLM, LlamaForCausalLM (dense), GptOssForCausalLM,
+ * DeepseekV2ForCausalLM, DeepseekV3ForCausalLM.  Weights stored as F32, F16,
+ * BF16, or FP8 (F8_E4M3, F8_E5M2) with the block scales config.json's
+ * quantization_config declares (hf_fp8.c, st_fp8.c); matrices may be converted at load to any weight type or preset mix
  * (quant_preset.h).  Norm weights, biases and router matrices are always
  * kept in f32 (they are small and routing is sensitive to them).
  */
@@ -51,6 +53,13 @@ void hf_model_free(struct hf_model *m);
  */
 int hf_model_own(struct hf_model *m, void *p);
 void hf_model_release(struct hf_model *m);
+
+/*
+ * hf_open_tensors() - dir's safetensors (st_set_open_dir()) with the FP8
+ * block scales of config.json's quantization_config attached
+ * (st_set_fp8_blocks()).  NULL with one line in @err naming the problem.
+ */
+struct st_set *hf_open_tensors(const char *dir, char *err, size_t errlen);
 
 /*
  * hf_config_load() - only dir/config.json, into an engine config.

@@ -32,8 +32,8 @@ static int dtype_of(const char *s, enum st_dtype *dt, unsigned *esize)
 		{ "F32", ST_F32, 4 }, { "F16", ST_F16, 2 }, { "BF16", ST_BF16, 2 },
 		{ "F64", ST_OTHER, 8 }, { "I64", ST_OTHER, 8 }, { "I32", ST_OTHER, 4 },
 		{ "I16", ST_OTHER, 2 }, { "I8", ST_OTHER, 1 }, { "U8", ST_OTHER, 1 },
-		{ "BOOL", ST_OTHER, 1 }, { "F8_E4M3", ST_OTHER, 1 },
-		{ "F8_E5M2", ST_OTHER, 1 }, { "U16", ST_OTHER, 2 },
+		{ "BOOL", ST_OTHER, 1 }, { "F8_E4M3", ST_F8_E4M3, 1 },
+		{ "F8_E5M2", ST_F8_E5M2, 1 }, { "U16", ST_OTHER, 2 },
 		{ "U32", ST_OTHER, 4 }, { "U64", ST_OTHER, 8 },
 	};
 	size_t i;
@@ -330,7 +330,26 @@ void st_to_f32(float *dst, const struct st_tensor *t, uint64_t first, uint64_t n
 			dst[i] = cb_bf16_to_f32(h);
 		}
 		break;
+	case ST_F8_E4M3:
+	case ST_F8_E5M2:
+		st_fp8_to_f32(dst, t, first, n);
+		break;
 	default:
 		memset(dst, 0, n * 4);
 	}
+}
+
+int st_cb_dtype(const struct st_tensor *t)
+{
+	switch (t->dtype) {
+	case ST_F32: return CB_DT_F32;
+	case ST_F16: return CB_DT_F16;
+	case ST_BF16: return CB_DT_BF16;
+	default: return -1;
+	}
+}
+
+int st_keep_dtype(const struct st_tensor *t)
+{
+	return t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 : CB_DT_BF16;
 }
