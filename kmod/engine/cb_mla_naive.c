@@ -16,7 +16,7 @@
  * query token to absorb and project out, and (2 R + rope) per head, query
  * token and position.  A prefill of T tokens amortises the decompression
  * over T queries; a decode step cannot.  cb_mla_naive_chosen() compares
- * the two counts for the pass.
+ * the two costs for the pass.
  *
  * Steps per layer: k_b and v_b to f32 (W_uk transposed so that a latent's
  * key is one gemm row), then split by split of nv_split positions: the
@@ -41,11 +41,17 @@ CB_STATIC_ASSERT((cb_u64)CB_MAX_MLA_ROW * (CB_PS_DEQUANT + CB_PS_COPY) <= CB_CHU
 		 "naive MLA weight row");
 
 /*
- * Positions of dequantization and transposition the rule charges the
- * naive form per pass (the weights' R (nope + v) elements each way, at
- * about 4x a gemm multiply-add each: docs/performance.md).
+ * The rule's weights, measured for V3's shape on AVX-512
+ * (docs/performance.md, "MLA: absorbed or naive"):
+ * NV_WEIGHT_POSITIONS: k_b and v_b to f32 and W_uk's transposition, per
+ *	pass and layer, in positions of decompression (scalar code against an
+ *	f32 gemm): 21 to 100 measured, under load;
+ * NV_ATT_COST: a multiply-add of the attention loops (tiles of scores,
+ *	exp, one axpy per position) against one of a gemm (absorbing q,
+ *	projecting out, decompressing): about 3.
  */
-#define NV_WEIGHT_POSITIONS 8
+#define NV_WEIGHT_POSITIONS 64
+#define NV_ATT_COST 3
 
 void cb_engine_set_mla_form(struct cb_engine *e, int form)
 {
@@ -55,13 +61,16 @@ void cb_engine_set_mla_form(struct cb_engine *e, int form)
 /*
  * The naive form for this pass?  Only a pass of one sequence's tokens (a
  * prefill piece: the decompression is that sequence's alone), only where
- * the scratch was carved, and only when its multiply-adds per head are
- * fewer, with C = sum over tokens of (pos + 1) and L = the longest context:
+ * the scratch was carved, and only when it costs less, counting per head
+ * with C = sum over tokens of (pos + 1), L = the longest context, T the
+ * tokens, W = NV_WEIGHT_POSITIONS and a = NV_ATT_COST:
  *
- *   absorbed  T R (nope + v)                   + C (2 R + rope)
- *   naive     (L + NV_WEIGHT_POSITIONS) R (nope + v) + C (nope + rope + v)
+ *   absorbed  T R (nope + v)       + a C (2 R + rope)
+ *   naive     (L + W) R (nope + v) + a C (nope + rope + v)
  *
- * Integer only: the calling thread runs it between phases.
+ * Integer only (the calling thread runs it between phases), and a function
+ * of the batch alone: the same batch takes the same form in the kernel and
+ * in-process, whatever the threads.
  */
 int cb_mla_naive_chosen(const struct cb_engine *e)
 {
@@ -81,9 +90,9 @@ int cb_mla_naive_chosen(const struct cb_engine *e)
 		return 1;
 	if (e->n < 2)
 		return 0;
-	A = (cb_u64)e->n * P + C * (2ull * e->mla_R + m->qk_rope_dim);
-	N = (L + NV_WEIGHT_POSITIONS) * P + C * ((cb_u64)m->qk_nope_dim + m->qk_rope_dim +
-						 m->v_head_dim);
+	A = (cb_u64)e->n * P + NV_ATT_COST * C * (2ull * e->mla_R + m->qk_rope_dim);
+	N = (L + NV_WEIGHT_POSITIONS) * P +
+	    NV_ATT_COST * C * ((cb_u64)m->qk_nope_dim + m->qk_rope_dim + m->v_head_dim);
 	return N < A;
 }
 
@@ -124,19 +133,27 @@ static void w_dequant_chunk(void *arg, int c)
 	}
 }
 
-/* Row (h, d) of W_uk: nv_w[h*nope + d][i] = k_b[h*R + i][d], from the staging */
+/*
+ * Rows (h, d) of W_uk: nv_w[h*nope + d][i] = k_b[h*R + i][d], from the
+ * staging, NV_TBLK rows at a time (each staging row read in one run, the
+ * rows written NV_TBLK streams at once).
+ */
+#define NV_TBLK 16
 static void w_transpose_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int dn = (int)e->cfg.mla.qk_nope_dim, R = e->mla_R, r, r1, p0, p1, i;
+	int dn = (int)e->cfg.mla.qk_nope_dim, R = e->mla_R, r, r1, p0, p1, i, j, n;
 
 	cb_plan_chunk(&e->pl, c, &r, &r1, &p0, &p1);
-	for (; r < r1; r++) {
+	for (; r < r1; r += n) {
 		const float *src = e->nv_kv + (cb_size)(r / dn) * R * dn + r % dn;
 		float *dst = e->nv_w + (cb_size)r * R;
 
+		/* a block stays in one head */
+		n = CB_MIN(CB_MIN(NV_TBLK, r1 - r), dn - r % dn);
 		for (i = 0; i < R; i++)
-			dst[i] = src[(cb_size)i * dn];
+			for (j = 0; j < n; j++)
+				dst[(cb_size)j * R + i] = src[(cb_size)i * dn + j];
 	}
 }
 

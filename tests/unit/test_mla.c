@@ -246,12 +246,189 @@ static void test_naive_threads_and_chunks(void)
 	cb_host_exec_destroy(ex3);
 }
 
+/*
+ * Bench (not a test: MLA_BENCH=1 build/tests/unit/test_mla): one layer of
+ * DeepSeek-V3's attention shape (hidden 7168, 128 heads, q_lora 1536,
+ * kv_lora 512, nope 128, rope 64, v 128; q8_0 weights), each form timed
+ * from q ready to att ready (the phases between prep and Wo, found by the
+ * yield hook), median of MLA_BENCH_REPS (default 3) runs.  Cases: T new
+ * tokens at the end of a context of L (the cache before them filled with
+ * random rows), "T:L" pairs in MLA_BENCH_CASES, default the decode step at
+ * 4096, T = 32 at 4096, and prefills of 64 and 512.
+ */
+#include <time.h>
+
+#define BM_MAXPH 4096
+static double bm_t[BM_MAXPH];
+static int bm_n;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int bm_yield(struct cb_exec *ex)
+{
+	(void)ex;
+	if (bm_n < BM_MAXPH)
+		bm_t[bm_n++] = now_s();
+	return 0;
+}
+
+static struct cb_tensor bm_mat(int rows, int cols, float scale)
+{
+	struct cb_tensor t = { .dtype = CB_DT_Q8_0, .rows = rows, .cols = cols };
+	cb_u64 rb = cb_dtype_row_bytes(CB_DT_Q8_0, cols);
+	char *p = malloc(rb * rows);
+	float *row = malloc(cols * sizeof(float));
+	int r, i;
+
+	for (r = 0; r < rows; r++) {
+		for (i = 0; i < cols; i++)
+			row[i] = cb_tm_frand() * scale;
+		cb_quantize_row(CB_DT_Q8_0, p + r * rb, row, cols);
+	}
+	free(row);
+	t.data = p;
+	return t;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void bench(void)
+{
+	static struct cb_tm_spec bs = {
+		.name = "v3_attention", .arch = CB_ARCH_DEEPSEEK_V3, .vocab = 256,
+		.hidden = 64, .n_layers = 1, .n_heads = 1, .n_kv_heads = 1,
+		.head_dim = 32, .dense_ffn = 32, .dt = CB_DT_Q8_0, .scale = 0.02f,
+	};
+	const char *cases = getenv("MLA_BENCH_CASES");
+	int reps = getenv("MLA_BENCH_REPS") ? atoi(getenv("MLA_BENCH_REPS")) : 3;
+	int threads = getenv("MLA_BENCH_THREADS") ? atoi(getenv("MLA_BENCH_THREADS")) : 2;
+	struct cb_exec *ex = cb_host_exec_create(threads);
+	struct cb_layer_weights *L = &tm.layers[0];
+	int H = 7168, T, Lc, form, rep, off = 0;
+
+	if (!cases)
+		cases = "1:4096 32:4096 64:64 512:512";
+	cb_tm_seed(3);
+	cb_tm_build(&tm, &bs);
+	tm.cfg.hidden = H;
+	tm.cfg.n_heads = 128;
+	tm.cfg.n_kv_heads = 128;
+	tm.cfg.head_dim = 192;
+	tm.cfg.max_context = 8192;
+	tm.cfg.mla = (struct cb_mla_config){ .q_lora_rank = 1536, .kv_lora_rank = 512,
+					     .qk_nope_dim = 128, .qk_rope_dim = 64,
+					     .v_head_dim = 128 };
+	tm.w.embed = bm_mat(256, H, 1.0f);
+	tm.w.lm_head = bm_mat(256, H, 0.02f);
+	tm.w.final_norm = cb_tm_vec(H, 1.0f, 0.1f);
+	L->attn_norm = cb_tm_vec(H, 1.0f, 0.1f);
+	L->ffn_norm = cb_tm_vec(H, 1.0f, 0.1f);
+	memset(&L->wq, 0, sizeof(L->wq));
+	memset(&L->wk, 0, sizeof(L->wk));
+	memset(&L->wv, 0, sizeof(L->wv));
+	L->q_a = bm_mat(1536, H, 0.02f);
+	L->q_a_norm = cb_tm_vec(1536, 1.0f, 0.1f);
+	L->q_b = bm_mat(128 * 192, 1536, 0.03f);
+	L->kv_a = bm_mat(576, H, 0.02f);
+	L->kv_a_norm = cb_tm_vec(512, 1.0f, 0.1f);
+	L->k_b = bm_mat(128 * 512, 128, 0.05f);
+	L->v_b = bm_mat(128 * 128, 512, 0.05f);
+	L->wo = bm_mat(H, 128 * 128, 0.01f);
+	L->mlp_gate = bm_mat(32, H, 0.02f);
+	L->mlp_up = bm_mat(32, H, 0.02f);
+	L->mlp_down = bm_mat(H, 32, 0.02f);
+	ex->yield = bm_yield;
+	printf("# MLA bench: V3 attention shape, q8_0, %d threads, %d reps, isa %s\n",
+	       threads, reps, cb_isa_select(99)->name);
+	while (sscanf(cases + off, "%d:%d", &T, &Lc) == 2) {
+		static cb_u32 s[512], pos[512];
+		struct cb_engine_params p = { .max_batch_tokens = CB_MAX(T, 2), .n_seqs = 1,
+					      .max_context = Lc };
+		struct cb_batch b = { 0 };
+		double ms[2][16];
+		float *logits = malloc((cb_size)T * 256 * sizeof(float));
+		cb_u64 sz = cb_engine_arena_size(&tm.cfg, &p);
+		void *arena = sz ? aligned_alloc(64, CB_ALIGN(sz, (cb_u64)64)) : NULL;
+		struct cb_engine *e;
+		int i, nph[2] = { 0, 0 }, chosen = -1;
+
+		while (cases[off] && cases[off] != ' ')
+			off++;
+		while (cases[off] == ' ')
+			off++;
+		if (!arena || cb_engine_init(&e, &tm.cfg, &tm.w, &p, arena, sz)) {
+			printf("# %d:%d: no engine (%llu bytes)\n", T, Lc, (unsigned long long)sz);
+			free(arena);
+			continue;
+		}
+		/* the context before the new tokens: random cache rows */
+		for (i = 0; i < (Lc - T) * e->mla_row; i++)
+			e->lat_cache[i] = cb_tm_frand();
+		for (i = 0; i < T; i++) {
+			s[i] = 0;
+			pos[i] = Lc - T + i;
+		}
+		b.n_tokens = T;
+		b.tokens = toks;
+		b.seq = s;
+		b.pos = pos;
+		b.logits = logits;
+		for (form = 0; form < 2; form++) {
+			cb_engine_set_mla_form(e, form ? CB_MLA_NAIVE : CB_MLA_ABSORBED);
+			for (rep = 0; rep < reps && rep < 16; rep++) {
+				e->seq_len[0] = Lc - T;
+				e->seq_hi[0] = Lc - T;
+				bm_n = 0;
+				bm_t[bm_n++] = now_s();
+				if (cb_engine_forward(e, ex, &b)) {
+					printf("# forward failed\n");
+					break;
+				}
+				/* 6 phases before (embed .. prep), 8 after (Wo .. lm_head) */
+				ms[form][rep] = (bm_t[bm_n - 1 - 8] - bm_t[6]) * 1e3;
+				nph[form] = bm_n - 1 - 14;
+				if (getenv("MLA_BENCH_PHASES"))
+					for (i = 1; i < bm_n; i++)
+						printf("#  form %d phase %d: %.2f ms\n", form, i,
+						       (bm_t[i] - bm_t[i - 1]) * 1e3);
+			}
+			qsort(ms[form], rep, sizeof(double), cmp_d);
+		}
+		e->b = &b;
+		e->n = T;
+		cb_engine_set_mla_form(e, CB_MLA_AUTO);
+		chosen = cb_mla_naive_chosen(e);
+		printf("T %4d L %5d: absorbed %9.2f ms (%d phases), naive %9.2f ms (%d phases), "
+		       "rule: %s\n", T, Lc, ms[0][reps / 2], nph[0], ms[1][reps / 2], nph[1],
+		       chosen ? "naive" : "absorbed");
+		fflush(stdout);
+		free(arena);
+		free(logits);
+	}
+	cb_host_exec_destroy(ex);
+}
+
 int main(void)
 {
 	int i;
 
 	for (i = 0; i < NPOS; i++)
 		toks[i] = (i * 37 + 11) % VOCAB;
+	if (getenv("MLA_BENCH")) {
+		bench();
+		return 0;
+	}
 	CB_RUN(test_forms_agree_f32);
 	CB_RUN(test_forms_agree_q8_0);
 	CB_RUN(test_auto_rule);
