@@ -207,40 +207,55 @@ static void attn_chunk(void *arg, int c)
 }
 
 /*
+ * cb_att_merge() - one (token, head) row's splits combined, dimensions
+ * [d0, d1) of it: the largest split maximum (and @sink's logit, if any),
+ * each split's weight exp(max_sp - m), the sum of the weighted sums (with
+ * the sink's exp(sink - m) first), o = the weighted outputs / that sum.
+ * Every chunk that holds a piece of a row recomputes the weights and the
+ * sum in the same order, so the row's bits do not depend on the cut.
+ */
+void cb_att_merge(const struct cb_engine *e, const float *part, int nsplit, int w,
+		  const float *sink, float *o, int d0, int d1)
+{
+	int st = w + 2, sp = sink ? 0 : 1, i;
+	float m = sink ? *sink : part[0], l;
+
+	for (; sp < nsplit; sp++)
+		m = part[sp * st] > m ? part[sp * st] : m;
+	l = sink ? cb_expf(*sink - m) : 0.0f;
+	for (i = d0; i < d1; i++)
+		o[i] = 0.0f;
+	for (sp = 0; sp < nsplit; sp++) {
+		const float *ps = part + sp * st;
+		float wt = cb_expf(ps[0] - m);
+
+		l += wt * ps[1];
+		e->ops->axpy_f32(o + d0, wt, ps + 2 + d0, d1 - d0);
+	}
+	l = 1.0f / l;
+	for (i = d0; i < d1; i++)
+		o[i] *= l;
+}
+
+/*
  * Combine the splits of tokens whose context needed more than one: rows
  * are (token, head) pairs, pieces the head's dimensions, so a long context
- * cuts a head's dimensions across chunks (each recomputes the split
- * weights and the sum, in the same order: the same bits).
+ * cuts a head's dimensions across chunks (cb_att_merge()).
  */
 static void merge_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	int nh = (int)e->cfg.n_heads, hd = e->hd, S = e->att_split;
-	int r, r1, d0, d1, sp, i;
+	int r, r1, d0, d1;
 
 	cb_plan_chunk(&e->pl, c, &r, &r1, &d0, &d1);
 	for (; r < r1; r++) {
 		int t = r / nh, h = r % nh, nsplit = ((int)e->b->pos[t] + S) / S;
-		const float *part = e->att_part + (cb_size)r * e->att_nsplit * (hd + 2);
-		float *o = e->att.f + (cb_size)t * e->qdim + (cb_size)h * hd;
-		float m = part[0], l = 0.0f;
 
 		if (nsplit == 1)
 			continue;
-		for (sp = 1; sp < nsplit; sp++)
-			m = part[sp * (hd + 2)] > m ? part[sp * (hd + 2)] : m;
-		for (i = d0; i < d1; i++)
-			o[i] = 0.0f;
-		for (sp = 0; sp < nsplit; sp++) {
-			const float *ps = part + sp * (hd + 2);
-			float w = cb_expf(ps[0] - m);
-
-			l += w * ps[1];
-			e->ops->axpy_f32(o + d0, w, ps + 2 + d0, d1 - d0);
-		}
-		l = 1.0f / l;
-		for (i = d0; i < d1; i++)
-			o[i] *= l;
+		cb_att_merge(e, e->att_part + (cb_size)r * e->att_nsplit * (hd + 2), nsplit, hd,
+			     CB_NULL, e->att.f + (cb_size)t * e->qdim + (cb_size)h * hd, d0, d1);
 	}
 }
 

@@ -147,33 +147,17 @@ static void merge_chunk(void *arg, int c)
 	struct cb_engine *e = arg;
 	const float *sinks = e->lw->oss.sinks.data;
 	int nh = (int)e->cfg.n_heads, hd = e->hd, S = e->att_split;
-	int r, r1, d0, d1, sp, i;
+	int r, r1, d0, d1;
 
 	cb_plan_chunk(&e->pl, c, &r, &r1, &d0, &d1);
 	for (; r < r1; r++) {
 		int t = r / nh, h = r % nh;
 		int nsplit = ((int)e->b->pos[t] + 1 - first_pos(e, t) + S - 1) / S;
-		const float *part = e->att_part + (cb_size)r * e->att_nsplit * (hd + 2);
-		float *o = e->att.f + (cb_size)t * e->qdim + (cb_size)h * hd;
-		float m = sinks[h], l;
 
 		if (nsplit == 1)
 			continue;
-		for (sp = 0; sp < nsplit; sp++)
-			m = part[sp * (hd + 2)] > m ? part[sp * (hd + 2)] : m;
-		l = cb_expf(sinks[h] - m);
-		for (i = d0; i < d1; i++)
-			o[i] = 0.0f;
-		for (sp = 0; sp < nsplit; sp++) {
-			const float *ps = part + sp * (hd + 2);
-			float w = cb_expf(ps[0] - m);
-
-			l += w * ps[1];
-			e->ops->axpy_f32(o + d0, w, ps + 2 + d0, d1 - d0);
-		}
-		l = 1.0f / l;
-		for (i = d0; i < d1; i++)
-			o[i] *= l;
+		cb_att_merge(e, e->att_part + (cb_size)r * e->att_nsplit * (hd + 2), nsplit, hd,
+			     &sinks[h], e->att.f + (cb_size)t * e->qdim + (cb_size)h * hd, d0, d1);
 	}
 }
 

@@ -246,6 +246,17 @@ struct cb_engine {
 	struct cb_acts q_nope;	/* [n_heads][T][qk_nope_dim] */
 	float *q_cat;		/* [n_heads][T][mla_row]: W_uk^T q_nope, then roped q_pe */
 	struct cb_acts o_lat;	/* [n_heads][T][kv_lora_rank]: attention in latent space */
+	/*
+	 * The naive form (cb_mla_naive.c), carved when max_batch_tokens > 1:
+	 * this layer's W_uk and W_uv in f32, [n_heads*qk_nope_dim][R] then
+	 * [n_heads*v_head_dim][R] (rows that decompress a latent), and one
+	 * split's decompressed keys and values, [nv_split][n_heads*(nope + v)]
+	 * (first the staging of k_b's rows while W_uk is transposed).
+	 */
+	float *nv_w, *nv_kv;
+	int nv_split;		/* positions per naive split (cb_att_split(nope+rope+v)) */
+	int nv_round;		/* the split being attended */
+	int mla_form;		/* enum cb_mla_form: test-only override, 0 = the rule */
 
 	/* routing */
 	float *router_logits;	/* [T][E] */
@@ -379,6 +390,15 @@ void cb_attn_rope_cache(struct cb_engine *e, struct cb_exec *ex);
 void cb_attention(struct cb_engine *e, struct cb_exec *ex);
 
 /*
+ * The split-softmax merge of every attention (cb_attention.c): @nsplit
+ * parts of (max, sum, @w unnormalised outputs) at @part, one after the
+ * other, into o[d0..d1); @sink: a logit in the denominator (GPT-OSS), or
+ * NULL.  One order of operations for all, so their bits agree.
+ */
+void cb_att_merge(const struct cb_engine *e, const float *part, int nsplit, int w,
+		  const float *sink, float *o, int d0, int d1);
+
+/*
  * GPT-OSS attention (cb_attn_oss.c): cb_attention() with each head's sink
  * logit in the softmax denominator, over the last sliding_window positions
  * (read from the layer's ring) on a sliding layer.
@@ -405,6 +425,25 @@ static inline const float *cb_gpt_oss_bias_row(const struct cb_tensor *b, int x)
  * W_uv.
  */
 void cb_mla_attention(struct cb_engine *e, struct cb_exec *ex);
+
+/*
+ * The naive form of MLA (cb_mla_naive.c), for prefill: each position's
+ * per-head key (W_uk c) and value (W_uv c) decompressed from the cache,
+ * then ordinary attention, q_nope . k_nope + q_pe . k_pe.  Which form a
+ * pass takes: cb_mla_naive_chosen(), integer only, from the batch's shape
+ * (docs/performance.md, "MLA: absorbed or naive").
+ */
+enum cb_mla_form {
+	CB_MLA_AUTO = 0,	/* the rule */
+	CB_MLA_ABSORBED = 1,
+	CB_MLA_NAIVE = 2,	/* where the scratch is carved (max_batch_tokens > 1) */
+};
+
+int cb_mla_naive_chosen(const struct cb_engine *e);
+/* from prep_chunk's q_nope and roped q_pe, att = each head's output (f32) */
+void cb_mla_naive_attend(struct cb_engine *e, struct cb_exec *ex);
+/* Test-only: force a form (the kernel never calls it). */
+void cb_engine_set_mla_form(struct cb_engine *e, int form);
 
 /*
  * Grouped / sigmoid / biased routing (cb_route.c) of one token: ids and

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_mla.c - multi-head latent attention (DeepSeek-V2/V3), absorbed form.
+ * cb_mla.c - multi-head latent attention (DeepSeek-V2/V3), absorbed form
+ * (the naive form, which prefill may take instead, is cb_mla_naive.c).
  *
  * Per token, kv_a = Wkv_a x holds the latent c (kv_lora_rank) and one
  * RoPE key k_pe (qk_rope_dim) shared by every head; the cache stores
@@ -211,31 +212,16 @@ static void merge_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	int nh = (int)e->cfg.n_heads, R = e->mla_R, S = e->att_split;
-	int r, r1, d0, d1, sp, i;
+	int r, r1, d0, d1;
 
 	cb_plan_chunk(&e->pl, c, &r, &r1, &d0, &d1);
 	for (; r < r1; r++) {
 		int t = r / nh, h = r % nh, nsplit = ((int)e->b->pos[t] + S) / S;
-		const float *part = e->att_part + (cb_size)r * e->att_nsplit * (R + 2);
-		float *o = e->o_lat.f + ((cb_size)h * T_of(e) + t) * R;
-		float m = part[0], l = 0.0f;
 
 		if (nsplit == 1)
 			continue;
-		for (sp = 1; sp < nsplit; sp++)
-			m = part[sp * (R + 2)] > m ? part[sp * (R + 2)] : m;
-		for (i = d0; i < d1; i++)
-			o[i] = 0.0f;
-		for (sp = 0; sp < nsplit; sp++) {
-			const float *ps = part + sp * (R + 2);
-			float w = cb_expf(ps[0] - m);
-
-			l += w * ps[1];
-			e->ops->axpy_f32(o + d0, w, ps + 2 + d0, d1 - d0);
-		}
-		l = 1.0f / l;
-		for (i = d0; i < d1; i++)
-			o[i] *= l;
+		cb_att_merge(e, e->att_part + (cb_size)r * e->att_nsplit * (R + 2), nsplit, R,
+			     CB_NULL, e->o_lat.f + ((cb_size)h * T_of(e) + t) * R, d0, d1);
 	}
 }
 
@@ -335,19 +321,24 @@ void cb_mla_attention(struct cb_engine *e, struct cb_exec *ex)
 		       (cb_u64)e->hd * CB_PS_ROPE +
 		       (cb_u64)dn * CB_PS_QUANT * cb_acts_nforms(&e->q_nope));
 
-	/* absorb: q_cat[h] = k_b[h] q_nope[h], the query in latent space */
-	cb_jobs_reset(e);
-	head_jobs(e, &L->k_b, (cb_u32)e->mla_R, e->q_cat, T * row, row, &e->q_nope);
-	cb_run_jobs(e, ex);
+	if (cb_mla_naive_chosen(e)) {
+		/* prefill: keys and values decompressed, attention per head */
+		cb_mla_naive_attend(e, ex);
+	} else {
+		/* absorb: q_cat[h] = k_b[h] q_nope[h], the query in latent space */
+		cb_jobs_reset(e);
+		head_jobs(e, &L->k_b, (cb_u32)e->mla_R, e->q_cat, T * row, row, &e->q_nope);
+		cb_run_jobs(e, ex);
 
-	/* attention over the cached latents */
-	attend(e, ex);
+		/* attention over the cached latents */
+		attend(e, ex);
 
-	/* out: att[h] = v_b[h] o_lat[h] */
-	cb_jobs_reset(e);
-	head_jobs(e, &L->v_b, cf->mla.v_head_dim, e->att.f, cf->mla.v_head_dim, e->odim,
-		  &e->o_lat);
-	cb_run_jobs(e, ex);
+		/* out: att[h] = v_b[h] o_lat[h] */
+		cb_jobs_reset(e);
+		head_jobs(e, &L->v_b, cf->mla.v_head_dim, e->att.f, cf->mla.v_head_dim,
+			  e->odim, &e->o_lat);
+		cb_run_jobs(e, ex);
+	}
 	if (cb_acts_nforms(&e->att))
 		cb_run_planned(e, ex, att_quant_chunk, n, cb_col_pieces(e->odim), 0,
 			       (cb_u64)CB_ACT_PIECE * CB_PS_QUANT * cb_acts_nforms(&e->att));

@@ -140,6 +140,12 @@ static void carve_acts(struct bump *a, struct cb_acts *acts, cb_u64 rows, cb_u32
 	}
 }
 
+/* The shortest attention split (MLA's naive form has its own). */
+static int att_min_split(const struct cb_engine *e)
+{
+	return e->nv_split ? CB_MIN(e->att_split, e->nv_split) : e->att_split;
+}
+
 /*
  * Carve every buffer of the engine.  With a->base == NULL only sizes; the
  * pointers then stored in *e are meaningless and never used.
@@ -185,6 +191,14 @@ static void layout(struct cb_engine *e, struct bump *a)
 		carve_acts(a, &e->q_nope, nhT, c->mla.qk_nope_dim);
 		e->q_cat = carve(a, nhT, e->mla_row, sizeof(float));
 		carve_acts(a, &e->o_lat, nhT, e->mla_R);
+		if (e->nv_split) {
+			cb_u64 ld = (cb_u64)c->n_heads * (c->mla.qk_nope_dim + c->mla.v_head_dim);
+
+			e->nv_w = carve(a, ld, e->mla_R, sizeof(float));
+			e->nv_kv = carve(a, CB_MAX((cb_u64)e->nv_split * ld,
+						   (cb_u64)c->n_heads * e->mla_R *
+						   c->mla.qk_nope_dim), 1, sizeof(float));
+		}
 	}
 	e->seq_len = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
 	e->seq_next = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
@@ -199,10 +213,10 @@ static void layout(struct cb_engine *e, struct bump *a)
 	e->rope = carve(a, T, e->hd, sizeof(float));
 	e->qk_inv = carve(a, T, 2, sizeof(float));
 	/* partial softmax states, only when a context can exceed one split */
-	if (e->p.max_context > (cb_u32)e->att_split)
+	if (e->p.max_context > (cb_u32)att_min_split(e))
 		e->att_part = carve(a, T * c->n_heads,
-				    ((cb_u64)e->p.max_context + e->att_split - 1) / e->att_split,
-				    (cb_u64)(e->att_w + 2) * sizeof(float));
+				    ((cb_u64)e->p.max_context + att_min_split(e) - 1) /
+				    att_min_split(e), (cb_u64)(e->att_w + 2) * sizeof(float));
 	e->logit_row = carve(a, T, sizeof(cb_u32), 1);
 
 	carve_acts(a, &e->mlp_gate, T, e->F2);
@@ -320,7 +334,7 @@ static cb_u64 max_chunks(const struct cb_engine *e)
 	const struct cb_model_config *c = &e->cfg;
 	cb_u64 T = e->p.max_batch_tokens, S = T * (cb_u64)e->K, m = 0, v;
 	cb_u32 grp = c->n_heads / c->n_kv_heads;
-	cb_u64 splits = ((cb_u64)e->p.max_context + e->att_split - 1) / e->att_split;
+	cb_u64 splits = ((cb_u64)e->p.max_context + att_min_split(e) - 1) / att_min_split(e);
 
 	/* gemms: lm_head; q, k, v; the experts' gate and up; the MLPs */
 	m = CB_MAX(m, gemm_chunks(e, c->vocab_size, e->H, T));
@@ -354,6 +368,14 @@ static cb_u64 max_chunks(const struct cb_engine *e)
 		if (splits > 1)
 			m = CB_MAX(m, row_chunks(e, T * c->n_heads, e->mla_R,
 						 splits * CB_PS_EXP, splits * CB_PS_AXPY));
+		/* the naive form: k_b and v_b rows, W_uk's, one split's keys and values */
+		if (e->nv_split) {
+			m = CB_MAX(m, (cb_u64)c->n_heads * (e->mla_R + c->mla.v_head_dim +
+							   c->mla.qk_nope_dim));
+			m = CB_MAX(m, gemm_chunks(e, c->n_heads * (c->mla.qk_nope_dim +
+								 c->mla.v_head_dim),
+						  e->mla_R, e->nv_split));
+		}
 	}
 	return m;
 }
@@ -389,7 +411,11 @@ static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 		e->odim = (int)(cfg->n_heads * cfg->mla.v_head_dim);
 		e->mla_R = (int)cfg->mla.kv_lora_rank;
 		e->mla_row = e->mla_R + e->rd;
-		e->att_w = e->mla_R;
+		/* att_part holds latents (absorbed) or values (naive) */
+		e->att_w = (int)CB_MAX((cb_u32)e->mla_R, cfg->mla.v_head_dim);
+		/* the naive form, for prefill, needs passes of more than a token */
+		if (p->max_batch_tokens > 1)
+			e->nv_split = cb_att_split((int)(cfg->head_dim + cfg->mla.v_head_dim));
 	}
 
 	e->chunk_ps = p->chunk_ns ? (cb_u64)p->chunk_ns * 1000 : CB_CHUNK_PS;

@@ -23,6 +23,7 @@
 
 #include "kselftest_harness.h"
 #include "cb_format.h"
+#include "cb_engine_priv.h"
 #include "vm_helpers.h"
 
 #define N_TOK 12
@@ -359,6 +360,97 @@ TEST(kernel_logits_equal_in_process_engine)
 	closedir(d);
 	TH_LOG("%d fixtures compared at ISA %s", checked, info.isa_name);
 	EXPECT_LE(4, checked);
+	close(fd);
+}
+
+/*
+ * The in-process engine over @n tokens in pieces of 128, then one decode
+ * step of toks[n] if @step; the last row's logits into @out.  @form:
+ * enum cb_mla_form (test-only switch).
+ */
+static int ds_in_process(const char *path, const uint32_t *toks, int n, int step, int form,
+			 float *out)
+{
+	struct cb_engine_params p = { .max_batch_tokens = 128, .n_seqs = 1, .max_context = 256 };
+	struct cbfile *f = cbfile_open(path, 0, NULL, 0);
+	struct cb_exec *ex = cb_host_exec_create(2);
+	uint32_t seq[128] = { 0 }, pos[128];
+	uint8_t mask[128];
+	struct cb_engine *e;
+	void *arena = NULL;
+	uint64_t asz;
+	int r = -EINVAL, done, m;
+
+	if (!f || !ex)
+		goto out;
+	p.isa_max_level = cb_host_isa_cap();
+	asz = cb_engine_arena_size(&f->cfg, &p);
+	arena = aligned_alloc(64, (asz + 63) & ~63ULL);
+	if (!arena || cb_engine_init(&e, &f->cfg, &f->w, &p, arena, asz))
+		goto out;
+	cb_engine_set_mla_form(e, form);
+	for (done = 0, r = 0; !r && done < n + step; done += m) {
+		m = done < n ? (n - done < 128 ? n - done : 128) : 1;
+		struct cb_batch b = { .n_tokens = m, .tokens = toks + done, .seq = seq,
+				      .pos = pos, .logits_mask = mask, .logits = out };
+
+		for (int i = 0; i < m; i++) {
+			pos[i] = done + i;
+			mask[i] = done + i == n + step - 1;
+		}
+		r = cb_engine_forward(e, ex, &b);
+	}
+out:
+	free(arena);
+	if (ex)
+		cb_host_exec_destroy(ex);
+	cbfile_close(f);
+	return r;
+}
+
+/*
+ * DeepSeek's naive MLA form in the kernel: a session's prompt of 192 in
+ * passes of 128 and 64 (the first the rule gives the naive form, for
+ * this shape from about 100 tokens: the result differs from the forced
+ * absorbed form's), then a decode step (absorbed), equal to the
+ * in-process engine fed the same pieces, bit for bit.
+ */
+TEST(deepseek_naive_prefill_equals_in_process)
+{
+	int fd = colibri_dev_open(), s, n = 192;
+	struct colibri_attach a;
+	uint32_t toks[193];
+	char path[4096];
+	float *kl, *ul;
+
+	ASSERT_LE(0, fd);
+	setenv("COLIBRI_ISA", colibri_isa_name(info_now(fd).isa_level), 1);
+	ASSERT_EQ(0, fixture("deepseek_v3-f32", path, sizeof(path)))
+		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
+	ASSERT_EQ(0, colibri_dev_load(fd, path, "dsn", NULL, NULL));
+	s = colibri_dev_open();
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, colibri_dev_attach(s, "dsn", 256, 128, &a));
+	kl = calloc(a.vocab_size, sizeof(float));
+	ul = calloc(a.vocab_size, sizeof(float));
+	ASSERT_TRUE(kl && ul);
+	test_tokens(toks, n, a.vocab_size, 7);
+	toks[n] = toks[0];
+	ASSERT_EQ(0, submit(s, toks, n, COLIBRI_SUBMIT_LOGITS, kl, a.vocab_size, NULL));
+	ASSERT_EQ(0, ds_in_process(path, toks, n, 0, CB_MLA_AUTO, ul));
+	EXPECT_EQ(0, memcmp(kl, ul, a.vocab_size * sizeof(float)))
+		TH_LOG("prefill: kernel %g, in-process %g at 0", kl[0], ul[0]);
+	ASSERT_EQ(0, ds_in_process(path, toks, n, 0, CB_MLA_ABSORBED, ul));
+	EXPECT_NE(0, memcmp(kl, ul, a.vocab_size * sizeof(float)))
+		TH_LOG("the kernel's prefill equals the absorbed form: no naive pass");
+	ASSERT_EQ(0, submit(s, toks + n, 1, COLIBRI_SUBMIT_LOGITS, kl, a.vocab_size, NULL));
+	ASSERT_EQ(0, ds_in_process(path, toks, n, 1, CB_MLA_AUTO, ul));
+	EXPECT_EQ(0, memcmp(kl, ul, a.vocab_size * sizeof(float)))
+		TH_LOG("decode: kernel %g, in-process %g at 0", kl[0], ul[0]);
+	free(kl);
+	free(ul);
+	close(s);
+	ASSERT_EQ(0, colibri_dev_unload(fd, "dsn", 0));
 	close(fd);
 }
 
