@@ -5,8 +5,9 @@
  *
  * Supported: MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
  * OlmoeForCausalLM, LlamaForCausalLM (dense).  Weights stored as F32, F16 or
- * BF16; matrices may be converted at load to any weight type or preset mix
- * (quant_preset.h).  Norm weights, biases and router matrices are always
+ * BF16 (and GPT-OSS's experts as U8 MXFP4 blocks and scales, kept mxfp4:
+ * hf_gpt_oss_mxfp4.c); matrices may be converted at load to any weight type
+ * or preset mix (quant_preset.h).  Norm weights, biases and router matrices are always
  * kept in f32 (they are small and routing is sensitive to them).
  */
 #ifndef COLIBRI_HFMODEL_H
