@@ -217,8 +217,8 @@ static int dense_proj(struct hf_model *m, const struct cb_quant *q, cb_u32 l, in
 {
 	const struct cb_model_config *c = &m->cfg;
 	cb_u32 E = c->n_experts, F = c->expert_ffn, H = c->hidden, x, i, j;
-	cb_u32 in = fused ? H : F, out = fused ? 2 * F : H;
-	float *slab = malloc((size_t)in * out * sizeof(float));
+	size_t in = fused ? H : F, out = fused ? 2 * (size_t)F : H;
+	float *slab = malloc(in * out * sizeof(float));
 	float *g = malloc((size_t)F * H * sizeof(float));
 	float *u = fused ? malloc((size_t)F * H * sizeof(float)) : NULL;
 	int r = -1;
@@ -231,7 +231,7 @@ static int dense_proj(struct hf_model *m, const struct cb_quant *q, cb_u32 l, in
 	for (x = 0; x < E; x++) {
 		struct cb_expert_weights *ew = &m->experts[(size_t)l * E + x];
 
-		st_to_f32(slab, t, (uint64_t)x * in * out, (uint64_t)in * out);
+		st_to_f32(slab, t, (uint64_t)x * in * out, in * out);
 		if (!fused) {
 			/* [F, H] (in, out) -> down [H, F] */
 			for (i = 0; i < F; i++)

@@ -76,8 +76,10 @@ int hf_gpt_oss_mxfp4_proj(struct hf_model *m, const char *base, cb_u32 l, int fu
 			  char *err, size_t errlen)
 {
 	const struct cb_model_config *c = &m->cfg;
-	cb_u32 E = c->n_experts, H = c->hidden, F = c->expert_ffn;
-	cb_u32 rows = fused ? 2 * F : H, cols = fused ? H : F, nb = cols / 32, x, r;
+	cb_u32 E = c->n_experts, H = c->hidden, F = c->expert_ffn, x;
+	/* 64-bit: config.json is range-checked only after the tensors load */
+	uint64_t rows = fused ? 2ull * F : H, r;
+	cb_u32 cols = fused ? H : F, nb = cols / 32;
 	const struct st_tensor *bt, *st;
 	const uint8_t *blocks, *scales;
 	char bn[192], sn[192], why[224];
@@ -117,15 +119,17 @@ int hf_gpt_oss_mxfp4_proj(struct hf_model *m, const char *base, cb_u32 l, int fu
 			}
 		}
 		for (r = 0; r < rows; r++) {
-			size_t at = ((size_t)x * rows + r) * nb;
+			uint64_t at = ((uint64_t)x * rows + r) * nb;
 			/* gate_up: even rows the gate's, odd rows the up projection's */
-			char *row = fused ? dst[r & 1] + (size_t)(r / 2) * rb : dst[0] + r * rb;
+			char *row = fused ? dst[r & 1] + (r / 2) * rb : dst[0] + r * rb;
 			ptrdiff_t bad;
 
 			bad = cb_mxfp4_row_from_hf(row, blocks + 16 * at, scales + at, nb);
 			if (bad >= 0) {
-				snprintf(err, errlen, "tensor '%s': expert %u, row %u, block %td: "
-					 "scale 255 is NaN (E8M0)", sn, x, r, bad);
+				snprintf(err, errlen,
+					 "tensor '%s': expert %u, row %llu, block %td: "
+					 "scale 255 is NaN (E8M0)", sn, x,
+					 (unsigned long long)r, bad);
 				return -1;
 			}
 		}
