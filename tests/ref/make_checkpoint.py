@@ -8,11 +8,13 @@ safetensors is written by hand: 8-byte little-endian header length, JSON
 header (padded with spaces to a multiple of 8), then the raw data.
 
 usage: make_checkpoint.py ARCH OUTDIR [--dtype F32|F16|BF16] [--shards N]
-                          [--seed S]
+                          [--seed S] [--dequantized]
 ARCH: mixtral qwen2_moe qwen3_moe olmoe llama gpt_oss deepseek_v2_lite
 deepseek_v2 deepseek_v3 (and mixtral_k, qwen2_moe_k, qwen3_moe_k: shapes for
 the k-quants; qwen3_moe_yarn, qwen3_moe_yarn_notrunc, olmoe_yarn, llama_yarn,
-gpt_oss_yarn: YaRN RoPE scaling)
+gpt_oss_yarn: YaRN RoPE scaling; gpt_oss_mxfp4: the experts in OpenAI's
+MXFP4 layout, U8 blocks and scales, or with --dequantized the same weights
+in the dequantized layout)
 """
 import argparse
 import json
@@ -105,6 +107,12 @@ CONFIGS["gpt_oss_yarn"] = dict(CONFIGS["gpt_oss"], max_position_embeddings=13107
     "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False})
 # the same without a sliding layer: its KV cache is what the ring saves
 CONFIGS["gpt_oss_full"] = dict(CONFIGS["gpt_oss"], layer_types=["full_attention"] * 3)
+# OpenAI's original layout: the experts as MXFP4 blocks and scales (with
+# --dequantized, the same weights in the dequantized layout)
+CONFIGS["gpt_oss_mxfp4"] = dict(CONFIGS["gpt_oss"], quantization_config={
+    "quant_method": "mxfp4",
+    "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                               "model.embed_tokens", "lm_head"]})
 
 # DeepSeek (MLA): V2-Lite's shape (q_proj, greedy softmax routing, shared
 # experts, a dense first layer); V2 (q LoRA, group-limited greedy, scaled
@@ -257,7 +265,8 @@ def make_tensors(cfg, rng):
 def gpt_oss_layer(t, p, cfg, lin, rng):
     """GPT-OSS's own tensors, in the dequantized HF layout: gate_up_proj is
     [E, hidden, 2 * ffn] (x @ W, gate and up interleaved by column),
-    down_proj [E, ffn, hidden]."""
+    down_proj [E, ffn, hidden].  With a quantization_config the experts are
+    MXFP4 (gpt_oss_mxfp4_experts)."""
     H, F, E = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_local_experts"]
     nh = cfg["num_attention_heads"]
     nkv, hd = cfg["num_key_value_heads"], cfg["head_dim"]
@@ -270,11 +279,44 @@ def gpt_oss_layer(t, p, cfg, lin, rng):
     t[p + "self_attn.sinks"] = vec(nh, s=1.0)
     t[p + "mlp.router.weight"] = lin(E, H, 2.0)
     t[p + "mlp.router.bias"] = vec(E, s=0.5)
-    t[p + "mlp.experts.gate_up_proj"] = np.stack([lin(H, 2 * F, np.sqrt(2 * F / H)).reshape(H, 2 * F)
-                                                  for _ in range(E)]).astype(np.float32)
+    if cfg.get("quantization_config"):
+        gpt_oss_mxfp4_experts(t, p, cfg, rng)
+    else:
+        t[p + "mlp.experts.gate_up_proj"] = np.stack([lin(H, 2 * F, np.sqrt(2 * F / H)).reshape(H, 2 * F)
+                                                      for _ in range(E)]).astype(np.float32)
+        t[p + "mlp.experts.down_proj"] = np.stack([lin(F, H, np.sqrt(H / F))
+                                                   for _ in range(E)]).astype(np.float32)
     t[p + "mlp.experts.gate_up_proj_bias"] = vec(E, 2 * F)
-    t[p + "mlp.experts.down_proj"] = np.stack([lin(F, H, np.sqrt(H / F)) for _ in range(E)]).astype(np.float32)
     t[p + "mlp.experts.down_proj_bias"] = vec(E, H)
+
+
+def gpt_oss_mxfp4_experts(t, p, cfg, rng):
+    """The original MXFP4 layout, as OpenAI ships it (transformers'
+    Mxfp4GptOssExperts): X_blocks [E, rows, cols / 32, 16] of random bytes
+    (two E2M1 codes each) and X_scales [E, rows, cols / 32] of E8M0
+    exponents 121..123 (weights up to 6 * 2^-4, rms about 0.09, near the
+    dequantized layout's 1 / sqrt(in)); rows are the outputs: 2 * ffn
+    interleaved gate/up rows, or hidden for down_proj.  Both uint8: written
+    as U8 whatever --dtype says."""
+    H, F, E = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_local_experts"]
+    for name, rows, cols in (("gate_up_proj", 2 * F, H), ("down_proj", H, F)):
+        t[p + "mlp.experts.%s_blocks" % name] = rng.integers(0, 256, (E, rows, cols // 32, 16),
+                                                             dtype=np.uint8)
+        t[p + "mlp.experts.%s_scales" % name] = rng.integers(121, 124, (E, rows, cols // 32),
+                                                             dtype=np.uint8)
+
+
+def dequantize_mxfp4(cfg, tensors):
+    """--dequantized: the MXFP4 experts in the dequantized layout (every
+    value exact in bf16), as transformers saves them; no quantization_config."""
+    import sys
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+    import gpt_oss  # tests/ref/gpt_oss.py: the reference's decoder
+    gpt_oss.from_mxfp4(tensors)
+    for n in list(tensors):
+        if n.endswith("gate_up_proj") or n.endswith("down_proj"):
+            tensors[n] = tensors[n].astype(np.float32)
+    del cfg["quantization_config"]
 
 
 def deepseek_layer(cfg, l, p, t, lin, norm, mlp, rng):
@@ -310,6 +352,8 @@ def deepseek_layer(cfg, l, p, t, lin, norm, mlp, rng):
 
 
 def encode(a, dtype):
+    if dtype == "U8":
+        return np.ascontiguousarray(a, dtype=np.uint8).tobytes()
     a = np.ascontiguousarray(a, dtype=np.float32)
     if dtype == "F32":
         return a.astype("<f4").tobytes()
@@ -325,8 +369,9 @@ def encode(a, dtype):
 def write_safetensors(path, tensors, dtype):
     header, blobs, off = {}, [], 0
     for name in sorted(tensors):
-        b = encode(tensors[name], dtype)
-        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape),
+        dt = "U8" if tensors[name].dtype == np.uint8 else dtype
+        b = encode(tensors[name], dt)
+        header[name] = {"dtype": dt, "shape": list(tensors[name].shape),
                         "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)
@@ -347,12 +392,16 @@ def main():
     ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"])
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dequantized", action="store_true",
+                    help="gpt_oss_mxfp4: write the experts in the dequantized layout")
     a = ap.parse_args()
 
     cfg = dict(CONFIGS[a.arch])
     cfg["torch_dtype"] = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[a.dtype]
     rng = np.random.default_rng(a.seed)
     tensors = make_tensors(cfg, rng)
+    if a.dequantized:
+        dequantize_mxfp4(cfg, tensors)
     os.makedirs(a.out, exist_ok=True)
     for f in os.listdir(a.out):
         if f.startswith("model") and (f.endswith(".safetensors") or f.endswith(".json")):

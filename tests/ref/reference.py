@@ -45,6 +45,9 @@ def read_safetensors(path):
             a = np.frombuffer(raw, "<f2")
         elif dt == "BF16":
             a = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+        elif dt == "U8":    # MXFP4 blocks and scales (gpt_oss.from_mxfp4), kept as bytes
+            out[name] = np.frombuffer(raw, np.uint8).reshape(meta["shape"])
+            continue
         else:
             raise ValueError(dt)
         out[name] = a.astype(np.float64).reshape(meta["shape"])
@@ -151,6 +154,7 @@ class Model:
         self.cfg, self.w = load(model_dir)
         if weights:
             self.w.update(weights)
+        gpt_oss.from_mxfp4(self.w)
         self.acts = acts or {}
         c = self.cfg
         self.arch = c["architectures"][0]

@@ -220,12 +220,13 @@ TEST_F(model, submit_validates_everything)
  * past its window of 8 (the kernel's ring of 8 + 4 - 1 rows wraps three
  * times), each the argmax of the in-process engine's logits for the same
  * tokens (whose ring, of 8 + 64 - 1 rows, holds them all: a wrong ring
- * index in either would show).
+ * index in either would show).  Both the f32 model and the one converted
+ * from OpenAI's MXFP4 layout (mxfp4 experts).
  */
 TEST(gpt_oss_generates_through_device)
 {
-	uint32_t all[6 + 40] = { 5, 17, 200, 3, 99, 42 };
-	int fd = colibri_dev_open(), s, i, j, best;
+	static const char *const names[2] = { "gpt_oss-f32", "gpt_oss-mxfp4" };
+	int fd = colibri_dev_open(), s, i, j, n, best;
 	struct colibri_submit sub;
 	struct colibri_attach a;
 	char path[4096];
@@ -233,28 +234,32 @@ TEST(gpt_oss_generates_through_device)
 
 	ASSERT_LE(0, fd);
 	setenv("COLIBRI_ISA", colibri_isa_name(info_now(fd).isa_level), 1);
-	ASSERT_EQ(0, fixture("gpt_oss-f32", path, sizeof(path)))
-		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
-	ASSERT_EQ(0, colibri_dev_load(fd, path, "oss", NULL, NULL));
-	s = colibri_dev_open();
-	ASSERT_LE(0, s);
-	ASSERT_EQ(0, colibri_dev_attach(s, "oss", 64, 4, &a));
-	ul = calloc(a.vocab_size, sizeof(float));
-	ASSERT_NE(NULL, ul);
-	ASSERT_EQ(0, submit(s, all, 6, COLIBRI_SUBMIT_RESET, NULL, 0, &sub));
-	for (i = 0; i < 40; i++) {
-		all[6 + i] = (uint32_t)sub.token;
-		ASSERT_EQ(0, user_logits(path, all, 6 + i, ul, 64));
-		for (j = 1, best = 0; j < (int)a.vocab_size; j++)
-			best = ul[j] > ul[best] ? j : best;
-		EXPECT_EQ(best, sub.token) TH_LOG("token %d", i);
-		if (i < 39)
-			ASSERT_EQ(0, submit(s, &all[6 + i], 1, 0, NULL, 0, &sub));
+	for (n = 0; n < 2; n++) {
+		uint32_t all[6 + 40] = { 5, 17, 200, 3, 99, 42 };
+
+		ASSERT_EQ(0, fixture(names[n], path, sizeof(path)))
+			TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
+		ASSERT_EQ(0, colibri_dev_load(fd, path, "oss", NULL, NULL));
+		s = colibri_dev_open();
+		ASSERT_LE(0, s);
+		ASSERT_EQ(0, colibri_dev_attach(s, "oss", 64, 4, &a));
+		ul = calloc(a.vocab_size, sizeof(float));
+		ASSERT_NE(NULL, ul);
+		ASSERT_EQ(0, submit(s, all, 6, COLIBRI_SUBMIT_RESET, NULL, 0, &sub));
+		for (i = 0; i < 40; i++) {
+			all[6 + i] = (uint32_t)sub.token;
+			ASSERT_EQ(0, user_logits(path, all, 6 + i, ul, 64));
+			for (j = 1, best = 0; j < (int)a.vocab_size; j++)
+				best = ul[j] > ul[best] ? j : best;
+			EXPECT_EQ(best, sub.token) TH_LOG("%s: token %d", names[n], i);
+			if (i < 39)
+				ASSERT_EQ(0, submit(s, &all[6 + i], 1, 0, NULL, 0, &sub));
+		}
+		EXPECT_EQ(45, sub.n_past);
+		free(ul);
+		close(s);
+		EXPECT_EQ(0, colibri_dev_unload(fd, "oss", 0));
 	}
-	EXPECT_EQ(45, sub.n_past);
-	free(ul);
-	close(s);
-	EXPECT_EQ(0, colibri_dev_unload(fd, "oss", 0));
 	close(fd);
 }
 

@@ -20,6 +20,11 @@
  * column (gate = [..., ::2], up = [..., 1::2]); the engine wants Linear
  * rows (out, in), so each expert is transposed and de-interleaved here
  * into its gate, up and down matrices, and the biases split alike.
+ *
+ * The original MXFP4 layout (OpenAI's checkpoints) has gate_up_proj_blocks
+ * / _scales and down_proj_blocks / _scales instead of the two matrices,
+ * already in (out, in) rows; a projection that has them is read by
+ * hf_gpt_oss_mxfp4.c and kept mxfp4, one without them as above.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +78,16 @@ int hf_gpt_oss_config(const cJSON *root, struct cb_model_config *c, const char *
 	}
 	c->oss.swiglu_limit_bits = bits((float)v->valuedouble);
 	c->oss.swiglu_alpha_bits = bits(1.702f);
+	/* OpenAI's checkpoints: the experts' *_blocks / *_scales (mxfp4) */
+	v = cJSON_GetObjectItemCaseSensitive(root, "quantization_config");
+	if (v && !cJSON_IsNull(v)) {
+		it = cJSON_GetObjectItemCaseSensitive(v, "quant_method");
+		if (!cJSON_IsString(it) || strcmp(it->valuestring, "mxfp4")) {
+			snprintf(err, errlen, "%s/config.json: 'quantization_config' is not "
+				 "GPT-OSS's (quant_method \"mxfp4\" is the one read)", dir);
+			return -1;
+		}
+	}
 	if (!cJSON_IsArray(lt)) {
 		snprintf(err, errlen, "%s/config.json: missing 'layer_types' (one of "
 			 "\"sliding_attention\", \"full_attention\" per layer)", dir);
@@ -189,74 +204,50 @@ static float *f32_copy(struct hf_model *m, const struct st_tensor *t, struct cb_
 	return p;
 }
 
-
-int hf_gpt_oss_experts(struct hf_model *m, const struct cb_quant *q, cb_u32 l,
-		       char *err, size_t errlen)
+/*
+ * The dequantized layout of one fused projection (@fused: gate_up_proj, else
+ * down_proj), @t of shape [E, in, out]: each expert transposed to Linear
+ * rows (out, in) and, for gate_up, de-interleaved by output column.
+ */
+static int dense_proj(struct hf_model *m, const struct cb_quant *q, cb_u32 l, int fused,
+		      const struct st_tensor *t, const char *name, char *err, size_t errlen)
 {
 	const struct cb_model_config *c = &m->cfg;
-	struct cb_layer_weights *L = &m->layers[l];
 	cb_u32 E = c->n_experts, F = c->expert_ffn, H = c->hidden, x, i, j;
-	const struct st_tensor *gu, *gub, *dn, *dnb;
-	uint64_t s_gu[3] = { E, H, 2ull * F }, s_gub[2] = { E, 2ull * F };
-	uint64_t s_dn[3] = { E, F, H }, s_dnb[2] = { E, H };
-	char n[4][160];
-	float *slab = NULL, *g = NULL, *u = NULL, *gb, *ub;
-	const float *gbsrc;
+	size_t in = fused ? H : F, out = fused ? 2 * (size_t)F : H;
+	float *slab = malloc(in * out * sizeof(float));
+	float *g = malloc((size_t)F * H * sizeof(float));
+	float *u = fused ? malloc((size_t)F * H * sizeof(float)) : NULL;
 	int r = -1;
 
-	snprintf(n[0], sizeof(n[0]), "model.layers.%u.mlp.experts.gate_up_proj", l);
-	snprintf(n[1], sizeof(n[1]), "model.layers.%u.mlp.experts.gate_up_proj_bias", l);
-	snprintf(n[2], sizeof(n[2]), "model.layers.%u.mlp.experts.down_proj", l);
-	snprintf(n[3], sizeof(n[3]), "model.layers.%u.mlp.experts.down_proj_bias", l);
-	gu = find(m, n[0], 3, s_gu, err, errlen);
-	gub = gu ? find(m, n[1], 2, s_gub, err, errlen) : NULL;
-	dn = gub ? find(m, n[2], 3, s_dn, err, errlen) : NULL;
-	dnb = dn ? find(m, n[3], 2, s_dnb, err, errlen) : NULL;
-	if (!dnb)
-		return -1;
-
-	/* biases: gate and up de-interleaved into [E, F] each; down as is */
-	gb = owned(m, (size_t)E * F * sizeof(float));
-	ub = owned(m, (size_t)E * F * sizeof(float));
-	slab = malloc((size_t)H * 2 * F * sizeof(float));
-	g = malloc((size_t)F * H * sizeof(float));
-	u = malloc((size_t)F * H * sizeof(float));
-	if (!gb || !ub || !slab || !g || !u || !f32_copy(m, dnb, &L->oss.down_bias, E, H)) {
-		snprintf(err, errlen, "%s: out of memory", n[0]);
+	if (!slab || !g || (fused && !u)) {
+		snprintf(err, errlen, "%s: out of memory", name);
 		goto out;
 	}
-	st_to_f32(slab, gub, 0, (uint64_t)E * 2 * F);
-	gbsrc = slab;
-	for (x = 0; x < E; x++)
-		for (j = 0; j < F; j++) {
-			gb[(size_t)x * F + j] = gbsrc[(size_t)x * 2 * F + 2 * j];
-			ub[(size_t)x * F + j] = gbsrc[(size_t)x * 2 * F + 2 * j + 1];
-		}
-	L->oss.gate_bias = (struct cb_tensor){ gb, CB_DT_F32, E, F, 0 };
-	L->oss.up_bias = (struct cb_tensor){ ub, CB_DT_F32, E, F, 0 };
-
-	L->experts = m->experts + (size_t)l * E;
+	m->layers[l].experts = m->experts + (size_t)l * E;
 	for (x = 0; x < E; x++) {
 		struct cb_expert_weights *ew = &m->experts[(size_t)l * E + x];
 
+		st_to_f32(slab, t, (uint64_t)x * in * out, in * out);
+		if (!fused) {
+			/* [F, H] (in, out) -> down [H, F] */
+			for (i = 0; i < F; i++)
+				for (j = 0; j < H; j++)
+					g[(size_t)j * F + i] = slab[(size_t)i * H + j];
+			if (matrix(m, q, &ew->down, g, H, F, COLIBRI_T_EXPERT_DOWN, l,
+				   st_keep_dtype(t), name, err, errlen))
+				goto out;
+			continue;
+		}
 		/* [H, 2F] (in, out) -> gate, up [F, H] (out, in) */
-		st_to_f32(slab, gu, (uint64_t)x * H * 2 * F, (uint64_t)H * 2 * F);
 		for (i = 0; i < H; i++)
 			for (j = 0; j < F; j++) {
 				g[(size_t)j * H + i] = slab[(size_t)i * 2 * F + 2 * j];
 				u[(size_t)j * H + i] = slab[(size_t)i * 2 * F + 2 * j + 1];
 			}
-		if (matrix(m, q, &ew->gate, g, F, H, COLIBRI_T_EXPERT_GATE, l, st_keep_dtype(gu), n[0],
+		if (matrix(m, q, &ew->gate, g, F, H, COLIBRI_T_EXPERT_GATE, l, st_keep_dtype(t), name,
 			   err, errlen) ||
-		    matrix(m, q, &ew->up, u, F, H, COLIBRI_T_EXPERT_UP, l, st_keep_dtype(gu), n[0],
-			   err, errlen))
-			goto out;
-		/* [F, H] (in, out) -> down [H, F] */
-		st_to_f32(slab, dn, (uint64_t)x * F * H, (uint64_t)F * H);
-		for (i = 0; i < F; i++)
-			for (j = 0; j < H; j++)
-				g[(size_t)j * F + i] = slab[(size_t)i * H + j];
-		if (matrix(m, q, &ew->down, g, H, F, COLIBRI_T_EXPERT_DOWN, l, st_keep_dtype(dn), n[2],
+		    matrix(m, q, &ew->up, u, F, H, COLIBRI_T_EXPERT_UP, l, st_keep_dtype(t), name,
 			   err, errlen))
 			goto out;
 	}
@@ -266,6 +257,70 @@ out:
 	free(g);
 	free(u);
 	return r;
+}
+
+/* One fused projection in whichever layout the checkpoint has it. */
+static int proj(struct hf_model *m, const struct cb_quant *q, cb_u32 l, int fused,
+		char *err, size_t errlen)
+{
+	const struct cb_model_config *c = &m->cfg;
+	cb_u32 F = c->expert_ffn, H = c->hidden;
+	uint64_t shape[3] = { c->n_experts, fused ? H : F, fused ? 2ull * F : H };
+	const struct st_tensor *t;
+	char n[160];
+
+	snprintf(n, sizeof(n), "model.layers.%u.mlp.experts.%s", l,
+		 fused ? "gate_up_proj" : "down_proj");
+	if (hf_gpt_oss_has_mxfp4(m, n))
+		return hf_gpt_oss_mxfp4_proj(m, n, l, fused, err, errlen);
+	if (!st_set_find(m->st, n)) {
+		snprintf(err, errlen, "tensor '%s' is missing (and so are its MXFP4 '%s_blocks' "
+			 "and '%s_scales')", n, n, n);
+		return -1;
+	}
+	t = find(m, n, 3, shape, err, errlen);
+	return t ? dense_proj(m, q, l, fused, t, n, err, errlen) : -1;
+}
+
+int hf_gpt_oss_experts(struct hf_model *m, const struct cb_quant *q, cb_u32 l,
+		       char *err, size_t errlen)
+{
+	const struct cb_model_config *c = &m->cfg;
+	struct cb_layer_weights *L = &m->layers[l];
+	cb_u32 E = c->n_experts, F = c->expert_ffn, H = c->hidden, x, j;
+	const struct st_tensor *gub, *dnb;
+	uint64_t s_gub[2] = { E, 2ull * F }, s_dnb[2] = { E, H };
+	char n[2][160];
+	float *slab, *gb, *ub;
+
+	/* the biases, bf16 or f32 in both layouts */
+	snprintf(n[0], sizeof(n[0]), "model.layers.%u.mlp.experts.gate_up_proj_bias", l);
+	snprintf(n[1], sizeof(n[1]), "model.layers.%u.mlp.experts.down_proj_bias", l);
+	gub = find(m, n[0], 2, s_gub, err, errlen);
+	dnb = gub ? find(m, n[1], 2, s_dnb, err, errlen) : NULL;
+	if (!dnb)
+		return -1;
+
+	/* gate and up de-interleaved into [E, F] each; down as is */
+	gb = owned(m, (size_t)E * F * sizeof(float));
+	ub = owned(m, (size_t)E * F * sizeof(float));
+	slab = malloc((size_t)E * 2 * F * sizeof(float));
+	if (!gb || !ub || !slab || !f32_copy(m, dnb, &L->oss.down_bias, E, H)) {
+		free(slab);
+		snprintf(err, errlen, "%s: out of memory", n[0]);
+		return -1;
+	}
+	st_to_f32(slab, gub, 0, (uint64_t)E * 2 * F);
+	for (x = 0; x < E; x++)
+		for (j = 0; j < F; j++) {
+			gb[(size_t)x * F + j] = slab[(size_t)x * 2 * F + 2 * j];
+			ub[(size_t)x * F + j] = slab[(size_t)x * 2 * F + 2 * j + 1];
+		}
+	free(slab);
+	L->oss.gate_bias = (struct cb_tensor){ gb, CB_DT_F32, E, F, 0 };
+	L->oss.up_bias = (struct cb_tensor){ ub, CB_DT_F32, E, F, 0 };
+
+	return proj(m, q, l, 1, err, errlen) || proj(m, q, l, 0, err, errlen) ? -1 : 0;
 }
 
 /* The tensor of @m a GPT-OSS slot names, or NULL. */

@@ -7,7 +7,9 @@
  * OlmoeForCausalLM, LlamaForCausalLM (dense), GptOssForCausalLM,
  * DeepseekV2ForCausalLM, DeepseekV3ForCausalLM.  Weights stored as F32, F16,
  * BF16, or FP8 (F8_E4M3, F8_E5M2) with the block scales config.json's
- * quantization_config declares (hf_fp8.c, st_fp8.c); matrices may be converted at load to any weight type or preset mix
+ * quantization_config declares (hf_fp8.c, st_fp8.c), and GPT-OSS's experts
+ * as U8 MXFP4 blocks and scales, kept mxfp4 (hf_gpt_oss_mxfp4.c); matrices
+ * may be converted at load to any weight type or preset mix
  * (quant_preset.h).  Norm weights, biases and router matrices are always
  * kept in f32 (they are small and routing is sensitive to them).
  */
