@@ -111,7 +111,7 @@ int cmd_bench_gemm(int argc, char **argv)
 	printf("gemm %s, k=%d, M=%d, %d rows (%.2f GiB of weights):\n", cb_dtype_name(dt),
 	       k, M, cb_gemm_bench_rows(b),
 	       (double)cb_gemm_bench_rows(b) * cb_dtype_row_bytes(dt, k) / (1ull << 30));
-	top = co.isa >= 0 ? co.isa : COLIBRI_ISA_AVX512;
+	top = co.isa >= 0 ? co.isa : COLIBRI_ISA_AVX512_VNNI;
 	for (lvl = COLIBRI_ISA_SCALAR; lvl <= top; lvl++) {
 		struct cb_gemm_result res;
 
