@@ -35,7 +35,9 @@ static void bench_usage(FILE *f)
 		"  -g, --gib G      weight matrix size in GiB, well above the last-level\n"
 		"                   cache (default: max(1 GiB, 4 x L3), at most half the\n"
 		"                   memory available)\n"
-		"Variants up to --isa (every one this CPU has by default) are timed.\n");
+		"Variants up to --isa (every one this CPU has by default) are timed.  Gop/s\n"
+		"per CPU-second: the operations over the CPU time of all threads (the\n"
+		"speed per core while the kernel ran; other tenants do not count).\n");
 }
 
 int cmd_bench_gemm(int argc, char **argv)
@@ -117,9 +119,10 @@ int cmd_bench_gemm(int argc, char **argv)
 
 		if (cb_gemm_bench_run(b, lvl, &res))
 			continue;	/* not on this CPU */
-		printf("  %-7s %6.2f GB/s of weights = %5.1f%% of read bandwidth, %6.1f Gop/s\n",
+		printf("  %-11s %6.2f GB/s of weights = %5.1f%% of read bandwidth, %6.1f Gop/s,",
 		       res.variant, res.weight_bytes / res.seconds / 1e9,
 		       100.0 * res.weight_bytes / res.seconds / bw, res.ops / res.seconds / 1e9);
+		printf(" %6.1f Gop/s per CPU-second\n", res.ops / res.cpu_seconds / 1e9);
 	}
 	cb_gemm_bench_free(b);
 	return 0;
