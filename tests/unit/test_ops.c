@@ -414,6 +414,70 @@ static void run_gemm_splits(int level, int dt)
 	CB_CHECK(split_bad == 0, "%d calls gave other bits than the full call", split_bad);
 }
 
+/*
+ * Block gemms at prefill shapes: M = 1..70 tokens (the prefill tiles and
+ * their leftovers), nrows off every row group (8k + 1, + 5, + 7) and odd
+ * numbers of blocks.  Every (row, token) of every call must carry the bits
+ * of the decode path: the same token alone, M = 1, over all rows.  Also
+ * the chunks a forward pass makes (16 rows x 32 tokens), and scalar within
+ * the tolerance at M = 70.
+ */
+static void run_gemm_prefill(int level, int dt)
+{
+	static const int ks[] = { 1056, 96, 2048 };
+	static const int nrs[] = { 37, 13, 23 };
+	const int MMAX = 70;
+	const struct cb_isa_ops *ops = variant(level);
+	int ik, bad = 0, split_bad = 0, n = 0;
+
+	if (!ops)
+		return;
+	for (ik = 0; ik < (int)CB_ARRAY_SIZE(ks); ik++) {
+		struct problem p;
+		float *want, *one, *got;
+		int m, M, r0, m0;
+
+		raw_weights = ik % 2;
+		problem_make(&p, dt, MMAX, nrs[ik], ks[ik]);
+		raw_weights = 0;
+		want = out_alloc(&p);
+		one = out_alloc(&p);
+		got = out_alloc(&p);
+		/* the decode path: one token per call */
+		for (m = 0; m < MMAX; m++)
+			ops->gemm[dt](one + m * p.ldo, p.ldo, p.w, p.wrb,
+				      (char *)p.act + m * p.as, p.as, 1, p.nrows, p.k);
+		bad += gemm_vs_scalar(ops, &p, want, got);
+		split_bad += !!memcmp(got, one, sizeof(float) * MMAX * p.ldo);
+		for (M = 1; M < MMAX; M++) {
+			free(got);
+			got = out_alloc(&p);
+			ops->gemm[dt](got, p.ldo, p.w, p.wrb, p.act, p.as, M, p.nrows, p.k);
+			split_bad += !!memcmp(got, one, sizeof(float) * M * p.ldo);
+			n++;
+		}
+		/* a forward pass's chunks: 16 rows x 32 tokens */
+		free(got);
+		got = out_alloc(&p);
+		for (r0 = 0; r0 < p.nrows; r0 += 16)
+			for (m0 = 0; m0 < MMAX; m0 += 32)
+				ops->gemm[dt](got + m0 * p.ldo + r0, p.ldo,
+					      (char *)p.w + r0 * p.wrb, p.wrb,
+					      (char *)p.act + m0 * p.as, p.as,
+					      CB_MIN(32, MMAX - m0), CB_MIN(16, p.nrows - r0),
+					      p.k);
+		split_bad += !!memcmp(got, one, sizeof(float) * MMAX * p.ldo);
+		free(want);
+		free(one);
+		free(got);
+		problem_free(&p);
+	}
+	printf("# %s gemm %s at prefill shapes: %d calls\n", ops->name, dt_name(dt), n);
+	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
+	CB_CHECK(split_bad == 0, "%d calls gave other bits than one token at a time",
+		 split_bad);
+}
+
 /* Blocks that probe the rounding: ties, near-ties, zeros, extremes. */
 static void make_quant_input(float *x, int n)
 {
@@ -536,6 +600,8 @@ static void test_##nm##_gemm_q8_0(void) { run_gemm(lvl, CB_DT_Q8_0); }		\
 static void test_##nm##_gemm_q4_0(void) { run_gemm(lvl, CB_DT_Q4_0); }		\
 static void test_##nm##_gemm_q8_0_splits(void) { run_gemm_splits(lvl, CB_DT_Q8_0); } \
 static void test_##nm##_gemm_q4_0_splits(void) { run_gemm_splits(lvl, CB_DT_Q4_0); } \
+static void test_##nm##_gemm_q8_0_prefill(void) { run_gemm_prefill(lvl, CB_DT_Q8_0); } \
+static void test_##nm##_gemm_q4_0_prefill(void) { run_gemm_prefill(lvl, CB_DT_Q4_0); } \
 static void test_##nm##_quantize_q8_0_bytes(void) { run_quantize(lvl); }	\
 static void test_##nm##_axpy(void) { run_axpy(lvl); }
 
@@ -552,6 +618,8 @@ VARIANT_TESTS(CB_ISA_AVX512_VNNI, avx512_vnni)
 		CB_RUN(test_##nm##_gemm_q4_0);				\
 		CB_RUN(test_##nm##_gemm_q8_0_splits);			\
 		CB_RUN(test_##nm##_gemm_q4_0_splits);			\
+		CB_RUN(test_##nm##_gemm_q8_0_prefill);			\
+		CB_RUN(test_##nm##_gemm_q4_0_prefill);			\
 		CB_RUN(test_##nm##_quantize_q8_0_bytes);		\
 		CB_RUN(test_##nm##_axpy);				\
 	} while (0)

@@ -38,6 +38,7 @@ int cli_common_opt(const char *cmd, int c, const char *arg, struct cli_common *c
 		[COLIBRI_ISA_SCALAR] = "scalar",
 		[COLIBRI_ISA_AVX2] = "avx2",
 		[COLIBRI_ISA_AVX512] = "avx512",
+		[COLIBRI_ISA_AVX512_VNNI] = "avx512_vnni",
 	};
 	static const char *const backends[] = {
 		[COLIBRI_BACKEND_AUTO] = "auto",
@@ -61,9 +62,10 @@ int cli_common_opt(const char *cmd, int c, const char *arg, struct cli_common *c
 		co->given |= CLI_O_THREADS;
 		return 1;
 	case CLI_OPT_ISA:
-		v = pick(arg, isas, 3);
+		v = pick(arg, isas, 4);
 		if (v < 0) {
-			fprintf(stderr, "colibri %s: --isa is scalar, avx2 or avx512, not '%s'\n",
+			fprintf(stderr,
+				"colibri %s: --isa is scalar, avx2, avx512 or avx512_vnni, not '%s'\n",
 				cmd, arg);
 			return -1;
 		}

@@ -61,9 +61,9 @@ enum {
 	"  --threads N        threads of the in-process engine, the caller's included\n" \
 	"                     (default: one per online CPU)\n"
 #define CLI_HELP_ISA \
-	"  --isa I            highest ISA level of the in-process engine: scalar, avx2\n" \
-	"                     or avx512 (default: the best this CPU has; COLIBRI_ISA\n" \
-	"                     caps it too)\n"
+	"  --isa I            highest ISA level of the in-process engine: scalar, avx2,\n" \
+	"                     avx512 or avx512_vnni (default: the best this CPU has;\n" \
+	"                     COLIBRI_ISA caps it too)\n"
 #define CLI_HELP_BACKEND \
 	"  --backend B        auto (the kernel if /dev/colibri can run the model, else\n" \
 	"                     in-process), kernel or user (in-process)\n"

@@ -35,7 +35,9 @@ static void bench_usage(FILE *f)
 		"  -g, --gib G      weight matrix size in GiB, well above the last-level\n"
 		"                   cache (default: max(1 GiB, 4 x L3), at most half the\n"
 		"                   memory available)\n"
-		"Variants up to --isa (every one this CPU has by default) are timed.\n");
+		"Variants up to --isa (every one this CPU has by default) are timed.  Gop/s\n"
+		"per CPU-second: the operations over the CPU time of all threads (the\n"
+		"speed per core while the kernel ran; other tenants do not count).\n");
 }
 
 int cmd_bench_gemm(int argc, char **argv)
@@ -111,15 +113,16 @@ int cmd_bench_gemm(int argc, char **argv)
 	printf("gemm %s, k=%d, M=%d, %d rows (%.2f GiB of weights):\n", cb_dtype_name(dt),
 	       k, M, cb_gemm_bench_rows(b),
 	       (double)cb_gemm_bench_rows(b) * cb_dtype_row_bytes(dt, k) / (1ull << 30));
-	top = co.isa >= 0 ? co.isa : COLIBRI_ISA_AVX512;
+	top = co.isa >= 0 ? co.isa : COLIBRI_ISA_AVX512_VNNI;
 	for (lvl = COLIBRI_ISA_SCALAR; lvl <= top; lvl++) {
 		struct cb_gemm_result res;
 
 		if (cb_gemm_bench_run(b, lvl, &res))
 			continue;	/* not on this CPU */
-		printf("  %-7s %6.2f GB/s of weights = %5.1f%% of read bandwidth, %6.1f Gop/s\n",
+		printf("  %-11s %6.2f GB/s of weights = %5.1f%% of read bandwidth, %6.1f Gop/s,",
 		       res.variant, res.weight_bytes / res.seconds / 1e9,
 		       100.0 * res.weight_bytes / res.seconds / bw, res.ops / res.seconds / 1e9);
+		printf(" %6.1f Gop/s per CPU-second\n", res.ops / res.cpu_seconds / 1e9);
 	}
 	cb_gemm_bench_free(b);
 	return 0;

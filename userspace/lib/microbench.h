@@ -19,6 +19,11 @@ struct cb_gemm_bench;
 struct cb_gemm_result {
 	char variant[16];	/* "scalar", "avx2", ... */
 	double seconds;		/* best pass */
+	/*
+	 * The least CPU time of a pass, all threads: on a shared machine,
+	 * ops / cpu_seconds is the kernel's speed per core while it ran.
+	 */
+	double cpu_seconds;
 	double weight_bytes;	/* rows * row bytes */
 	double ops;		/* 2 * rows * k * M */
 };
