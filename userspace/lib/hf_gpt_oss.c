@@ -117,16 +117,11 @@ static const struct st_tensor *find(const struct hf_model *m, const char *name, 
 				    const uint64_t *shape, char *err, size_t errlen)
 {
 	const struct st_tensor *t = st_set_find(m->st, name);
-	char want[96];
-	int i, k = 0;
 
 	if (!t) {
 		snprintf(err, errlen, "tensor '%s' is missing", name);
 		return NULL;
 	}
-	for (i = 0; i < ndim; i++)
-		k += snprintf(want + k, sizeof(want) - k, "%s%llu", i ? " x " : "",
-			      (unsigned long long)shape[i]);
 	if (t->dtype == ST_OTHER) {
 		snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
 			 "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
@@ -134,16 +129,27 @@ static const struct st_tensor *find(const struct hf_model *m, const char *name, 
 	}
 	if (st_check_values(t, err, errlen))
 		return NULL;
-	if (t->ndim != ndim)
-		goto bad;
+	return hf_gpt_oss_check_shape(t, name, ndim, shape, err, errlen) ? NULL : t;
+}
+
+int hf_gpt_oss_check_shape(const struct st_tensor *t, const char *name, int ndim,
+			   const uint64_t *shape, char *err, size_t errlen)
+{
+	char want[96];
+	int i, k = 0;
+
+	if (t->ndim == ndim) {
+		for (i = 0; i < ndim && t->shape[i] == shape[i]; i++)
+			;
+		if (i == ndim)
+			return 0;
+	}
 	for (i = 0; i < ndim; i++)
-		if (t->shape[i] != shape[i])
-			goto bad;
-	return t;
-bad:
+		k += snprintf(want + k, sizeof(want) - k, "%s%llu", i ? " x " : "",
+			      (unsigned long long)shape[i]);
 	snprintf(err, errlen, "tensor '%s': shape does not match config.json (want %s)", name,
 		 want);
-	return NULL;
+	return -1;
 }
 
 /* Memory the model frees with itself. */

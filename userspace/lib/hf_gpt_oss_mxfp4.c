@@ -34,8 +34,6 @@ static const struct st_tensor *find_u8(const struct hf_model *m, const char *nam
 				       char *err, size_t errlen)
 {
 	const struct st_tensor *t = st_set_find(m->st, name);
-	char want[96];
-	int i, k = 0;
 
 	if (!t) {
 		snprintf(err, errlen, "tensor '%s' is missing%s", name, missing_why);
@@ -46,19 +44,7 @@ static const struct st_tensor *find_u8(const struct hf_model *m, const char *nam
 			 name, t->dtype_name);
 		return NULL;
 	}
-	for (i = 0; i < ndim; i++)
-		k += snprintf(want + k, sizeof(want) - k, "%s%llu", i ? " x " : "",
-			      (unsigned long long)shape[i]);
-	if (t->ndim != ndim)
-		goto bad;
-	for (i = 0; i < ndim; i++)
-		if (t->shape[i] != shape[i])
-			goto bad;
-	return t;
-bad:
-	snprintf(err, errlen, "tensor '%s': shape does not match config.json (want %s)", name,
-		 want);
-	return NULL;
+	return hf_gpt_oss_check_shape(t, name, ndim, shape, err, errlen) ? NULL : t;
 }
 
 int hf_gpt_oss_has_mxfp4(const struct hf_model *m, const char *base)
