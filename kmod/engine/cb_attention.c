@@ -166,23 +166,9 @@ static void attn_chunk(void *arg, int c)
 						e->q + (cb_size)t * e->qdim + (cb_size)h0 * hd,
 						(cb_size)hd * sizeof(float), ng, n, hd);
 			for (g = 0; g < ng; g++) {
-				float mt = s[g][0] * scale;
-
-				for (i = 0; i < n; i++) {
+				for (i = 0; i < n; i++)
 					s[g][i] *= scale;
-					mt = s[g][i] > mt ? s[g][i] : mt;
-				}
-				if (p0 == pbeg) {
-					m[g] = mt;
-					l[g] = 0.0f;
-				} else if (mt > m[g]) {
-					float r = cb_expf(m[g] - mt);
-
-					for (i = 0; i < hd; i++)
-						o[g][i] *= r;
-					l[g] *= r;
-					m[g] = mt;
-				}
+				cb_att_tile_max(s[g], n, p0 == pbeg, &m[g], &l[g], o[g], hd);
 				for (i = 0; i < n; i++) {
 					float w = cb_expf(s[g][i] - m[g]);
 
@@ -192,18 +178,44 @@ static void attn_chunk(void *arg, int c)
 				}
 			}
 		}
-		for (g = 0; g < ng; g++) {
-			if (nsplit == 1) {
-				float inv = 1.0f / l[g];
-
-				for (i = 0; i < hd; i++)
-					o[g][i] *= inv;
-			} else {
-				o[g][-2] = m[g];
-				o[g][-1] = l[g];
-			}
-		}
+		for (g = 0; g < ng; g++)
+			cb_att_finish(o[g], hd, nsplit, m[g], l[g]);
 	}
+}
+
+void cb_att_tile_max(const float *s, int n, int first, float *m, float *l, float *o, int w)
+{
+	float mt = s[0];
+	int i;
+
+	for (i = 1; i < n; i++)
+		mt = s[i] > mt ? s[i] : mt;
+	if (first) {
+		*m = mt;
+		*l = 0.0f;
+	} else if (mt > *m) {
+		float r = cb_expf(*m - mt);
+
+		for (i = 0; i < w; i++)
+			o[i] *= r;
+		*l *= r;
+		*m = mt;
+	}
+}
+
+void cb_att_finish(float *o, int w, int nsplit, float m, float l)
+{
+	float inv;
+	int i;
+
+	if (nsplit > 1) {
+		o[-2] = m;
+		o[-1] = l;
+		return;
+	}
+	inv = 1.0f / l;
+	for (i = 0; i < w; i++)
+		o[i] *= inv;
 }
 
 /*

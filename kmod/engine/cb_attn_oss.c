@@ -99,23 +99,9 @@ static void attn_chunk(void *arg, int c)
 							kvrow, qt, (cb_size)hd * sizeof(float), ng,
 							n - n1, hd);
 			for (g = 0; g < ng; g++) {
-				float mt = s[g][0] * scale;
-
-				for (i = 0; i < n; i++) {
+				for (i = 0; i < n; i++)
 					s[g][i] *= scale;
-					mt = s[g][i] > mt ? s[g][i] : mt;
-				}
-				if (p0 == pbeg) {
-					m[g] = mt;
-					l[g] = 0.0f;
-				} else if (mt > m[g]) {
-					float r = cb_expf(m[g] - mt);
-
-					for (i = 0; i < hd; i++)
-						o[g][i] *= r;
-					l[g] *= r;
-					m[g] = mt;
-				}
+				cb_att_tile_max(s[g], n, p0 == pbeg, &m[g], &l[g], o[g], hd);
 				for (i = 0; i < n; i++) {
 					float w = cb_expf(s[g][i] - m[g]);
 					int vr = i < n1 ? row + i : i - n1;

@@ -390,6 +390,19 @@ void cb_attn_rope_cache(struct cb_engine *e, struct cb_exec *ex);
 void cb_attention(struct cb_engine *e, struct cb_exec *ex);
 
 /*
+ * The online softmax of every attention's tiles (cb_attention.c), one head
+ * and split at a time over tiles of @n scores @s, already scaled:
+ * cb_att_tile_max() takes the tile's maximum into the running (*m, *l),
+ * starting them on the split's @first tile, and rescales the @w outputs at
+ * @o when the maximum grows; the caller then adds exp(s[i] - *m) to *l and
+ * that weight times the value row to @o.  cb_att_finish() ends the split:
+ * o / l when it is the token's only one (@nsplit == 1), else (max, sum)
+ * in o[-2], o[-1] for cb_att_merge().  One order of operations for all.
+ */
+void cb_att_tile_max(const float *s, int n, int first, float *m, float *l, float *o, int w);
+void cb_att_finish(float *o, int w, int nsplit, float m, float l);
+
+/*
  * The split-softmax merge of every attention (cb_attention.c): @nsplit
  * parts of (max, sum, @w unnormalised outputs) at @part, one after the
  * other, into o[d0..d1); @sink: a logit in the denominator (GPT-OSS), or

@@ -167,23 +167,9 @@ static void attn_chunk(void *arg, int c)
 						e->q_cat + ((cb_size)g0 * T + t) * row,
 						T * row * sizeof(float), ng, n, row);
 			for (g = 0; g < ng; g++) {
-				float mt = s[g][0] * scale;
-
-				for (i = 0; i < n; i++) {
+				for (i = 0; i < n; i++)
 					s[g][i] *= scale;
-					mt = s[g][i] > mt ? s[g][i] : mt;
-				}
-				if (p0 == pbeg) {
-					mx[g] = mt;
-					l[g] = 0.0f;
-				} else if (mt > mx[g]) {
-					float r = cb_expf(mx[g] - mt);
-
-					for (i = 0; i < R; i++)
-						o[g][i] *= r;
-					l[g] *= r;
-					mx[g] = mt;
-				}
+				cb_att_tile_max(s[g], n, p0 == pbeg, &mx[g], &l[g], o[g], R);
 				for (i = 0; i < n; i++) {
 					float w = cb_expf(s[g][i] - mx[g]);
 
@@ -193,17 +179,8 @@ static void attn_chunk(void *arg, int c)
 				}
 			}
 		}
-		for (g = 0; g < ng; g++) {
-			if (nsplit == 1) {
-				float inv = 1.0f / l[g];
-
-				for (i = 0; i < R; i++)
-					o[g][i] *= inv;
-			} else {
-				o[g][-2] = mx[g];
-				o[g][-1] = l[g];
-			}
-		}
+		for (g = 0; g < ng; g++)
+			cb_att_finish(o[g], R, nsplit, mx[g], l[g]);
 	}
 }
 

@@ -199,7 +199,6 @@ static void attn_chunk(void *arg, int c)
 		for (p0 = pbeg; p0 < pend; p0 += NV_TILE) {
 			int n = CB_MIN(NV_TILE, pend - p0);
 			const float *kv = e->nv_kv + (cb_size)(p0 - pbeg) * ld;
-			float mt;
 
 			/* s[i] = q_nope . k_nope_(p0+i); sr[i] = q_pe . k_pe_(p0+i) */
 			e->ops->gemm[CB_DT_F32](s, NV_TILE, kv + (cb_size)h * dn,
@@ -210,20 +209,7 @@ static void attn_chunk(void *arg, int c)
 						(cb_size)dr * sizeof(float), 1, n, dr);
 			for (i = 0; i < n; i++)
 				s[i] = (s[i] + sr[i]) * scale;
-			mt = s[0];
-			for (i = 1; i < n; i++)
-				mt = s[i] > mt ? s[i] : mt;
-			if (p0 == pbeg) {
-				mx = mt;
-				l = 0.0f;
-			} else if (mt > mx) {
-				float r = cb_expf(mx - mt);
-
-				for (i = 0; i < dv; i++)
-					o[i] *= r;
-				l *= r;
-				mx = mt;
-			}
+			cb_att_tile_max(s, n, p0 == pbeg, &mx, &l, o, dv);
 			for (i = 0; i < n; i++) {
 				float w = cb_expf(s[i] - mx);
 
@@ -232,15 +218,7 @@ static void attn_chunk(void *arg, int c)
 						 (cb_size)h * dv, dv);
 			}
 		}
-		if (nsplit == 1) {
-			float inv = 1.0f / l;
-
-			for (i = 0; i < dv; i++)
-				o[i] *= inv;
-		} else {
-			o[-2] = mx;
-			o[-1] = l;
-		}
+		cb_att_finish(o, dv, nsplit, mx, l);
 	}
 }
 
