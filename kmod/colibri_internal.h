@@ -64,7 +64,11 @@ struct colibri_buf {
 	unsigned int nr_chunks;
 };
 
+/* colibri_buf_alloc_node()'s @node: every node with memory in turn */
+#define COLIBRI_NODE_INTERLEAVE	(-2)
+
 int colibri_buf_alloc(struct colibri_buf *buf, u64 size, bool account);
+int colibri_buf_alloc_node(struct colibri_buf *buf, u64 size, bool account, int node);
 void colibri_buf_free(struct colibri_buf *buf);
 int colibri_buf_seal(struct colibri_buf *buf);
 u64 colibri_mem_used(void);
@@ -98,6 +102,30 @@ struct cb_exec *colibri_exec_start(int (*yield)(struct cb_exec *ex), void *host)
 void colibri_exec_stop(struct cb_exec *ex);
 
 /**
+ * struct colibri_numa - where a model's weights live (colibri_numa.c).
+ * @policy: COLIBRI_NUMA_* of uapi/colibri.h.
+ * @nr_copies: copies of the weights: 1, or with COLIBRI_NUMA_REPLICATE one
+ *	per node with memory.
+ * @copy_node: [nr_copies] the node each copy is on; NUMA_NO_NODE for a
+ *	single copy that is not bound to one.
+ * @base: [nr_copies] each copy's kernel mapping; base[0] is ->mem.vaddr.
+ * @replicas: [nr_copies - 1] the copies besides ->mem.
+ * @node_copy: [nr_node_ids] the copy each node's CPUs read.
+ * @reads: per CPU, [nr_copies] weight reads (gemm chunks) each copy served.
+ *
+ * All set before the model is published, and constant until it is freed.
+ */
+struct colibri_numa {
+	u32 policy;
+	u32 nr_copies;
+	int *copy_node;
+	const void **base;
+	struct colibri_buf *replicas;
+	u16 *node_copy;
+	u64 __percpu *reads;
+};
+
+/**
  * struct colibri_model - a loaded, sealed model shared by its sessions.
  *
  * Lifetime: the kobject's reference count.  The registry holds one
@@ -118,6 +146,7 @@ struct colibri_model {
 	struct list_head sessions;	/* protected by ->sessions_lock */
 	bool dying;			/* protected by ->sessions_lock */
 	struct colibri_buf mem;		/* the file's tensor data, sealed */
+	struct colibri_numa numa;	/* ->mem's placement, and its replicas */
 	void *bind;			/* layer/expert tables (kvmalloc) */
 	struct cb_model_config cfg;
 	struct cb_model_weights w;
@@ -146,10 +175,22 @@ struct colibri_model {
 	atomic64_t experts_offloaded;	/* ... and completed by accelerators */
 };
 
+/* colibri_numa.c: NUMA placement of a model's weights. */
+int colibri_numa_alloc(struct colibri_model *m, u64 size, u32 policy, char *why);
+int colibri_numa_replicate(struct colibri_model *m, char *why);
+void colibri_numa_free(struct colibri_model *m);
+const void *colibri_numa_local(struct colibri_model *m, const void *w);
+u64 colibri_numa_bytes(const struct colibri_model *m);
+u32 colibri_numa_nodes(void);
+const char *colibri_numa_name(u32 policy);
+ssize_t colibri_numa_pages_show(struct colibri_model *m, char *buf);
+ssize_t colibri_numa_reads_show(struct colibri_model *m, char *buf);
+
 /* colibri_model.c */
 int colibri_models_init(void);
 void colibri_models_exit(void);
-int colibri_model_load(struct file *src, const char *name, struct colibri_model **out);
+int colibri_model_load(struct file *src, const char *name, u32 numa,
+		       struct colibri_model **out);
 int colibri_model_unload(const char *name, bool wait, const struct colibri_model *own,
 			 struct colibri_model **out);
 int colibri_model_wait_sessions(struct colibri_model *m);

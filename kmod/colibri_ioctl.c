@@ -47,7 +47,7 @@ static int colibri_ioc_get_info(void __user *uarg)
 			       uarg, &usize);
 	if (ret)
 		return ret;
-	if (info.flags || info.reserved0 ||
+	if (info.flags || info.numa_nodes ||
 	    memchr_inv(info.reserved, 0, sizeof(info.reserved)))
 		return -EINVAL;
 
@@ -64,6 +64,7 @@ static int colibri_ioc_get_info(void __user *uarg)
 	info.max_sessions = colibri_max_sessions;
 	info.nr_models = colibri_models_count();
 	info.nr_sessions = colibri_sessions_count();
+	info.numa_nodes = colibri_numa_nodes();
 
 	/* A larger caller struct keeps its (checked zero) tail. */
 	if (copy_to_user(uarg, &info, min_t(size_t, usize, sizeof(info))))
@@ -76,7 +77,7 @@ static int colibri_ioc_load(void __user *uarg)
 	struct colibri_load arg;
 	struct colibri_model *m;
 	struct file *src;
-	u32 usize;
+	u32 usize, numa;
 	int ret;
 
 	if (!capable(CAP_SYS_ADMIN))
@@ -84,19 +85,24 @@ static int colibri_ioc_load(void __user *uarg)
 	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_LOAD_SIZE_VER0, uarg, &usize);
 	if (ret)
 		return ret;
-	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	if (arg.flags & ~COLIBRI_LOAD_FLAGS_ALL ||
+	    (arg.flags & COLIBRI_LOAD_FLAGS_ALL) == COLIBRI_LOAD_FLAGS_ALL ||
+	    arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
 	    colibri_name_valid(arg.name, sizeof(arg.name)) < 0)
 		return -EINVAL;
+	numa = arg.flags & COLIBRI_LOAD_NUMA_INTERLEAVE ? COLIBRI_NUMA_INTERLEAVE :
+	       arg.flags & COLIBRI_LOAD_NUMA_REPLICATE ? COLIBRI_NUMA_REPLICATE :
+	       COLIBRI_NUMA_LOCAL;
 	src = fget(arg.fd);
 	if (!src)
 		return -EBADF;
-	ret = colibri_model_load(src, arg.name, &m);
+	ret = colibri_model_load(src, arg.name, numa, &m);
 	fput(src);
 	if (ret)
 		return ret;
 
 	strscpy_pad(arg.name, m->name, sizeof(arg.name));
-	arg.bytes = m->mem.size;
+	arg.bytes = colibri_numa_bytes(m);
 	colibri_model_put(m);
 	/* The model is published; a failed copy-out only loses the report. */
 	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))

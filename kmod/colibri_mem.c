@@ -23,6 +23,13 @@
  *
  * Either way a buffer keeps its list of physically contiguous chunks, for a
  * short scatter list when a dma-buf exporter needs one.
+ *
+ * NUMA (pages provider only): a buffer's pages come from where the
+ * allocating task's memory policy says (NUMA_NO_NODE, the default), from
+ * one node only (__GFP_THISNODE: a model's replica, colibri_numa.c), or
+ * from every node with memory in turn, COLIBRI_INTERLEAVE_ORDER pages at
+ * a time (COLIBRI_NODE_INTERLEAVE).  The memmap provider's range is where
+ * it is: it takes NUMA_NO_NODE only.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -33,6 +40,8 @@
 #include <linux/ioport.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/nodemask.h>
+#include <linux/numa.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -43,6 +52,12 @@ static atomic64_t colibri_mem_used_bytes = ATOMIC64_INIT(0);
 
 /* The buddy allocator's largest order on x86-64 in 6.1 and 6.12 (4 MiB). */
 #define COLIBRI_MAX_ORDER	10
+/*
+ * Interleaved buffers change node every 64 KiB: a weight matrix (megabytes)
+ * is spread over every node, so the threads streaming it draw on every
+ * node's memory channels at once.
+ */
+#define COLIBRI_INTERLEAVE_ORDER	4
 
 /* The memmap provider, when configured. */
 static struct {
@@ -126,9 +141,25 @@ static void colibri_pages_free(struct colibri_buf *buf)
 	buf->nr_chunks = 0;
 }
 
-static int colibri_pages_alloc(struct colibri_buf *buf, unsigned long nr_pages, gfp_t gfp)
+/*
+ * One allocation of 2^@order pages for a buffer placed at @nid: a node
+ * (only that node), or NUMA_NO_NODE (the task's memory policy).
+ */
+static struct page *colibri_pages_get(gfp_t gfp, unsigned int order, int nid)
 {
-	unsigned int order = COLIBRI_MAX_ORDER, i;
+	gfp |= __GFP_ZERO | __GFP_NOWARN | (order ? __GFP_NORETRY : __GFP_RETRY_MAYFAIL);
+	if (nid == NUMA_NO_NODE)
+		return alloc_pages(gfp, order);
+	return alloc_pages_node(nid, gfp | __GFP_THISNODE, order);
+}
+
+static int colibri_pages_alloc(struct colibri_buf *buf, unsigned long nr_pages, gfp_t gfp,
+			       int node)
+{
+	bool interleave = node == COLIBRI_NODE_INTERLEAVE;
+	unsigned int top = interleave ? COLIBRI_INTERLEAVE_ORDER : COLIBRI_MAX_ORDER;
+	unsigned int order = top, i;
+	int nid = interleave ? first_node(node_states[N_MEMORY]) : node;
 	unsigned long done = 0;
 	int ret = -ENOMEM;
 
@@ -148,8 +179,7 @@ static int colibri_pages_alloc(struct colibri_buf *buf, unsigned long nr_pages, 
 		}
 		while (order && (1UL << order) > nr_pages - done)
 			order--;
-		page = alloc_pages(gfp | __GFP_ZERO | __GFP_NOWARN |
-				   (order ? __GFP_NORETRY : __GFP_RETRY_MAYFAIL), order);
+		page = colibri_pages_get(gfp, order, nid);
 		if (!page) {
 			if (!order)
 				goto err_free;
@@ -163,6 +193,11 @@ static int colibri_pages_alloc(struct colibri_buf *buf, unsigned long nr_pages, 
 		c->len = PAGE_SIZE << order;
 		for (i = 0; i < (1U << order); i++)
 			buf->pages[done++] = page + i;
+		if (interleave) {
+			/* the next node starts again from the top order */
+			nid = next_node_in(nid, node_states[N_MEMORY]);
+			order = top;
+		}
 		cond_resched();
 	}
 
@@ -285,23 +320,28 @@ void colibri_mem_exit(void)
 /* --- buffers ---------------------------------------------------------------- */
 
 /**
- * colibri_buf_alloc() - allocate a pinned, zeroed, virtually contiguous buffer.
+ * colibri_buf_alloc_node() - allocate a pinned, zeroed, virtually contiguous
+ *	buffer, its pages from a chosen place.
  * @buf: the buffer to fill in.
  * @size: bytes wanted; rounded up to whole pages.
  * @account: charge the pages to the calling task's memory cgroup (a
  *	session's memory, colibri_acct.c), not to the kernel (a model's).
+ * @node: NUMA_NO_NODE (where the task's memory policy says), a node with
+ *	memory (that node only), or COLIBRI_NODE_INTERLEAVE (every node with
+ *	memory in turn).  The memmap provider takes NUMA_NO_NODE only.
  *
- * Return: 0, -EINVAL for a zero size, -ENOMEM when the memory limit would be
- * exceeded or the memory cannot be had, -EINTR when the caller got a fatal
- * signal meanwhile.  On error nothing is held.
+ * Return: 0, -EINVAL for a zero size or a placement the provider cannot
+ * give, -ENOMEM when the memory limit would be exceeded or the memory
+ * cannot be had (there), -EINTR when the caller got a fatal signal
+ * meanwhile.  On error nothing is held.
  */
-int colibri_buf_alloc(struct colibri_buf *buf, u64 size, bool account)
+int colibri_buf_alloc_node(struct colibri_buf *buf, u64 size, bool account, int node)
 {
 	unsigned long nr_pages;
 	int ret;
 
 	memset(buf, 0, sizeof(*buf));
-	if (!size)
+	if (!size || (colibri_region.vaddr && node != NUMA_NO_NODE))
 		return -EINVAL;
 	if (size > colibri_mem_limit())
 		return -ENOMEM;
@@ -314,13 +354,27 @@ int colibri_buf_alloc(struct colibri_buf *buf, u64 size, bool account)
 		ret = colibri_region_alloc(buf, nr_pages);
 	else
 		ret = colibri_pages_alloc(buf, nr_pages,
-					  account ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+					  account ? GFP_KERNEL_ACCOUNT : GFP_KERNEL, node);
 	if (ret) {
 		colibri_mem_uncharge(size);
 		return ret;
 	}
 	buf->size = size;
 	return 0;
+}
+
+/**
+ * colibri_buf_alloc() - colibri_buf_alloc_node() where the task's memory
+ *	policy says (NUMA_NO_NODE).
+ * @buf: the buffer to fill in.
+ * @size: bytes wanted.
+ * @account: charge the calling task's memory cgroup.
+ *
+ * Return: as colibri_buf_alloc_node().
+ */
+int colibri_buf_alloc(struct colibri_buf *buf, u64 size, bool account)
+{
+	return colibri_buf_alloc_node(buf, size, account, NUMA_NO_NODE);
 }
 
 /**

@@ -102,7 +102,7 @@ static ssize_t _name##_show(struct kobject *k, struct kobj_attribute *a,	\
 }										\
 static struct kobj_attribute colibri_attr_##_name = __ATTR_RO(_name)
 
-COLIBRI_MODEL_ATTR(bytes, "%llu", m->mem.size);
+COLIBRI_MODEL_ATTR(bytes, "%llu", colibri_numa_bytes(m));
 COLIBRI_MODEL_ATTR(file_size, "%llu", m->file_size);
 COLIBRI_MODEL_ATTR(sessions, "%d", atomic_read(&m->nr_sessions));
 COLIBRI_MODEL_ATTR(tokens, "%lld", (long long)atomic64_read(&m->tokens));
@@ -119,7 +119,22 @@ COLIBRI_MODEL_ATTR(max_context, "%u", m->cfg.max_context);
 COLIBRI_MODEL_ATTR(experts_cpu, "%lld", (long long)atomic64_read(&m->experts_cpu));
 COLIBRI_MODEL_ATTR(experts_offloaded, "%lld",
 		   (long long)atomic64_read(&m->experts_offloaded));
+COLIBRI_MODEL_ATTR(numa, "%s", colibri_numa_name(m->numa.policy));
+COLIBRI_MODEL_ATTR(numa_copies, "%u", m->numa.nr_copies);
 static struct kobj_attribute colibri_attr_arch = __ATTR_RO(arch);
+
+static ssize_t numa_pages_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return colibri_numa_pages_show(to_model(k), buf);
+}
+
+static ssize_t numa_reads_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return colibri_numa_reads_show(to_model(k), buf);
+}
+
+static struct kobj_attribute colibri_attr_numa_pages = __ATTR_RO(numa_pages);
+static struct kobj_attribute colibri_attr_numa_reads = __ATTR_RO(numa_reads);
 
 static struct attribute *colibri_model_attrs[] = {
 	&colibri_attr_arch.attr,
@@ -139,6 +154,10 @@ static struct attribute *colibri_model_attrs[] = {
 	&colibri_attr_max_context.attr,
 	&colibri_attr_experts_cpu.attr,
 	&colibri_attr_experts_offloaded.attr,
+	&colibri_attr_numa.attr,
+	&colibri_attr_numa_copies.attr,
+	&colibri_attr_numa_pages.attr,
+	&colibri_attr_numa_reads.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(colibri_model);
@@ -148,6 +167,7 @@ static void colibri_model_release(struct kobject *kobj)
 {
 	struct colibri_model *m = to_model(kobj);
 
+	colibri_numa_free(m);
 	colibri_buf_free(&m->mem);
 	kvfree(m->bind);
 	kvfree(m->tok);
@@ -380,7 +400,7 @@ static int colibri_read_tokenizer(struct file *f, const struct cb_format_info *i
 }
 
 /* Validates @f and builds an unpublished model; logs why on failure. */
-static int colibri_model_build(struct file *f, struct colibri_model *m, char *why)
+static int colibri_model_build(struct file *f, struct colibri_model *m, u32 numa, char *why)
 {
 	struct cb_format_info *info;
 	u64 file_size = i_size_read(file_inode(f));
@@ -425,14 +445,9 @@ static int colibri_model_build(struct file *f, struct colibri_model *m, char *wh
 	ret = colibri_read_tokenizer(f, info, m, why);
 	if (ret)
 		goto out;
-	ret = colibri_buf_alloc(&m->mem, info->data_size, false);
-	if (ret) {
-		snprintf(why, CB_FORMAT_WHY_LEN,
-			 "%llu bytes of pinned memory not available (limit %llu, used %llu)",
-			 (unsigned long long)info->data_size, colibri_mem_limit(),
-			 colibri_mem_used());
+	ret = colibri_numa_alloc(m, info->data_size, numa, why);
+	if (ret)
 		goto out;
-	}
 	ret = colibri_read_full(f, m->mem.vaddr, info->data_size, info->data_offset);
 	if (ret)
 		goto out;
@@ -451,6 +466,10 @@ static int colibri_model_build(struct file *f, struct colibri_model *m, char *wh
 		goto out;
 	ret = cb_format_bind(info, hdr, m->mem.vaddr, m->mem.size, m->bind, bind_size,
 			     &m->cfg, &m->w, why, CB_FORMAT_WHY_LEN);
+	if (ret)
+		goto out;
+	/* 4. The other nodes' copies of the sealed weights (replicate). */
+	ret = colibri_numa_replicate(m, why);
 	if (ret)
 		goto out;
 	m->file_size = file_size;
@@ -474,13 +493,15 @@ out:
  * colibri_model_load() - load, validate, seal and publish a model.
  * @f: the .colibri file.
  * @name: name to publish under, or "" for the file's own name.
+ * @numa: COLIBRI_NUMA_*: where its weights go (colibri_numa.c).
  * @out: the model, with a reference for the caller (taken before it is
  *	published, so it is valid even if an UNLOAD has removed it since).
  *
  * A refused load leaves nothing allocated and logs why (rate-limited).
  * Return: 0 or -errno (see struct colibri_load).
  */
-int colibri_model_load(struct file *f, const char *name, struct colibri_model **out)
+int colibri_model_load(struct file *f, const char *name, u32 numa,
+		       struct colibri_model **out)
 {
 	struct colibri_model *m;
 	char *why;
@@ -504,7 +525,7 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 	mutex_init(&m->sessions_lock);
 	strscpy(m->name, name, sizeof(m->name));
 
-	ret = colibri_model_build(f, m, why);
+	ret = colibri_model_build(f, m, numa, why);
 	if (!ret && colibri_name_valid(m->name, sizeof(m->name)) <= 0) {
 		snprintf(why, CB_FORMAT_WHY_LEN,
 			 "the file's model name is not usable: give a name");
@@ -543,10 +564,11 @@ int colibri_model_load(struct file *f, const char *name, struct colibri_model **
 	if (ret)
 		goto err;
 
-	pr_info("model %s loaded: %s, %u layers, %u experts (top %u), %llu bytes pinned\n",
+	pr_info("model %s loaded: %s, %u layers, %u experts (top %u), %llu bytes pinned (numa %s, %u %s)\n",
 		m->name, m->cfg.arch < ARRAY_SIZE(colibri_arch_names) ?
 		colibri_arch_names[m->cfg.arch] : "?", m->cfg.n_layers, m->cfg.n_experts,
-		m->cfg.top_k, m->mem.size);
+		m->cfg.top_k, colibri_numa_bytes(m), colibri_numa_name(m->numa.policy),
+		m->numa.nr_copies, m->numa.nr_copies == 1 ? "copy" : "copies");
 	kfree(why);
 	*out = m;
 	return 0;
@@ -785,7 +807,9 @@ u32 colibri_models_list(struct colibri_model_entry *ents, u32 cap)
 			strscpy_pad(e->name, m->name, sizeof(e->name));
 			e->arch = m->cfg.arch;
 			e->sessions = atomic_read(&m->nr_sessions);
-			e->bytes = m->mem.size;
+			e->bytes = colibri_numa_bytes(m);
+			e->numa = m->numa.policy;
+			e->numa_copies = m->numa.nr_copies;
 			e->tokens = atomic64_read(&m->tokens);
 			e->vocab_size = m->cfg.vocab_size;
 			e->n_layers = m->cfg.n_layers;

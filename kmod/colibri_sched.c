@@ -47,7 +47,7 @@ struct colibri_sched {
 	struct list_head queue;		/* protected by ->queue_lock */
 	wait_queue_head_t wq;		/* the thread waits for the queue */
 	struct cb_exec *ex;		/* the worker pool; ->host is us */
-	/* the running pass: scheduler thread only */
+	/* the running pass: scheduler thread only (workers read it in its jobs) */
 	struct colibri_batcher *running;
 	struct colibri_accel_pass accel;
 };
@@ -454,6 +454,18 @@ static int colibri_experts_wait(struct cb_exec *ex, struct cb_expert_task *t, in
 	return colibri_accel_experts_wait(&sc->accel, t, n);
 }
 
+/*
+ * The engine's weight_local hook, in a gemm chunk of the running pass (on
+ * any worker: ->running is set before the pass's first parallel_for and
+ * cleared after its last): the copy of the model on this CPU's node.
+ */
+static const void *colibri_weight_local(struct cb_exec *ex, const void *w)
+{
+	struct colibri_sched *sc = ex->host;
+
+	return colibri_numa_local(sc->running->model, w);
+}
+
 /**
  * colibri_sched_start() - start the worker pool and the scheduler thread.
  *
@@ -477,6 +489,8 @@ struct colibri_sched *colibri_sched_start(void)
 	/* Routed experts may go to accelerators (colibri_accel.c). */
 	sc->ex->experts_submit = colibri_experts_submit;
 	sc->ex->experts_wait = colibri_experts_wait;
+	/* Replicated weights: each node's CPUs read their copy (colibri_numa.c). */
+	sc->ex->weight_local = colibri_weight_local;
 	sc->task = kthread_run(colibri_sched_thread, sc, "colibri-sched");
 	if (IS_ERR(sc->task)) {
 		ret = PTR_ERR(sc->task);

@@ -50,6 +50,14 @@
 #define COLIBRI_MEM_PAGES	0	/* high-order page allocations */
 #define COLIBRI_MEM_MEMMAP	1	/* a range reserved at boot (memmap=) */
 
+/*
+ * Where a model's weights live on a NUMA machine (struct
+ * colibri_model_entry.numa; chosen by COLIBRI_LOAD_NUMA_* flags).
+ */
+#define COLIBRI_NUMA_LOCAL	0	/* where the loading task's memory policy says */
+#define COLIBRI_NUMA_INTERLEAVE	1	/* every node with memory in turn, 64 KiB each */
+#define COLIBRI_NUMA_REPLICATE	2	/* a copy per node; each CPU reads its own */
+
 /**
  * struct colibri_info - COLIBRI_IOC_GET_INFO: what the module is and has.
  * @size: in: sizeof(struct colibri_info) as the caller knows it.
@@ -57,7 +65,8 @@
  * @abi_version: out: COLIBRI_ABI_VERSION of the running module.
  * @isa_level: out: COLIBRI_ISA_* the engine uses on this CPU.
  * @mem_provider: out: COLIBRI_MEM_* used for models and arenas.
- * @reserved0: must be zero on input; zero on output.
+ * @numa_nodes: in: must be zero; out: NUMA nodes with memory (1 on a
+ *	machine that is not NUMA).  Was @reserved0, always zero, before.
  * @mem_limit: out: bytes of pinned memory the module may use in all.
  * @mem_total: out: bytes the provider holds now (reserved or allocated).
  * @mem_used: out: bytes of that in use by models and sessions.
@@ -77,7 +86,7 @@ struct colibri_info {
 	__u32 abi_version;
 	__u32 isa_level;
 	__u32 mem_provider;
-	__u32 reserved0;
+	__u32 numa_nodes;
 	__u64 mem_limit;
 	__u64 mem_total;
 	__u64 mem_used;
@@ -98,13 +107,22 @@ struct colibri_info {
 /**
  * struct colibri_load - COLIBRI_IOC_LOAD: pin a .colibri model in the kernel.
  * @size: in: sizeof(struct colibri_load).
- * @flags: in: must be 0.
+ * @flags: in: 0, or one of COLIBRI_LOAD_NUMA_INTERLEAVE and
+ *	COLIBRI_LOAD_NUMA_REPLICATE: where the weights go on a NUMA machine.
+ *	Without either they come from where the calling task's memory
+ *	policy says (COLIBRI_NUMA_LOCAL).  INTERLEAVE takes them from every
+ *	node with memory in turn, 64 KiB at a time; REPLICATE pins one copy
+ *	per node with memory, each on its node, and the engine's threads read
+ *	the copy of their own node.  On a machine with one node both give
+ *	one copy on it.  The memmap provider refuses both (-EINVAL: its
+ *	reserved range is one block of physical memory).
  * @fd: in: a file descriptor of the .colibri file, open for reading.
  * @reserved0: must be zero.
  * @name: in: the name to publish the model under (NUL-terminated; letters,
  *	digits, '.', '_' and '-'); an empty name takes the file's own name.
  *	out: the name used.
- * @bytes: out: bytes of pinned memory the model occupies.
+ * @bytes: out: bytes of pinned memory the model occupies, every copy of
+ *	its weights counted (all of them count against mem_limit_mb).
  * @reserved: must be zero.
  *
  * Needs CAP_SYS_ADMIN.  The file is validated in full (header, directory,
@@ -112,11 +130,16 @@ struct colibri_info {
  * published.  Errors: -EPERM without the capability; -EBADF for a bad @fd;
  * -EINVAL for a bad struct or name, or a file that fails validation (the
  * reason is logged, rate-limited); -EEXIST if the name is taken; -ENOSPC if
- * max_models are loaded; -ENOMEM if the memory limit would be exceeded.
+ * max_models are loaded; -ENOMEM if the memory limit would be exceeded (or
+ * a node has not the memory for its copy).  Unknown flags, or both NUMA
+ * flags, are -EINVAL.
  */
 struct colibri_load {
 	__u32 size;
 	__u32 flags;
+#define COLIBRI_LOAD_NUMA_INTERLEAVE	(1U << 0)	/* spread over every node */
+#define COLIBRI_LOAD_NUMA_REPLICATE	(1U << 1)	/* a copy on every node */
+#define COLIBRI_LOAD_FLAGS_ALL	(COLIBRI_LOAD_NUMA_INTERLEAVE | COLIBRI_LOAD_NUMA_REPLICATE)
 	__s32 fd;
 	__u32 reserved0;
 	char name[COLIBRI_NAME_LEN];
@@ -321,13 +344,18 @@ struct colibri_uring_cmd {
  * @name: the model's name.
  * @arch: architecture (0 llama, 1 mixtral, 2 qwen2_moe, 3 qwen3_moe, 4 olmoe).
  * @sessions: sessions attached now.
- * @bytes: pinned bytes of its weights.
+ * @bytes: pinned bytes of its weights, every copy counted.
  * @tokens: tokens run through it since it was loaded.
  * @vocab_size: vocabulary size.
  * @n_layers: layers.
  * @n_experts: routed experts (0 for a dense model).
  * @top_k: experts per token.
+ * @numa: COLIBRI_NUMA_*: where its weights live.
+ * @numa_copies: copies of its weights (1, or one per node with REPLICATE).
  * @reserved: zero.
+ *
+ * @numa and @numa_copies were reserved (zero) before: an entry of the
+ * first version's size holds them.
  */
 struct colibri_model_entry {
 	char name[COLIBRI_NAME_LEN];
@@ -339,7 +367,9 @@ struct colibri_model_entry {
 	__u32 n_layers;
 	__u32 n_experts;
 	__u32 top_k;
-	__u64 reserved[2];
+	__u32 numa;
+	__u32 numa_copies;
+	__u64 reserved[1];
 };
 
 /**

@@ -292,6 +292,7 @@ struct cb_engine {
 
 	struct cb_gemm_job *jobs;
 	int njobs, max_jobs, nchunks;
+	struct cb_exec *jobs_ex;	/* running the jobs (cb_run_jobs) */
 
 	void *sample_scratch;
 
@@ -331,6 +332,18 @@ void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
 		cb_size ldo, const struct cb_acts *in, cb_size row0, int M,
 		const float *bias);
 void cb_run_jobs(struct cb_engine *e, struct cb_exec *ex);
+
+/*
+ * Weight bytes at @w, where this thread should read them: its NUMA node's
+ * copy when the host keeps one (struct cb_exec.weight_local).  In a chunk.
+ */
+static inline const void *cb_weight_local(const struct cb_engine *e, const void *w)
+{
+	struct cb_exec *ex = e->jobs_ex;
+
+	return ex->weight_local ? ex->weight_local(ex, w) : w;
+}
+
 void cb_acts_quantize(struct cb_engine *e, const struct cb_acts *a, cb_size r);
 /* The forms the weights of @t read, as cb_acts.kinds bits (0 if absent). */
 static inline cb_u32 cb_tensor_kinds(const struct cb_tensor *t)

@@ -148,6 +148,7 @@ static void gemm_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_gemm_job *j;
+	const char *w;
 	int lo = 0, hi = e->njobs - 1, rb, mb, r0, m0, nr, nm, m, r;
 
 	/* binary search for the job holding chunk c */
@@ -168,8 +169,9 @@ static void gemm_chunk(void *arg, int c)
 	m0 = mb * j->mblk;
 	nr = CB_MIN(j->rblk, j->nrows - r0);
 	nm = CB_MIN(j->mblk, j->M - m0);
+	w = cb_weight_local(e, j->w);	/* this NUMA node's copy, if any */
 	e->ops->gemm[j->dtype](j->out + (cb_size)m0 * j->ldo + r0, j->ldo,
-			       (const char *)j->w + (cb_size)r0 * j->w_row_bytes,
+			       w + (cb_size)r0 * j->w_row_bytes,
 			       j->w_row_bytes,
 			       (const char *)j->act + (cb_size)m0 * j->act_stride,
 			       j->act_stride, nm, nr, j->k);
@@ -182,6 +184,7 @@ static void gemm_chunk(void *arg, int c)
 /* The queued jobs, as one phase. */
 void cb_run_jobs(struct cb_engine *e, struct cb_exec *ex)
 {
+	e->jobs_ex = ex;
 	cb_run_phase(e, ex, gemm_chunk, e->nchunks);
 }
 

@@ -93,6 +93,13 @@ int cb_cpu_has(enum cb_cpu_feature f);
  * cb_expert_task in cb_engine.h for the protocol.  Both are called on the
  * calling thread between steps, like yield(); a non-zero return aborts the
  * forward pass with that value.
+ *
+ * weight_local(), optional, is asked inside a gemm chunk (on the thread
+ * running it) for the address to read the model's weight bytes at @w from:
+ * the host may keep copies of the weights on several NUMA nodes and answer
+ * with the one on the calling CPU's node, or with @w for a pointer that is
+ * not into its weights.  Every copy holds the same bytes, so no result
+ * changes; NULL reads @w.
  */
 struct cb_expert_task;
 
@@ -102,6 +109,7 @@ struct cb_exec {
 	int (*yield)(struct cb_exec *ex);
 	int (*experts_submit)(struct cb_exec *ex, struct cb_expert_task *tasks, int n);
 	int (*experts_wait)(struct cb_exec *ex, struct cb_expert_task *tasks, int n);
+	const void *(*weight_local)(struct cb_exec *ex, const void *w);
 	int nthreads;		/* chunks are planned for this many threads */
 	void *host;		/* host private */
 };

@@ -13,6 +13,19 @@ static void print_mib(const char *what, unsigned long long bytes)
 	printf("%-14s %llu MiB (%llu bytes)\n", what, bytes >> 20, bytes);
 }
 
+/* Each loaded model's placement: "model numa     NAME: replicate, 2 copies". */
+static void print_models_numa(int fd)
+{
+	struct colibri_model_entry ents[64];
+	int n = colibri_dev_list(fd, ents, 64), i;
+
+	for (i = 0; i < n && i < 64; i++)
+		if (ents[i].numa_copies)	/* 0: a module from before NUMA placement */
+			printf("%-14s %s: %s, %u cop%s\n", "model numa", ents[i].name,
+			       colibri_numa_name(ents[i].numa), ents[i].numa_copies,
+			       ents[i].numa_copies == 1 ? "y" : "ies");
+}
+
 int cmd_device(int argc, char **argv)
 {
 	struct colibri_info info;
@@ -23,7 +36,7 @@ int cmd_device(int argc, char **argv)
 			fprintf(stderr, "colibri device: unexpected argument '%s'\n", argv[1]);
 		fprintf(stderr, "usage: colibri device\n"
 			"Prints what /dev/colibri reports about the module (ABI, engine ISA,\n"
-			"memory provider and limits).\n");
+			"memory provider and limits, NUMA nodes and each model's placement).\n");
 		return 2;
 	}
 	fd = colibri_dev_open();
@@ -48,5 +61,9 @@ int cmd_device(int argc, char **argv)
 	print_mib("memory used", info.mem_used);
 	printf("%-14s %u of %u\n", "models", info.nr_models, info.max_models);
 	printf("%-14s %u of %u\n", "sessions", info.nr_sessions, info.max_sessions);
+	if (info.numa_nodes)	/* 0: a module from before NUMA placement */
+		printf("%-14s %u node%s with memory\n", "numa", info.numa_nodes,
+		       info.numa_nodes == 1 ? "" : "s");
+	print_models_numa(fd);
 	return 0;
 }

@@ -25,33 +25,49 @@ int cmd_load(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, 'n' },
+		{ "numa", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	static const char usage[] =
+		"usage: colibri load MODEL.colibri [--name NAME] [--numa local|interleave|replicate]\n";
 	char name_out[COLIBRI_NAME_LEN];
-	const char *name = "";
+	const char *name = "", *numa = "local";
 	unsigned long long bytes;
-	int c, fd, ret;
+	int c, fd, ret, flags;
 
 	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			name = optarg;
 			break;
+		case 'N':
+			numa = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: colibri load MODEL.colibri [--name NAME]\n"
-				"Pins the model in the kernel (needs CAP_SYS_ADMIN).\n");
+			fprintf(stderr, "%s%s", usage, c != 'h' ? "" :
+				"Pins the model in the kernel (needs CAP_SYS_ADMIN).\n"
+				"--numa: where its weights go on a NUMA machine: the loading task's\n"
+				"node (local, the default), spread over every node (interleave), or\n"
+				"a copy on every node, each read by that node's CPUs (replicate).\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: colibri load MODEL.colibri [--name NAME]\n");
+		fprintf(stderr, "%s", usage);
+		return 2;
+	}
+	flags = colibri_numa_flags(numa);
+	if (flags < 0) {
+		fprintf(stderr, "colibri load: --numa %s: not local, interleave or replicate\n",
+			numa);
 		return 2;
 	}
 	fd = open_device("load");
 	if (fd < 0)
 		return 1;
-	ret = colibri_dev_load(fd, argv[optind], name, name_out, &bytes);
+	ret = colibri_dev_load_flags(fd, argv[optind], name, (unsigned int)flags, name_out,
+				     &bytes);
 	close(fd);
 	if (ret) {
 		fprintf(stderr, "colibri load: %s: %s%s\n", argv[optind], strerror(-ret),
@@ -59,7 +75,7 @@ int cmd_load(int argc, char **argv)
 			ret == -EPERM ? " (loading needs CAP_SYS_ADMIN)" : "");
 		return 1;
 	}
-	printf("loaded %s: %llu bytes pinned\n", name_out, bytes);
+	printf("loaded %s: %llu bytes pinned (numa %s)\n", name_out, bytes, numa);
 	return 0;
 }
 

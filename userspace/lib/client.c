@@ -68,14 +68,44 @@ static int colibri_set_name(char *dst, const char *name)
 	return 0;
 }
 
+static const char *const colibri_numa_names[] = {
+	[COLIBRI_NUMA_LOCAL] = "local",
+	[COLIBRI_NUMA_INTERLEAVE] = "interleave",
+	[COLIBRI_NUMA_REPLICATE] = "replicate",
+};
+
+const char *colibri_numa_name(unsigned int numa)
+{
+	return numa < sizeof(colibri_numa_names) / sizeof(colibri_numa_names[0]) ?
+	       colibri_numa_names[numa] : "unknown";
+}
+
+int colibri_numa_flags(const char *name)
+{
+	if (!strcmp(name, "local"))
+		return 0;
+	if (!strcmp(name, "interleave"))
+		return COLIBRI_LOAD_NUMA_INTERLEAVE;
+	if (!strcmp(name, "replicate"))
+		return COLIBRI_LOAD_NUMA_REPLICATE;
+	return -EINVAL;
+}
+
 int colibri_dev_load(int fd, const char *path, const char *name, char *name_out,
 		     unsigned long long *bytes)
+{
+	return colibri_dev_load_flags(fd, path, name, 0, name_out, bytes);
+}
+
+int colibri_dev_load_flags(int fd, const char *path, const char *name, unsigned int flags,
+			   char *name_out, unsigned long long *bytes)
 {
 	struct colibri_load arg;
 	int mfd, ret;
 
 	memset(&arg, 0, sizeof(arg));
 	arg.size = sizeof(arg);
+	arg.flags = flags;
 	ret = colibri_set_name(arg.name, name);
 	if (ret)
 		return ret;

@@ -24,6 +24,19 @@ int colibri_dev_get_info(int fd, struct colibri_info *info);
 int colibri_dev_load(int fd, const char *path, const char *name, char *name_out,
 		     unsigned long long *bytes);
 /*
+ * colibri_dev_load() with LOAD @flags: COLIBRI_LOAD_NUMA_INTERLEAVE or
+ * COLIBRI_LOAD_NUMA_REPLICATE (where the weights go on a NUMA machine), or 0.
+ */
+int colibri_dev_load_flags(int fd, const char *path, const char *name, unsigned int flags,
+			   char *name_out, unsigned long long *bytes);
+/*
+ * "local", "interleave", "replicate" (COLIBRI_NUMA_*) to LOAD's flags, or
+ * -EINVAL for another name.
+ */
+int colibri_numa_flags(const char *name);
+/* COLIBRI_NUMA_* as a name ("unknown" for another value). */
+const char *colibri_numa_name(unsigned int numa);
+/*
  * Makes sure the model of the .colibri file @path is loaded under @name
  * (which must be set: the file's own name, or the caller's choice): if a
  * model of that name is loaded it is used as is, else @path is loaded.
