@@ -430,6 +430,34 @@ static void test_without_harmony_all_is_content(void)
 	done(&r);
 }
 
+/*
+ * The longest token (128 spaces in o200k) comes through whole, with
+ * harmony and without: the decoder wants 3 bytes of room a byte.
+ */
+static void test_the_longest_token(void)
+{
+	char spaces[129];
+	const char *const p[] = { "<|channel|>final<|message|>a", spaces, "b<|return|>", NULL };
+	struct answer r;
+	char want[200];
+	int h;
+
+	if (!have_tok())
+		return;
+	memset(spaces, ' ', 128);
+	spaces[128] = 0;
+	CB_CHECK(cb_tok_encode(tok, spaces, 128, 0, NULL, 0) == 1, "128 spaces are not one token");
+	for (h = 0; h < 2; h++) {
+		/* without harmony the channel's name is text too */
+		snprintf(want, sizeof(want), "%sa%sb", h ? "" : "final", spaces);
+		run(p, NULL, h, 0, &r);
+		if (r.msg)
+			CB_CHECK(!strcmp(str(r.msg, "content"), want), "harmony %d: content of %zu bytes",
+				 h, strlen(str(r.msg, "content")));
+		done(&r);
+	}
+}
+
 int main(void)
 {
 	char err[256];
@@ -447,6 +475,7 @@ int main(void)
 	CB_RUN(test_max_tokens_inside_an_answer);
 	CB_RUN(test_malformed_answers);
 	CB_RUN(test_without_harmony_all_is_content);
+	CB_RUN(test_the_longest_token);
 	cb_tok_free(tok);
 	return cb_test_done();
 }
