@@ -302,9 +302,16 @@ static void test_tool_call_recipient_after_the_channel(void)
 		"<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json",
 		"<|message|>{\"location\":\"San Francisco\"}<|call|>", NULL };
 
-	if (have_tok())
-		check(p, NULL, 0, NULL, "Need to use function get_weather.", "get_weather",
-		      "{\"location\":\"San Francisco\"}", "tool_calls");
+	/* <|constrain|> right after the name, as the harmony guide's preamble example has it */
+	static const char *const q[] = {
+		"<|channel|>commentary to=functions.generate_file<|constrain|>json<|message|>",
+		"{\"path\": \"index.html\"}<|call|>", NULL };
+
+	if (!have_tok())
+		return;
+	check(p, NULL, 0, NULL, "Need to use function get_weather.", "get_weather",
+	      "{\"location\":\"San Francisco\"}", "tool_calls");
+	check(q, NULL, 0, NULL, "", "generate_file", "{\"path\": \"index.html\"}", "tool_calls");
 }
 
 static void test_tool_call_recipient_in_the_role(void)
