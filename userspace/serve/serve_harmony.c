@@ -15,7 +15,7 @@
 #include "tokenizer.h"
 
 /* In a held header, where <|channel|> or <|constrain|> came: a word ends. */
-#define HEAD_SEP	'\x01'
+#define HEAD_SEP	((char)1)
 
 static int32_t id_of(const struct cb_tokenizer *tok, const char *s)
 {

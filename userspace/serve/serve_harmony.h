@@ -8,7 +8,8 @@
  *
  *	<|channel|>analysis<|message|>THINKING<|end|>
  *	<|start|>assistant<|channel|>final<|message|>ANSWER<|return|>
- *	<|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>ARGS<|call|>
+ *	<|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json
+ *		<|message|>ARGS<|call|>
  *
  * (the recipient to=... may stand in the role part of the header too:
  * <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>).

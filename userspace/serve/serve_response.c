@@ -233,7 +233,7 @@ static void sbuf_str(struct jb *j, const struct cb_sbuf *b)
 }
 
 /* "tool_calls": [...] of a message. */
-static void tool_calls(struct jb *j, const struct gen_answer *a)
+static void calls_json(struct jb *j, const struct gen_answer *a)
 {
 	unsigned int i;
 
@@ -268,7 +268,7 @@ char *resp_completion(const struct resp_head *h, enum gen_kind kind, const struc
 			sbuf_str(&j, &a->reasoning);
 		}
 		if (a->n_calls)
-			tool_calls(&j, a);
+			calls_json(&j, a);
 		jb_raw(&j, ", \"refusal\": null}, \"logprobs\": null, \"finish_reason\": ");
 	} else {
 		head(&j, h, "text_completion");

@@ -64,7 +64,8 @@ void gen_text_release(struct gen_text *t)
 		harmony_release(&t->hm);
 	free(t->piece);
 	free(t->out);
-	t->piece = t->out = NULL;
+	t->piece = NULL;
+	t->out = NULL;
 }
 
 int gen_text_feed(struct gen_text *t, int32_t token)
