@@ -151,6 +151,14 @@ static void test_harmony_answers_end_at_return_and_call_not_end(void)
 		n = chat_end_of_turn(&c, m->tok, cb_tok_eos_id(m->tok), ids, CHAT_END_MAX);
 		CB_CHECK(n == 1 && ids[0] == cb_tok_token_id(m->tok, "<|call|>", 8),
 			 "<|return|>-closed harmony template: %d", n);
+		CB_CHECK(chat_is_harmony(&c, m->tok), "<|return|>-closed harmony template: no harmony");
+	}
+	/* serve splits the channels of harmony's answers, and only of harmony's */
+	CB_CHECK(chat_is_harmony(&m->chat, m->tok), "the built-in template: no harmony");
+	{
+		struct model *l3 = load("llama3");
+
+		CB_CHECK(!l3 || !chat_is_harmony(&l3->chat, l3->tok), "Llama 3 taken for harmony");
 	}
 	/* Llama 2's vocabulary is no harmony one: no built-in template. */
 	m = load("llama2");

@@ -15,6 +15,10 @@
  *   serve_stream.c    server-sent events: the generation on a thread of its
  *                     own, its chunks handed to the connection through a queue
  *   serve_metrics.c   counters and histograms, /metrics in Prometheus text
+ *   serve_text.c      generated tokens into the answer's text: the decoder,
+ *                     harmony's channels, the stop strings
+ *   serve_harmony.c   GPT-OSS's harmony answers split into content,
+ *                     reasoning and tool calls
  *   serve_stop.c      stop strings matched across token boundaries
  *   serve_prompt.c    a conversation through the model's chat template into
  *                     tokens (also colibri chat's)
@@ -39,6 +43,8 @@
 #include "colibri_session.h"
 #include "serve_prompt.h"
 #include "serve_stop.h"
+#include "serve_text.h"
+#include "util.h"
 
 struct MHD_Daemon;
 struct cb_tokenizer;
@@ -77,6 +83,8 @@ struct serve_opts {
  * @chat: its chat template (->tmpl NULL: the fallback format).
  * @eos: the end-of-sequence token, or -1.
  * @eot, @n_eot: chat: the tokens besides @eos that end an answer (serve_prompt.h).
+ * @harmony: chat answers are harmony's (chat_is_harmony()): split into
+ *	content, reasoning_content and tool_calls.
  * @max_context: positions of a request's session, as the backend gave them.
  * @created: when the server started (the model's "created").
  * @slots: admission and the hang-up watcher.
@@ -92,6 +100,7 @@ struct serve {
 	const struct cb_chat *chat;
 	int32_t eos, eot[CHAT_END_MAX];
 	int n_eot;
+	int harmony;
 	uint32_t max_context;
 	time_t created;
 	struct serve_slots *slots;
@@ -187,7 +196,7 @@ char *resp_model(const struct serve *srv);
 struct gen_result {
 	uint32_t prompt_tokens;
 	uint32_t completion_tokens;
-	const char *finish;		/* "stop" or "length" */
+	const char *finish;		/* "stop", "length" or "tool_calls" */
 	double t_start;			/* the request arrived */
 	double t_first;			/* its first token was sampled (0: none was) */
 	double t_end;
@@ -203,9 +212,36 @@ struct resp_head {
 };
 
 void resp_head_init(struct resp_head *h, enum gen_kind kind, const char *model);
+
+/* One tool call of an answer: its id ("call_..."), name and arguments. */
+struct gen_call {
+	char id[32];
+	struct cb_sbuf name, args;
+};
+
+/*
+ * struct gen_answer - the whole text of a plain answer, by part.
+ * @harmony: the answer was split (a harmony chat): the message says
+ *	"reasoning_content" (and "tool_calls" when it has some).
+ * @oom: memory ran out on the way.
+ */
+struct gen_answer {
+	int harmony;
+	struct cb_sbuf content, reasoning;
+	struct gen_call *calls;
+	unsigned int n_calls;
+	int oom;
+};
+
+/* A gen_sink's text() for a plain answer: @arg is the gen_answer. */
+int answer_add(void *arg, enum text_part part, const char *s, size_t n);
+void answer_release(struct gen_answer *a);
+/* A new tool call's id into @id. */
+void resp_call_id(char id[32]);
+
 /* The whole answer of a request without "stream". */
-char *resp_completion(const struct resp_head *h, enum gen_kind kind, const char *text,
-		      size_t len, const struct gen_result *res);
+char *resp_completion(const struct resp_head *h, enum gen_kind kind, const struct gen_answer *a,
+		      const struct gen_result *res);
 /*
  * One chunk of a stream: @text (may be NULL: none) and, at the end,
  * @finish; chat's first chunk carries the role (@first).  @usage: -1 no
@@ -213,17 +249,15 @@ char *resp_completion(const struct resp_head *h, enum gen_kind kind, const char 
  */
 char *resp_chunk(const struct resp_head *h, enum gen_kind kind, int first, const char *text,
 		 size_t len, const char *finish, int usage, const struct gen_result *res);
+/*
+ * A chat chunk of a harmony answer's other parts: "reasoning_content" text,
+ * a tool call's beginning (@id, its name @s) or more of its arguments, of
+ * tool call number @call (from 0).  @usage: -1 or 0, as above.
+ */
+char *resp_chunk_part(const struct resp_head *h, enum text_part part, const char *s, size_t n,
+		      unsigned int call, const char *id, int usage);
 
 /* --- generation (serve_gen.c) ----------------------------------------------- */
-
-/*
- * Where the text goes, piece by piece as it is made (stop strings taken
- * out): non-zero stops the generation (the client went away).
- */
-struct gen_sink {
-	int (*text)(void *arg, const char *s, size_t n);
-	void *arg;
-};
 
 /*
  * gen_prepare() - the prompt's tokens (chat: the conversation through the

@@ -6,7 +6,8 @@
  * The text of each token comes from the tokenizer's streaming decoder
  * (whole UTF-8 characters only, special tokens left out), then goes
  * through the stop-string matcher, and what the matcher lets through goes
- * to the sink at once (a stream sends it as a chunk).  A generation ends
+ * to the sink at once (a stream sends it as a chunk); a harmony model's
+ * chat answer is split into its channels on the way (serve_text.h).  A generation ends
  * at the end-of-sequence token, at the template's end-of-turn token
  * (chat), at a stop string, at max_tokens or at the end of the context
  * (libcolibri's colibri_session_generate() decides the last three with
@@ -101,29 +102,10 @@ void gen_close(struct serve *srv, struct colibri_session *s)
 struct run {
 	struct serve *srv;
 	const struct gen_req *r;
-	const struct gen_sink *sink;
 	struct gen_result *res;
-	struct cb_tok_stream ts;
-	struct stop_match sm;
-	char *piece, *out;
-	size_t piece_cap;
-	int gone, stopped, eot;
+	struct gen_text t;
+	int eot;
 };
-
-/* @n bytes of decoded text through the stop strings to the sink. */
-static int pass_text(struct run *u, const char *s, size_t n)
-{
-	int hit;
-	size_t k = stop_feed(&u->sm, s, n, u->out, &hit);
-
-	if (k && u->sink->text(u->sink->arg, u->out, k)) {
-		u->gone = 1;
-		return 1;
-	}
-	if (hit)
-		u->stopped = 1;
-	return hit;
-}
 
 static int is_end(const struct serve *srv, int32_t token)
 {
@@ -138,35 +120,23 @@ static int is_end(const struct serve *srv, int32_t token)
 static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 {
 	struct run *u = arg;
-	long n;
 
 	if (!u->res->t_first)
 		u->res->t_first = serve_now();
+	/* harmony's parser sees the end too: <|call|> completes a tool call */
 	if (u->r->kind == GEN_CHAT && is_end(u->srv, token)) {
 		u->eot = 1;
+		if (u->t.harmony)
+			gen_text_feed(&u->t, token);
 		return 1;
 	}
-	n = cb_tok_stream_feed(&u->ts, token, u->piece, u->piece_cap);
-	return n > 0 ? pass_text(u, u->piece, (size_t)n) : 0;
-}
-
-/* The decoder's and the matcher's held bytes, at the end of the text. */
-static void flush_text(struct run *u)
-{
-	long n = cb_tok_stream_flush(&u->ts, u->piece, u->piece_cap);
-	size_t k;
-
-	if (n > 0 && pass_text(u, u->piece, (size_t)n))
-		return;
-	k = stop_flush(&u->sm, u->out);
-	if (k && u->sink->text(u->sink->arg, u->out, k))
-		u->gone = 1;
+	return gen_text_feed(&u->t, token);
 }
 
 int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *r,
 	    const struct gen_sink *sink, struct gen_result *res)
 {
-	struct run u = { .srv = srv, .r = r, .sink = sink, .res = res };
+	struct run u = { .srv = srv, .r = r, .res = res };
 	struct colibri_generation g = {
 		.max_new = r->max_tokens ? r->max_tokens :
 			   r->kind == GEN_CHAT ? SERVE_MAX_TOKENS : 16,
@@ -177,44 +147,40 @@ int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *
 	res->prompt_tokens = r->n_prompt;
 	res->err = 0;
 	res->msg[0] = 0;
-	u.piece_cap = cb_tok_max_token_bytes(srv->tok) + CB_TOK_STREAM_MIN;
-	u.piece = malloc(u.piece_cap);
-	u.out = malloc(u.piece_cap + STOP_LEN_MAX);
-	if (!u.piece || !u.out) {
+	/* A completion continues its prompt: keep a leading space; an answer starts afresh. */
+	if (gen_text_init(&u.t, srv->tok, r->kind == GEN_CHAT && srv->harmony,
+			  r->kind != GEN_COMPLETION, &r->stop, sink)) {
 		res->err = -ENOMEM;
 		snprintf(res->msg, sizeof(res->msg), "out of memory");
 		goto out;
 	}
-	cb_tok_stream_init(&u.ts, srv->tok, CB_TOK_SKIP_SPECIAL);
-	/* A completion continues its prompt: keep a leading space; an answer starts afresh. */
-	if (r->kind == GEN_COMPLETION)
-		u.ts.at_start = 0;
-	stop_match_init(&u.sm, &r->stop);
 	ret = colibri_session_generate(s, r->prompt, r->n_prompt, &g);
 	res->completion_tokens = g.n_new;
-	if (ret || u.gone) {
-		res->err = u.gone ? -ECANCELED : ret;
+	if (ret || u.t.gone) {
+		res->err = u.t.gone ? -ECANCELED : ret;
 		snprintf(res->msg, sizeof(res->msg), "%s",
 			 res->err == -ECANCELED ? "the client went away" : colibri_session_error(s));
 		goto out;
 	}
-	if (!u.stopped && !u.eot)
-		flush_text(&u);
-	if (u.gone) {
+	/*
+	 * What the decoder and the matcher hold: not after a stop string, nor
+	 * (but with harmony) after the end of the turn.
+	 */
+	if (!u.t.stopped && (!u.eot || u.t.harmony))
+		gen_text_end(&u.t);
+	if (u.t.gone) {
 		res->err = -ECANCELED;
 		snprintf(res->msg, sizeof(res->msg), "the client went away");
 		goto out;
 	}
 	res->finish = g.stop == COLIBRI_STOP_LENGTH || g.stop == COLIBRI_STOP_CONTEXT ? "length" :
 		      "stop";
-	/* A stop string completed by the last, held bytes is a stop too. */
-	if (u.stopped)
-		res->finish = "stop";
+	/* A stop string completed by the last, held bytes is a stop too; a tool call, tool_calls. */
+	res->finish = gen_text_finish(&u.t, res->finish);
 out:
 	res->t_end = serve_now();
 	if (!res->t_first && res->completion_tokens)
 		res->t_first = res->t_end;
-	free(u.piece);
-	free(u.out);
+	gen_text_release(&u.t);
 	return res->err;
 }

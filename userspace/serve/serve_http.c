@@ -203,12 +203,6 @@ err:
 	return answer_error(rq, c, &e) == MHD_YES ? 1 : -1;
 }
 
-/* The sink of a plain answer: all the text in one buffer. */
-static int buffer_text(void *arg, const char *s, size_t n)
-{
-	return cb_sbuf_add(arg, s, n) ? 1 : 0;
-}
-
 static void cancel_session(void *arg)
 {
 	colibri_session_cancel(arg);
@@ -228,7 +222,7 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 	struct colibri_session *s = NULL;
 	struct gen_sink sink;
 	struct MHD_Response *resp;
-	struct cb_sbuf text = { 0 };
+	struct gen_answer ans = { .harmony = srv->harmony && rq->route->kind == GEN_CHAT };
 	struct resp_head h;
 	struct api_error e;
 	enum MHD_Result ret;
@@ -255,8 +249,9 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 		return ret;
 	}
 	/* A plain answer runs here, on the connection's thread. */
-	sink.text = buffer_text;
-	sink.arg = &text;
+	/* all the text in one gen_answer */
+	sink.text = answer_add;
+	sink.arg = &ans;
 	rq->res.t_start = rq->t0;
 	slots_watch(srv->slots, rq->slot, connection_fd(c), cancel_session, s);
 	gen_run(srv, s, &rq->g, &sink, &rq->res);
@@ -267,17 +262,17 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 	rq->slot = -1;
 	rq->ran = 1;
 	if (rq->res.err == -ECANCELED) {
-		free(text.p);
-		return MHD_NO;	/* the client is gone: nobody to answer */
+		answer_release(&ans);
+		return MHD_NO;	/* the client is gone (or memory ran out): nobody to answer */
 	}
 	if (rq->res.err) {
-		free(text.p);
+		answer_release(&ans);
 		api_error_set(&e, 500, "server_error", NULL, NULL, "%s", rq->res.msg);
 		return answer_error(rq, c, &e);
 	}
 	resp_head_init(&h, rq->g.kind, srv->name);
-	ret = answer_json(rq, c, 200, resp_completion(&h, rq->g.kind, text.p, text.n, &rq->res));
-	free(text.p);
+	ret = answer_json(rq, c, 200, resp_completion(&h, rq->g.kind, &ans, &rq->res));
+	answer_release(&ans);
 	return ret;
 }
 

@@ -86,15 +86,25 @@ static int add_end(int32_t *ids, int n, int max, int32_t id, int32_t eos)
 	return n + 1;
 }
 
+/* harmony templates close a (last) answer with <|end|> or <|return|> */
+static int harmony_end(const struct cb_tokenizer *tok, int32_t id)
+{
+	return id >= 0 && cb_chat_harmony_vocab(tok) &&
+	       (id == cb_tok_token_id(tok, "<|end|>", 7) ||
+		id == cb_tok_token_id(tok, "<|return|>", 10));
+}
+
+int chat_is_harmony(const struct cb_chat *chat, const struct cb_tokenizer *tok)
+{
+	return harmony_end(tok, probe_end_of_turn(chat, tok));
+}
+
 int chat_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *tok,
 		     int32_t eos, int32_t *ids, int max)
 {
 	int32_t id = probe_end_of_turn(chat, tok);
 
-	/* harmony templates close a (last) answer with <|end|> or <|return|> */
-	if (id >= 0 && cb_chat_harmony_vocab(tok) &&
-	    (id == cb_tok_token_id(tok, "<|end|>", 7) ||
-	     id == cb_tok_token_id(tok, "<|return|>", 10))) {
+	if (harmony_end(tok, id)) {
 		int n = add_end(ids, 0, max, cb_tok_token_id(tok, "<|return|>", 10), eos);
 
 		return add_end(ids, n, max, cb_tok_token_id(tok, "<|call|>", 8), eos);

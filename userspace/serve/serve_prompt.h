@@ -45,6 +45,12 @@ long chat_prompt(const struct cb_chat *chat, const struct cb_tokenizer *tok,
  * one), so an answer ends at <|return|> and at <|call|> (a tool call).
  */
 #define CHAT_END_MAX 4
+/*
+ * chat_is_harmony() - 1 when @chat's answers are harmony's (GPT-OSS's own
+ * template or the built-in one, on a harmony vocabulary: the template
+ * closes an assistant message with <|end|> or <|return|>), else 0.
+ */
+int chat_is_harmony(const struct cb_chat *chat, const struct cb_tokenizer *tok);
 int chat_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *tok,
 		     int32_t eos, int32_t *ids, int max);
 

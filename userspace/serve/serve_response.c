@@ -8,7 +8,9 @@
  * byte a token decodes to, NUL included, which a C string (and so cJSON)
  * would cut; here every string is escaped from its length.  The text is
  * valid UTF-8 (the streaming decoder makes sure of it) and goes through
- * as it is, control characters escaped as \uXXXX.
+ * as it is, control characters escaped as \uXXXX.  A harmony chat answer's
+ * message says "reasoning_content" and "tool_calls" too, its chunks carry
+ * them as deltas (docs/serve.md).
  */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -176,20 +178,102 @@ static void usage(struct jb *j, const struct gen_result *res)
 		  res->prompt_tokens + res->completion_tokens);
 }
 
-char *resp_completion(const struct resp_head *h, enum gen_kind kind, const char *text,
-		      size_t len, const struct gen_result *res)
+int answer_add(void *arg, enum text_part part, const char *s, size_t n)
+{
+	struct gen_answer *a = arg;
+	struct gen_call *c;
+
+	if (part == PART_TOOL_NAME) {
+		c = realloc(a->calls, (a->n_calls + 1) * sizeof(*c));
+		if (!c) {
+			a->oom = 1;
+			return 1;
+		}
+		a->calls = c;
+		c += a->n_calls++;
+		memset(c, 0, sizeof(*c));
+		resp_call_id(c->id);
+	}
+	if (part == PART_CONTENT)
+		a->oom |= cb_sbuf_add(&a->content, s, n) != 0;
+	else if (part == PART_REASONING)
+		a->oom |= cb_sbuf_add(&a->reasoning, s, n) != 0;
+	else if (a->n_calls)
+		a->oom |= cb_sbuf_add(part == PART_TOOL_NAME ? &a->calls[a->n_calls - 1].name :
+				      &a->calls[a->n_calls - 1].args, s, n) != 0;
+	return a->oom;
+}
+
+void answer_release(struct gen_answer *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->n_calls; i++) {
+		free(a->calls[i].name.p);
+		free(a->calls[i].args.p);
+	}
+	free(a->calls);
+	free(a->content.p);
+	free(a->reasoning.p);
+	memset(a, 0, sizeof(*a));
+}
+
+void resp_call_id(char id[32])
+{
+	uint64_t r;
+
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		r = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)id;
+	snprintf(id, 32, "call_%016llx", (unsigned long long)r);
+}
+
+static void sbuf_str(struct jb *j, const struct cb_sbuf *b)
+{
+	jb_str(j, b->p ? b->p : "", b->p ? b->n : 0);
+}
+
+/* "tool_calls": [...] of a message. */
+static void calls_json(struct jb *j, const struct gen_answer *a)
+{
+	unsigned int i;
+
+	jb_raw(j, ", \"tool_calls\": [");
+	for (i = 0; i < a->n_calls; i++) {
+		jb_raw(j, i ? ", {\"id\": " : "{\"id\": ");
+		jb_cstr(j, a->calls[i].id);
+		jb_raw(j, ", \"type\": \"function\", \"function\": {\"name\": ");
+		sbuf_str(j, &a->calls[i].name);
+		jb_raw(j, ", \"arguments\": ");
+		sbuf_str(j, &a->calls[i].args);
+		jb_raw(j, "}}");
+	}
+	jb_raw(j, "]");
+}
+
+char *resp_completion(const struct resp_head *h, enum gen_kind kind, const struct gen_answer *a,
+		      const struct gen_result *res)
 {
 	struct jb j = { 0 };
 
 	if (kind == GEN_CHAT) {
 		head(&j, h, "chat.completion");
 		jb_raw(&j, ", \"choices\": [{\"index\": 0, \"message\": {\"role\": \"assistant\", \"content\": ");
-		jb_str(&j, text ? text : "", len);
+		/* a tool call without words has no content, as OpenAI's */
+		if (a->n_calls && !a->content.n)
+			jb_raw(&j, "null");
+		else
+			sbuf_str(&j, &a->content);
+		if (a->harmony) {
+			jb_raw(&j, ", \"reasoning_content\": ");
+			sbuf_str(&j, &a->reasoning);
+		}
+		if (a->n_calls)
+			calls_json(&j, a);
 		jb_raw(&j, ", \"refusal\": null}, \"logprobs\": null, \"finish_reason\": ");
 	} else {
 		head(&j, h, "text_completion");
 		jb_raw(&j, ", \"choices\": [{\"text\": ");
-		jb_str(&j, text ? text : "", len);
+		sbuf_str(&j, &a->content);
 		jb_raw(&j, ", \"index\": 0, \"logprobs\": null, \"finish_reason\": ");
 	}
 	jb_cstr(&j, res->finish);
@@ -228,6 +312,37 @@ char *resp_chunk(const struct resp_head *h, enum gen_kind kind, int first, const
 	}
 	jb_cstr(&j, finish);
 	jb_raw(&j, "}]");
+	if (!with_usage)
+		jb_raw(&j, ", \"usage\": null");
+	jb_raw(&j, "}");
+	return jb_done(&j);
+}
+
+char *resp_chunk_part(const struct resp_head *h, enum text_part part, const char *s, size_t n,
+		      unsigned int call, const char *id, int with_usage)
+{
+	struct jb j = { 0 };
+
+	head(&j, h, "chat.completion.chunk");
+	jb_raw(&j, ", \"choices\": [{\"index\": 0, \"delta\": {");
+	if (part == PART_REASONING || part == PART_CONTENT) {
+		jb_raw(&j, part == PART_REASONING ? "\"reasoning_content\": " : "\"content\": ");
+		jb_str(&j, s, n);
+	} else {
+		jb_printf(&j, "\"tool_calls\": [{\"index\": %u, ", call);
+		if (part == PART_TOOL_NAME) {
+			jb_raw(&j, "\"id\": ");
+			jb_cstr(&j, id);
+			jb_raw(&j, ", \"type\": \"function\", \"function\": {\"name\": ");
+			jb_str(&j, s, n);
+			jb_raw(&j, ", \"arguments\": \"\"}}]");
+		} else {
+			jb_raw(&j, "\"function\": {\"arguments\": ");
+			jb_str(&j, s, n);
+			jb_raw(&j, "}}]");
+		}
+	}
+	jb_raw(&j, "}, \"logprobs\": null, \"finish_reason\": null}]");
 	if (!with_usage)
 		jb_raw(&j, ", \"usage\": null");
 	jb_raw(&j, "}");

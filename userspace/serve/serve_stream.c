@@ -41,6 +41,7 @@ struct stream {
 	struct serve *srv;
 	struct gen_req r;		/* the request, moved in */
 	struct resp_head h;
+	unsigned int n_calls;		/* tool calls begun */
 	int slot;
 	pthread_t th;
 
@@ -87,12 +88,21 @@ static int queue_event(struct stream *st, char *json)
 }
 
 /* The sink of the generation: each piece of text is a chunk. */
-static int stream_text(void *arg, const char *s, size_t n)
+static int stream_text(void *arg, enum text_part part, const char *s, size_t n)
 {
 	struct stream *st = arg;
+	int u = st->r.include_usage ? 0 : -1;
+	char id[32];
 
-	return queue_event(st, resp_chunk(&st->h, st->r.kind, 0, s, n, NULL,
-					  st->r.include_usage ? 0 : -1, NULL));
+	if (part == PART_CONTENT)
+		return queue_event(st, resp_chunk(&st->h, st->r.kind, 0, s, n, NULL, u, NULL));
+	if (part == PART_TOOL_NAME) {
+		resp_call_id(id);
+		return queue_event(st, resp_chunk_part(&st->h, part, s, n, st->n_calls++, id, u));
+	}
+	/* tool-call arguments belong to the last call begun */
+	return queue_event(st, resp_chunk_part(&st->h, part, s, n,
+					       st->n_calls ? st->n_calls - 1 : 0, NULL, u));
 }
 
 /* The end: the finish reason, the usage if asked, [DONE]; or the error. */
