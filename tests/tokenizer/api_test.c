@@ -284,6 +284,50 @@ static void test_invalid_utf8_input_is_replaced(void)
 	CB_CHECK(n > 0 && ids_eq(a, n, b, m), "invalid byte not treated as U+FFFD");
 }
 
+/*
+ * cb_tok_stream_cap() is room enough for every token, even behind held
+ * bytes of an unfinished character (llama: <0xE4><0xB8> held first);
+ * serve and the CLI size their buffers by it, and a token that did not fit
+ * would be left out of the text.
+ */
+static void stream_cap_fits(const struct cb_tokenizer *t, const char *name, int32_t h1,
+			    int32_t h2)
+{
+	size_t cap = cb_tok_stream_cap(t), n = cb_tok_vocab_size(t), longest = 0;
+	char *out = malloc(cap);
+	struct cb_tok_stream st;
+	long r, bad = 0;
+	int32_t id, worst = -1;
+
+	CB_CHECK(out && cap >= 3 * cb_tok_max_token_bytes(t), "%s: cap %zu", name, cap);
+	for (id = 0; out && (size_t)id < n; id++) {
+		cb_tok_stream_init(&st, t, 0);
+		st.at_start = 0;
+		if (h1 >= 0 && (cb_tok_stream_feed(&st, h1, out, cap) != 0 ||
+				cb_tok_stream_feed(&st, h2, out, cap) != 0))
+			break;
+		r = cb_tok_stream_feed(&st, id, out, cap);
+		if (r < 0 && r != -EINVAL)
+			bad++;
+		if (r >= 0 && (size_t)r > longest) {
+			longest = (size_t)r;
+			worst = id;
+		}
+	}
+	CB_CHECK((size_t)id == n, "%s: held bytes not held (stopped at id %d)", name, id);
+	CB_CHECK(!bad, "%s: %ld tokens did not fit %zu bytes", name, bad, cap);
+	CB_CHECK(longest >= cb_tok_max_token_bytes(t), "%s: longest output %zu (id %d) < %zu",
+		 name, longest, worst, cb_tok_max_token_bytes(t));
+	free(out);
+}
+
+static void test_stream_cap_fits_every_token(void)
+{
+	stream_cap_fits(llama, "llama", cb_tok_token_id(llama, "<0xE4>", 6),
+			cb_tok_token_id(llama, "<0xB8>", 6));
+	stream_cap_fits(qwen, "qwen", -1, -1);
+}
+
 int main(int argc, char **argv)
 {
 	char err[256];
@@ -302,6 +346,7 @@ int main(int argc, char **argv)
 	CB_RUN(test_stream_holds_partial_utf8);
 	CB_RUN(test_stream_strips_first_space_only);
 	CB_RUN(test_stream_emoji_split_across_tokens);
+	CB_RUN(test_stream_cap_fits_every_token);
 	CB_RUN(test_encode_reports_full_count);
 	CB_RUN(test_bos_eos);
 	CB_RUN(test_apply_config);

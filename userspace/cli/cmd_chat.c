@@ -263,7 +263,7 @@ static int answer(struct chat *ch)
 		from = ch->n_held;
 	else
 		colibri_session_reset(ch->s);
-	a.cap = cb_tok_max_token_bytes(ch->tok) + CB_TOK_STREAM_MIN;
+	a.cap = cb_tok_stream_cap(ch->tok);
 	a.piece = malloc(a.cap);
 	a.toks = malloc((ctx + 1) * sizeof(*a.toks));
 	if (!a.piece || !a.toks) {

@@ -203,7 +203,7 @@ static int run(const struct gen_opts *o, struct colibri_model *m, struct cb_toke
 		goto out;
 	}
 	colibri_session_set_sampling(s, &o->sp);
-	out.cap = cb_tok_max_token_bytes(tok) + 64;
+	out.cap = cb_tok_stream_cap(tok);
 	ids = malloc(n * sizeof(*ids));
 	out.buf = malloc(out.cap);
 	if (o->verbose)

@@ -237,7 +237,7 @@ static int batch_line(const struct cb_tokenizer *tok, const char *text, size_t l
 	int32_t *ids = NULL, *sids = NULL;
 	long n, ns, d, r;
 	char *dec = NULL, *sdec = NULL;
-	size_t sn = 0, chunk = cb_tok_max_token_bytes(tok) * 3 + 3 * CB_TOK_STREAM_MIN, i;
+	size_t sn = 0, chunk = cb_tok_stream_cap(tok), i;
 	struct cb_tok_stream st;
 	int ret = 1;
 

@@ -138,8 +138,9 @@ void cb_tok_stream_init(struct cb_tok_stream *st, const struct cb_tokenizer *tok
 
 /**
  * cb_tok_stream_feed() - decode one more id.
- * @out: buffer of at least CB_TOK_STREAM_MIN + the token's length bytes;
- *       cb_tok_max_token_bytes() + CB_TOK_STREAM_MIN always suffices.
+ * @out: room for the worst case: 3 bytes for each byte of the token and of
+ *       those held back (any of them may become U+FFFD);
+ *       cb_tok_stream_cap() always suffices.
  *
  * Return: bytes written to @out (0 when everything is held back), -EINVAL
  * for an unknown id, -ENOSPC when @cap is too small (state unchanged).
@@ -149,7 +150,8 @@ long cb_tok_stream_feed(struct cb_tok_stream *st, int32_t id, char *out, size_t 
 /* Return: bytes written (held bytes become U+FFFD each), or -ENOSPC. */
 long cb_tok_stream_flush(struct cb_tok_stream *st, char *out, size_t cap);
 
-#define CB_TOK_STREAM_MIN 16
+/* The @cap with which no id of @tok makes feed or flush return -ENOSPC. */
+size_t cb_tok_stream_cap(const struct cb_tokenizer *tok);
 
 size_t cb_tok_vocab_size(const struct cb_tokenizer *tok);
 size_t cb_tok_max_token_bytes(const struct cb_tokenizer *tok);

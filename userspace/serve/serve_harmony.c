@@ -222,7 +222,7 @@ int harmony_init(struct harmony *h, const struct cb_tokenizer *tok,
 	h->arg = arg;
 	if (harmony_ids(tok, &h->id))
 		return -1;
-	h->cap = 3 * (cb_tok_max_token_bytes(tok) + CB_TOK_STREAM_MIN);	/* as serve_text.c */
+	h->cap = cb_tok_stream_cap(tok);
 	h->piece = malloc(h->cap);
 	if (!h->piece)
 		return -1;

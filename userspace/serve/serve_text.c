@@ -43,8 +43,7 @@ int gen_text_init(struct gen_text *t, const struct cb_tokenizer *tok, int harmon
 	memset(t, 0, sizeof(*t));
 	t->sink = sink;
 	t->harmony = harmony;
-	/* the decoder wants room for 3 bytes (U+FFFD) a byte of the token and those it holds */
-	t->piece_cap = 3 * (cb_tok_max_token_bytes(tok) + CB_TOK_STREAM_MIN);
+	t->piece_cap = cb_tok_stream_cap(tok);
 	t->piece = malloc(t->piece_cap);
 	/* content comes a token's text at a time, or a header that was none */
 	t->out = malloc(t->piece_cap + HARMONY_HEAD_MAX + STOP_LEN_MAX);

@@ -326,6 +326,11 @@ long cb_tok_stream_feed(struct cb_tok_stream *st, int32_t id, char *out, size_t 
 	return stream_push(st, s, n, out, cap, false);
 }
 
+size_t cb_tok_stream_cap(const struct cb_tokenizer *tok)
+{
+	return 3 * (tok->max_dec + sizeof(((struct cb_tok_stream *)0)->pend));
+}
+
 long cb_tok_stream_flush(struct cb_tok_stream *st, char *out, size_t cap)
 {
 	return stream_push(st, "", 0, out, cap, true);
