@@ -36,6 +36,9 @@
 #define CB_PS_ATT		2800	/* attention: per position and head dimension */
 #define CB_PS_ROUTE		8000	/* routing: per expert of a token */
 #define CB_PS_COPY		500	/* gathering a row, per element */
+#define CB_PS_PACK		1000	/* packing a q8_0 row for gemm_pk, per element */
+/* gemm calls of at least this many tokens read packed activations, if the variant can */
+#define CB_PK_MIN_M		2
 
 /*
  * A phase over rows (tokens, slots, token-head pairs), where a row may be
@@ -170,6 +173,16 @@ struct cb_gemm_job {
 	int nrb, nmb;		/* row blocks, token blocks */
 	int first;		/* first chunk index of this job */
 	int nchunks;
+	/*
+	 * Packed activations (ops->gemm_pk): the job's rows packed by the
+	 * phase before the gemms into pk (a row every pk_stride bytes), or
+	 * NULL for the plain gemm.  The job that packs them (pk_own) has the
+	 * pack phase's chunks pk_first.. (pk_nch of pk_rows rows); a later job
+	 * of the phase on the same rows reads its pk.
+	 */
+	void *pk;
+	cb_size pk_stride;
+	int pk_own, pk_first, pk_nch, pk_rows;
 };
 
 /* "none" in the engine's u32 tables (a slot not in this batch, no logits row) */
@@ -293,6 +306,10 @@ struct cb_engine {
 	struct cb_gemm_job *jobs;
 	int njobs, max_jobs, nchunks;
 	struct cb_exec *jobs_ex;	/* running the jobs (cb_run_jobs) */
+	/* packed activations of the queued jobs (cb_job_add): pk_size bytes, pk_used */
+	char *pk_buf;
+	cb_u64 pk_size, pk_used;
+	int pk_chunks;
 
 	void *sample_scratch;
 

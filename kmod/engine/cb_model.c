@@ -140,6 +140,30 @@ static void carve_acts(struct bump *a, struct cb_acts *acts, cb_u64 rows, cb_u32
 	}
 }
 
+/*
+ * The packed activations of the largest gemm phase at a full batch
+ * (cb_job_add() packs the rows of every job of M >= CB_PK_MIN_M once per
+ * distinct input, when the variant has gemm_pk): x_norm for q, k, v, the
+ * router and the MLP's gate and up; att for Wo; the MLP's down; the
+ * experts' gathered rows with the shared expert's down; the experts'
+ * activations for their down.  Jobs that find no room (MLA's per-head
+ * ones, say) take the plain gemm, with the same results.  None when a pass
+ * is a single token.  Carved whatever the variant, so that the arena's size
+ * depends on the config and the parameters alone, not on the CPU.
+ */
+static cb_u64 pk_bytes(const struct cb_engine *e)
+{
+	cb_u64 T = e->p.max_batch_tokens, S = T * (cb_u64)e->K, m;
+
+	if (T < CB_PK_MIN_M)
+		return 0;
+	m = T * cb_pk_row_bytes((cb_u64)e->H);
+	m = CB_MAX(m, T * cb_pk_row_bytes((cb_u64)e->odim));
+	m = CB_MAX(m, T * cb_pk_row_bytes((cb_u64)e->F2));
+	m = CB_MAX(m, S * cb_pk_row_bytes((cb_u64)e->H) + T * cb_pk_row_bytes((cb_u64)e->F2));
+	return CB_MAX(m, S * cb_pk_row_bytes((cb_u64)e->F));
+}
+
 /* The shortest attention split (MLA's naive form has its own). */
 static int att_min_split(const struct cb_engine *e)
 {
@@ -248,6 +272,8 @@ static void layout(struct cb_engine *e, struct bump *a)
 	/* MLA queues one job per head */
 	e->max_jobs = CB_MAX(2 * e->E, cb_is_mla(c) ? (int)c->n_heads : 0) + 8;
 	e->jobs = carve(a, e->max_jobs, sizeof(struct cb_gemm_job), 1);
+	e->pk_size = pk_bytes(e);
+	e->pk_buf = e->pk_size ? carve(a, e->pk_size, 1, 1) : CB_NULL;
 	e->sample_scratch = carve(a, cb_sample_scratch_size(c->vocab_size), 1, 1);
 }
 

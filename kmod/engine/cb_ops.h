@@ -47,6 +47,15 @@ struct cb_isa_ops {
 	 * the forward pass sizes gemm chunks with it.
 	 */
 	cb_u16 gemm_ps[CB_DT__COUNT];
+	/*
+	 * Optional (NULL: none), for calls of M >= 2: gemm_pk[dt] is gemm[dt]
+	 * over q8_0 activation rows packed once per call by pack_q8_0 (act:
+	 * those rows, act_stride: cb_pk_row_bytes(k)), bit for bit the same
+	 * results.  pack_q8_0(dst, src, k): one q8_0 row of k to its packed
+	 * form (cb_pack_avx512.c describes it).
+	 */
+	cb_gemm_fn gemm_pk[CB_DT__COUNT];
+	void (*pack_q8_0)(void *dst, const void *src, int k);
 
 	/*
 	 * x[n] -> the row in activation form k (enum cb_act_kind), for k >= 1
@@ -67,6 +76,16 @@ struct cb_isa_ops {
 	 */
 	void (*topk_f32)(const float *logits, int n, int k, cb_u32 *ids, float *vals);
 };
+
+/*
+ * Bytes of a packed q8_0 activation row of k elements (k / 32 blocks): per
+ * pair of blocks 64 bytes of quants, 16 int32 lane sums and 2 f32 scales
+ * (136 bytes per 64 elements), in three arrays; a multiple of 64.
+ */
+static inline cb_u64 cb_pk_row_bytes(cb_u64 k)
+{
+	return CB_ALIGN((k / 32 + 1) / 2 * 136, (cb_u64)64);
+}
 
 extern const struct cb_isa_ops cb_isa_scalar;
 extern const struct cb_isa_ops cb_isa_avx2;

@@ -39,6 +39,8 @@ CB_FITS((cb_u64)CB_MAX_HEAD_DIM / 2 * CB_PS_ANGLE + CB_ACT_PIECE * CB_PS_DEQUANT
 	"RoPE angles of one position");
 CB_FITS((cb_u64)CB_MAX_EXPERTS * CB_PS_ROUTE, "routing of one token");
 CB_FITS((cb_u64)CB_MAX_HIDDEN * CB_PS_COPY, "gathering one row");
+/* packing one activation row for gemm_pk (k <= the widest gemm input) */
+CB_FITS((cb_u64)CB_MAX_FFN * CB_PS_PACK, "packing one row");
 
 /* 1 / rms(x), as HF LlamaRMSNorm computes it in f32 */
 float cb_rms_inv(const float *x, int n, float eps)
@@ -107,6 +109,48 @@ void cb_jobs_reset(struct cb_engine *e)
 {
 	e->njobs = 0;
 	e->nchunks = 0;
+	e->pk_used = 0;
+	e->pk_chunks = 0;
+}
+
+/*
+ * Packed activations for job j, if its variant has a gemm over them, the
+ * call has enough tokens and its rows fit what is left of the scratch
+ * (else j stays on the plain gemm: the same results, only slower).  Rows
+ * an earlier job of the phase packed are shared.
+ */
+static void job_pack(struct cb_engine *e, struct cb_gemm_job *j)
+{
+	cb_u64 stride, need;
+	int i;
+
+	j->pk = CB_NULL;
+	j->pk_own = 0;
+	if (!e->pk_buf || j->M < CB_PK_MIN_M || !e->ops->gemm_pk[j->dtype] ||
+	    cb_dtype_act(j->dtype) != CB_ACT_Q8_0)
+		return;
+	for (i = 0; i < e->njobs - 1; i++) {
+		const struct cb_gemm_job *o = &e->jobs[i];
+
+		if (o->pk_own && o->act == j->act && o->act_stride == j->act_stride &&
+		    o->M == j->M && o->k == j->k) {
+			j->pk = o->pk;
+			j->pk_stride = o->pk_stride;
+			return;
+		}
+	}
+	stride = cb_pk_row_bytes((cb_u64)j->k);
+	need = stride * (cb_u64)j->M;
+	if (need > e->pk_size - e->pk_used)
+		return;
+	j->pk = e->pk_buf + e->pk_used;
+	j->pk_stride = (cb_size)stride;
+	e->pk_used += need;
+	j->pk_own = 1;
+	j->pk_rows = (int)CB_MAX(e->chunk_ps / ((cb_u64)j->k * CB_PS_PACK), (cb_u64)1);
+	j->pk_nch = (j->M + j->pk_rows - 1) / j->pk_rows;
+	j->pk_first = e->pk_chunks;
+	e->pk_chunks += j->pk_nch;
 }
 
 /*
@@ -142,6 +186,23 @@ void cb_job_add(struct cb_engine *e, const struct cb_tensor *t, float *out,
 	j->nchunks = j->nrb * j->nmb;
 	j->first = e->nchunks;
 	e->nchunks += j->nchunks;
+	job_pack(e, j);
+}
+
+/* Chunk c of the pack phase: rows of the job that owns it. */
+static void pack_chunk(void *arg, int c)
+{
+	struct cb_engine *e = arg;
+	const struct cb_gemm_job *j = e->jobs;
+	int m, m1;
+
+	while (!j->pk_own || c >= j->pk_first + j->pk_nch)
+		j++;
+	m = (c - j->pk_first) * j->pk_rows;
+	m1 = CB_MIN(j->M, m + j->pk_rows);
+	for (; m < m1; m++)
+		e->ops->pack_q8_0((char *)j->pk + (cb_size)m * j->pk_stride,
+				  (const char *)j->act + (cb_size)m * j->act_stride, j->k);
 }
 
 static void gemm_chunk(void *arg, int c)
@@ -170,21 +231,28 @@ static void gemm_chunk(void *arg, int c)
 	nr = CB_MIN(j->rblk, j->nrows - r0);
 	nm = CB_MIN(j->mblk, j->M - m0);
 	w = cb_weight_local(e, j->w);	/* this NUMA node's copy, if any */
-	e->ops->gemm[j->dtype](j->out + (cb_size)m0 * j->ldo + r0, j->ldo,
-			       w + (cb_size)r0 * j->w_row_bytes,
-			       j->w_row_bytes,
-			       (const char *)j->act + (cb_size)m0 * j->act_stride,
-			       j->act_stride, nm, nr, j->k);
+	if (j->pk)
+		e->ops->gemm_pk[j->dtype](j->out + (cb_size)m0 * j->ldo + r0, j->ldo,
+					  w + (cb_size)r0 * j->w_row_bytes, j->w_row_bytes,
+					  (const char *)j->pk + (cb_size)m0 * j->pk_stride,
+					  j->pk_stride, nm, nr, j->k);
+	else
+		e->ops->gemm[j->dtype](j->out + (cb_size)m0 * j->ldo + r0, j->ldo,
+				       w + (cb_size)r0 * j->w_row_bytes, j->w_row_bytes,
+				       (const char *)j->act + (cb_size)m0 * j->act_stride,
+				       j->act_stride, nm, nr, j->k);
 	if (j->bias)
 		for (m = m0; m < m0 + nm; m++)
 			for (r = r0; r < r0 + nr; r++)
 				j->out[(cb_size)m * j->ldo + r] += j->bias[r];
 }
 
-/* The queued jobs, as one phase. */
+/* The queued jobs, as one phase (after the one packing their activations). */
 void cb_run_jobs(struct cb_engine *e, struct cb_exec *ex)
 {
 	e->jobs_ex = ex;
+	if (e->pk_chunks)
+		cb_run_phase(e, ex, pack_chunk, e->pk_chunks);
 	cb_run_phase(e, ex, gemm_chunk, e->nchunks);
 }
 

@@ -64,6 +64,8 @@ struct cb_gemm_bench {
 	char *w;
 	size_t wrb, as;
 	char *act;
+	char *pk;	/* the activations packed for ops->gemm_pk, or NULL */
+	size_t ps;
 	float *x;
 	struct cb_exec *ex;
 };
@@ -74,8 +76,23 @@ static void gemm_chunk(void *arg, int c)
 	int r0 = c * j->rows_per_chunk;
 	int n = CB_MIN(j->rows_per_chunk, j->nrows - r0);
 
-	j->ops->gemm[j->dt](j->out + r0, j->nrows, j->w + (size_t)r0 * j->wrb, j->wrb,
-			    j->act, j->as, j->M, n, j->k);
+	if (j->pk)
+		j->ops->gemm_pk[j->dt](j->out + r0, j->nrows, j->w + (size_t)r0 * j->wrb, j->wrb,
+				       j->pk, j->ps, j->M, n, j->k);
+	else
+		j->ops->gemm[j->dt](j->out + r0, j->nrows, j->w + (size_t)r0 * j->wrb, j->wrb,
+				    j->act, j->as, j->M, n, j->k);
+}
+
+/*
+ * The engine's route for a call of M tokens: packed activations when the
+ * variant has them (cb_job_add()), unless COLIBRI_GEMM_PACK=0 (to compare).
+ */
+static int use_pack(const struct cb_gemm_bench *b)
+{
+	const char *env = getenv("COLIBRI_GEMM_PACK");
+
+	return b->ops->gemm_pk[b->dt] && b->M >= 2 && !(env && !strcmp(env, "0"));
 }
 
 void cb_gemm_bench_free(struct cb_gemm_bench *b)
@@ -85,6 +102,7 @@ void cb_gemm_bench_free(struct cb_gemm_bench *b)
 	cb_host_exec_destroy(b->ex);
 	free(b->w);
 	free(b->act);
+	free(b->pk);
 	free(b->out);
 	free(b->x);
 	free(b);
@@ -162,10 +180,22 @@ int cb_gemm_bench_run(struct cb_gemm_bench *b, int level, struct cb_gemm_result 
 	b->ops = cb_isa_get(level);
 	if (!b->ops)
 		return -ENODEV;
+	free(b->pk);
+	b->pk = NULL;
+	if (use_pack(b)) {
+		b->ps = cb_pk_row_bytes(b->k);
+		b->pk = aligned_alloc(64, b->ps * b->M);
+		if (!b->pk)
+			return -ENOMEM;
+	}
 	/* best of 3 (scalar: 1, it is slow); the first pass also warms up */
 	for (pass = 0; pass < (level == CB_ISA_SCALAR ? 1 : 3); pass++) {
 		double t0 = wall_s(), c0 = proc_cpu_s(), t, c;
+		int m;
 
+		/* packed once per call, as the engine does, inside the time */
+		for (m = 0; b->pk && m < b->M; m++)
+			b->ops->pack_q8_0(b->pk + m * b->ps, b->act + m * b->as, b->k);
 		b->ex->parallel_for(b->ex, gemm_chunk, b, nch);
 		t = wall_s() - t0;
 		c = proc_cpu_s() - c0;

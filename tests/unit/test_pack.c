@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * test_pack.c - the gemms over packed activations (ops->gemm_pk, today
+ * the VNNI variant's q8_0 and q4_0: cb_pack_avx512.c) against the decode
+ * path, bit for bit.
+ *
+ * The decode path (ops->gemm at M = 1, one token per call) defines every
+ * (row, token) result.  The packed gemm must give those bits for every M
+ * (1..33: the token counts of experts in a prefill, none a multiple of the
+ * tile or all of them), every number of rows (1 to 13: whole groups of 4
+ * and rows left over), every k from one block to CB_MAX_FFN (odd numbers
+ * of blocks: a last pair of one block), every start token, and when the
+ * call is cut into the forward pass's chunks.  Weights are raw random
+ * quants (q8_0's -128 included) with finite scales; the last weight row
+ * ends at an unmapped page, so a read past a row faults; the packer must
+ * write exactly cb_pk_row_bytes() per row.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cb_test.h"
+#include "cb_ops.h"
+
+#define MMAX 33
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd64(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static float rndf(void)
+{
+	return (float)(rnd64() >> 40) / (float)(1 << 24) * 2.0f - 1.0f;
+}
+
+struct weights {
+	char *map;		/* the mapping; the matrix ends at its last, unmapped page */
+	size_t map_len;
+	char *w;
+	size_t wrb;
+};
+
+/* nrows raw random rows of dt, ending at an inaccessible page. */
+static int weights_make(struct weights *W, int dt, int nrows, int k)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), bytes;
+	int r, b, nb = k / 32;
+
+	W->wrb = cb_dtype_row_bytes(dt, k);
+	bytes = W->wrb * nrows;
+	W->map_len = (bytes + pg - 1) / pg * pg + pg;
+	W->map = mmap(NULL, W->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	if (W->map == MAP_FAILED)
+		return -1;
+	if (mprotect(W->map + W->map_len - pg, pg, PROT_NONE))
+		return -1;
+	W->w = W->map + W->map_len - pg - bytes;
+	for (r = 0; r < nrows; r++) {
+		char *row = W->w + r * W->wrb;
+		size_t bsz = W->wrb / nb;
+
+		for (b = 0; b < nb; b++) {
+			char *blk = row + b * bsz;
+			cb_u16 d = cb_f32_to_f16(ldexpf(rndf(), -(int)(rnd64() % 12)));
+			size_t i;
+
+			memcpy(blk, &d, 2);
+			for (i = 2; i < bsz; i++)
+				blk[i] = (char)rnd64();
+		}
+	}
+	return 0;
+}
+
+/* MMAX q8_0 activation rows of k: random scales per block, some all zero. */
+static char *acts_make(int k, size_t *as)
+{
+	float *x = malloc(sizeof(float) * k);
+	char *a;
+	int m, i;
+
+	*as = cb_act_row_bytes(CB_ACT_Q8_0, k);
+	a = malloc(*as * MMAX);
+	for (m = 0; m < MMAX; m++) {
+		for (i = 0; i < k; i++)
+			x[i] = rndf() * ldexpf(1.0f, (int)((i / 32 + m) % 9) - 4);
+		if (k >= 64 && m % 3 == 0)
+			memset(x + 32, 0, 32 * sizeof(float));	/* d = 0 */
+		cb_isa_scalar.quantize_act[CB_ACT_Q8_0](a + m * *as, x, k);
+	}
+	free(x);
+	return a;
+}
+
+/*
+ * Returns the number of calls whose bits differed from the decode path.
+ * @ms: the token counts to try (all from token 0, and from token MMAX - M).
+ */
+static int check_shape(const struct cb_isa_ops *ops, int dt, int nrows, int k, const int *ms,
+		       int nm, int *calls, int *guard_bad)
+{
+	struct weights W;
+	size_t as, ps = cb_pk_row_bytes(k);
+	char *act = acts_make(k, &as), *pk;
+	float *one, *got;
+	int m, i, M, bad = 0;
+
+	if (weights_make(&W, dt, nrows, k)) {
+		free(act);
+		return 1;
+	}
+	one = malloc(sizeof(float) * MMAX * nrows);
+	got = malloc(sizeof(float) * MMAX * nrows);
+	/* packed rows, with 64 guard bytes after the last */
+	pk = aligned_alloc(64, ps * MMAX + 64);
+	memset(pk, 0xa5, ps * MMAX + 64);
+	for (m = 0; m < MMAX; m++)
+		ops->pack_q8_0(pk + m * ps, act + m * as, k);
+	for (i = 0; i < 64; i++)
+		*guard_bad += (unsigned char)pk[ps * MMAX + i] != 0xa5;
+	/* the decode path */
+	for (m = 0; m < MMAX; m++)
+		ops->gemm[dt](one + m * nrows, nrows, W.w, W.wrb, act + m * as, as, 1, nrows, k);
+	for (i = 0; i < nm; i++) {
+		int m0;
+
+		M = ms[i];
+		for (m0 = 0; m0 <= MMAX - M; m0 += CB_MAX(MMAX - M, 1)) {
+			memset(got, 0xff, sizeof(float) * MMAX * nrows);
+			ops->gemm_pk[dt](got, nrows, W.w, W.wrb, pk + m0 * ps, ps, M, nrows, k);
+			bad += !!memcmp(got, one + m0 * nrows, sizeof(float) * M * nrows);
+			++*calls;
+		}
+	}
+	/* the forward pass's chunks: 16 rows x 32 tokens */
+	memset(got, 0xff, sizeof(float) * MMAX * nrows);
+	for (i = 0; i < nrows; i += 16)
+		for (m = 0; m < MMAX; m += 32)
+			ops->gemm_pk[dt](got + m * nrows + i, nrows, W.w + i * W.wrb, W.wrb,
+					 pk + m * ps, ps, CB_MIN(32, MMAX - m),
+					 CB_MIN(16, nrows - i), k);
+	bad += !!memcmp(got, one, sizeof(float) * MMAX * nrows);
+	++*calls;
+	free(pk);
+	free(one);
+	free(got);
+	free(act);
+	munmap(W.map, W.map_len);
+	return bad;
+}
+
+static void run_packed(int dt)
+{
+	static const int ks[] = { 32, 64, 96, 160, 2048, 5632 };
+	static const int nrs[] = { 1, 3, 4, 5, 13 };
+	static const int wide_ms[] = { 1, 2, 5, 32, 33 };
+	int all_ms[MMAX], ik, ir, calls = 0, bad = 0, guard_bad = 0;
+	const struct cb_isa_ops *ops = cb_isa_get(CB_ISA_AVX512_VNNI);
+
+	if (!ops || !ops->gemm_pk[dt] || !ops->pack_q8_0) {
+		CB_SKIP("no variant with packed gemms on this CPU");
+		return;
+	}
+	for (ik = 0; ik < MMAX; ik++)
+		all_ms[ik] = ik + 1;
+	for (ik = 0; ik < (int)CB_ARRAY_SIZE(ks); ik++)
+		for (ir = 0; ir < (int)CB_ARRAY_SIZE(nrs); ir++)
+			bad += check_shape(ops, dt, nrs[ir], ks[ik], all_ms, MMAX, &calls,
+					   &guard_bad);
+	/* the widest gemm input: CB_MAX_FFN, an odd row count */
+	bad += check_shape(ops, dt, 5, (int)CB_MAX_FFN, wide_ms, CB_ARRAY_SIZE(wide_ms),
+			   &calls, &guard_bad);
+	bad += check_shape(ops, dt, 7, (int)CB_MAX_FFN - 32, wide_ms, CB_ARRAY_SIZE(wide_ms),
+			   &calls, &guard_bad);
+	printf("# %s gemm_pk %s: %d calls\n", ops->name, cb_dtype_info(dt)->name, calls);
+	CB_CHECK(bad == 0, "%d of %d calls gave other bits than the decode path", bad, calls);
+	CB_CHECK(guard_bad == 0, "the packer wrote %d bytes past its rows", guard_bad);
+}
+
+static void test_packed_q8_0_equals_decode(void)
+{
+	run_packed(CB_DT_Q8_0);
+}
+
+static void test_packed_q4_0_equals_decode(void)
+{
+	run_packed(CB_DT_Q4_0);
+}
+
+/* The packed row: 136 bytes per pair of blocks, rounded up to 64. */
+static void test_packed_row_bytes(void)
+{
+	CB_CHECK(cb_pk_row_bytes(32) == 192, "k = 32: %llu",
+		 (unsigned long long)cb_pk_row_bytes(32));
+	CB_CHECK(cb_pk_row_bytes(64) == 192, "k = 64");
+	CB_CHECK(cb_pk_row_bytes(2048) == 32 * 136, "k = 2048");
+	CB_CHECK(cb_pk_row_bytes(5632) == 88 * 136, "k = 5632");
+	CB_CHECK(cb_pk_row_bytes(96) % 64 == 0 && cb_pk_row_bytes(96) >= 2 * 136, "k = 96");
+}
+
+int main(void)
+{
+	CB_RUN(test_packed_row_bytes);
+	CB_RUN(test_packed_q8_0_equals_decode);
+	CB_RUN(test_packed_q4_0_equals_decode);
+	return cb_test_done();
+}
