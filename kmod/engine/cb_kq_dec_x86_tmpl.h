@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * cb_kq_dec_x86_tmpl.h - the decode tiles (4 rows x 1 token) of q4_K and
- * q6_K on 512-bit vectors, for the AVX-512 instances of cb_kq_x86_tmpl.h
- * (which includes this file and calls KQ(dec_tile) from its k_tile when
- * KQ(dec_has) says so).  Same KQ(), KQ_VNNI as there.
+ * q6_K on 512-bit vectors for the AVX-512 instances of cb_kq_x86_tmpl.h,
+ * and of q4_K on 256-bit vectors for the AVX2 one.  cb_kq_x86_tmpl.h
+ * includes this file and calls KQ(dec_tile) from its k_tile when
+ * KQ(dec_has) says so.  Same KQ(), KQ_VNNI, KQ_PERMW as there.
  *
  * Decode runs the M = 1 tiles only, and there the 256-bit k_tile spends
  * most of its instructions around the products: per 32-weight group a
@@ -27,7 +28,60 @@
  * k_tile's, lane for lane: one conversion, the product [d_r dx | -dmin_r
  * dx], one FMA into the same accumulator lanes, out = lane r + lane r + 4.
  * So a (row, token) gives the same bits in this tile as in any other.
+ *
+ * AVX2 (q4_K): the same order of work on ymm, without the permutes: the
+ * token is read from L1 per row (16 registers), 32 weights cost the
+ * unpacking, a vpmaddubsw, a vpshufb of the row's scale bytes into words
+ * and vpmaddwd + vpaddd; per row one vpmaddwd of its mins (each twice)
+ * against the token's 16-sums, and one tree for the eight 8-lane sums.
  */
+
+/*
+ * The four rows' [d | dmin] as floats, k_tile's dw: the halves at p and
+ * p + 2 (q4_K), or [d | 0] with d at p + 2 (q6_K).
+ */
+static inline CB_ALWAYS_INLINE __m256 KQ(dec_dw)(const char *p, cb_size wrb, int mins)
+{
+	__m128i h = _mm_cvtsi32_si128((int)KQ(rd32)(p));
+
+	h = _mm_insert_epi32(h, (int)KQ(rd32)(p + wrb), 1);
+	h = _mm_insert_epi32(h, (int)KQ(rd32)(p + 2 * wrb), 2);
+	h = _mm_insert_epi32(h, (int)KQ(rd32)(p + 3 * wrb), 3);
+	if (mins)
+		h = _mm_shuffle_epi8(h, _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13,
+						      2, 3, 6, 7, 10, 11, 14, 15));
+	else
+		h = _mm_shuffle_epi8(h, _mm_setr_epi8(2, 3, 6, 7, 10, 11, 14, 15,
+						      -1, -1, -1, -1, -1, -1, -1, -1));
+	return _mm256_cvtph_ps(h);
+}
+
+/* acc + t * [d_r dx | -dmin_r dx], k_tile's float steps. */
+static inline CB_ALWAYS_INLINE __m256 KQ(dec_fma)(__m256 acc, __m256i t, __m256 dw,
+						  const struct cb_block_q8_K *xb)
+{
+	const float dx = cb_f32_from_bits(xb->d_bits);
+	__m256 s = _mm256_mul_ps(dw, _mm256_setr_ps(dx, dx, dx, dx, -dx, -dx, -dx, -dx));
+
+	return _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), s, acc);
+}
+
+/*
+ * One row's prefetches for a block of n bytes (one line ahead in the row
+ * into L1, the next row group's line into L2), k_tile's lines: one every
+ * 64 bytes of the block.
+ */
+static inline CB_ALWAYS_INLINE void KQ(dec_prefetch)(const char *p, cb_size wrb, int n)
+{
+	int o;
+
+	for (o = 0; o < n; o += 64) {
+		_mm_prefetch(p + o + KQ_PREFETCH, _MM_HINT_T0);
+		_mm_prefetch(p + o + 4 * wrb, _MM_HINT_T1);
+	}
+}
+
+#if KQ_PERMW
 
 #undef KQ_DOTZ
 #if KQ_VNNI
@@ -94,51 +148,6 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec_reduce)(const __m512i *z, __m512i 
 
 	s = _mm512_shuffle_i64x2(s, s, 0xd8);	/* [s0, s2, s1, s3] */
 	return _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
-}
-
-/*
- * The four rows' [d | dmin] as floats, k_tile's dw: the halves at p and
- * p + 2 (q4_K), or [d | 0] with d at p + 2 (q6_K).
- */
-static inline CB_ALWAYS_INLINE __m256 KQ(dec_dw)(const char *p, cb_size wrb, int mins)
-{
-	__m128i h = _mm_cvtsi32_si128((int)KQ(rd32)(p));
-
-	h = _mm_insert_epi32(h, (int)KQ(rd32)(p + wrb), 1);
-	h = _mm_insert_epi32(h, (int)KQ(rd32)(p + 2 * wrb), 2);
-	h = _mm_insert_epi32(h, (int)KQ(rd32)(p + 3 * wrb), 3);
-	if (mins)
-		h = _mm_shuffle_epi8(h, _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13,
-						      2, 3, 6, 7, 10, 11, 14, 15));
-	else
-		h = _mm_shuffle_epi8(h, _mm_setr_epi8(2, 3, 6, 7, 10, 11, 14, 15,
-						      -1, -1, -1, -1, -1, -1, -1, -1));
-	return _mm256_cvtph_ps(h);
-}
-
-/* acc + t * [d_r dx | -dmin_r dx], k_tile's float steps. */
-static inline CB_ALWAYS_INLINE __m256 KQ(dec_fma)(__m256 acc, __m256i t, __m256 dw,
-						  const struct cb_block_q8_K *xb)
-{
-	const float dx = cb_f32_from_bits(xb->d_bits);
-	__m256 s = _mm256_mul_ps(dw, _mm256_setr_ps(dx, dx, dx, dx, -dx, -dx, -dx, -dx));
-
-	return _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), s, acc);
-}
-
-/*
- * One row's prefetches for a block of n bytes (one line ahead in the row
- * into L1, the next row group's line into L2), k_tile's lines: one every
- * 64 bytes of the block.
- */
-static inline CB_ALWAYS_INLINE void KQ(dec_prefetch)(const char *p, cb_size wrb, int n)
-{
-	int o;
-
-	for (o = 0; o < n; o += 64) {
-		_mm_prefetch(p + o + KQ_PREFETCH, _MM_HINT_T0);
-		_mm_prefetch(p + o + 4 * wrb, _MM_HINT_T1);
-	}
 }
 
 /* k4_scales of cb_kq_x86_tmpl.h in each 128-bit lane: [sc_0..7, m_0..7] bytes. */
@@ -339,3 +348,134 @@ static inline CB_ALWAYS_INLINE void KQ(dec_tile)(float *out, const char *w, cb_s
 	else
 		KQ(dec_q4k)(out, w, wrb, act, nb);
 }
+
+#else /* !KQ_PERMW: AVX2, 16 ymm registers */
+
+static inline CB_ALWAYS_INLINE int KQ(dec_has)(int dt)
+{
+	return dt == CB_DT_Q4_K;
+}
+
+/* k4_scales of rows 0 and 1 (blocks at p, p + wrb), one row per 128-bit lane. */
+static inline CB_ALWAYS_INLINE __m256i KQ(dec2_k4_scales)(const char *p, cb_size wrb)
+{
+	__m128i r0 = _mm_loadu_si128((const __m128i *)p);
+	__m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(r0),
+					    _mm_loadu_si128((const __m128i *)(p + wrb)), 1);
+	__m256i a = _mm256_shuffle_epi32(v, 0x98), b = _mm256_shuffle_epi32(v, 0x50);
+
+	a = _mm256_srlv_epi32(a, _mm256_setr_epi32(0, 0, 0, 4, 0, 0, 0, 4));
+	a = _mm256_and_si256(a, _mm256_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
+						  0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+	b = _mm256_and_si256(_mm256_srli_epi32(b, 2),
+			     _mm256_setr_epi32(0, 0x30303030, 0, 0x30303030,
+					       0, 0x30303030, 0, 0x30303030));
+	return _mm256_or_si256(a, b);
+}
+
+/* vpshufb control: every word = byte i of its lane, zero-extended */
+static inline CB_ALWAYS_INLINE __m256i KQ(bword)(int i)
+{
+	return _mm256_set1_epi16((short)(0x8000 | i));
+}
+
+/*
+ * q4_K: one row's 8-lane sum of sc x (q . x), and in *mn its mins against
+ * the token's 16-sums (8 lanes).  sb: the row's [sc_0..7, m_0..7] bytes in
+ * both lanes.  qs[32i ..]: low nibbles group 2i, high nibbles 2i + 1.
+ */
+static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q4k_row)(const struct cb_block_q4_K *wb,
+							const struct cb_block_q8_K *xb,
+							__m256i sb, __m256i *mn)
+{
+	const __m256i m4 = _mm256_set1_epi8(15);
+	/* words 2j, 2j + 1: min j, for bsums 2j and 2j + 1 */
+	const __m256i mi = _mm256_setr_epi16(0x8008, 0x8008, 0x8009, 0x8009, 0x800a, 0x800a,
+					     0x800b, 0x800b, 0x800c, 0x800c, 0x800d, 0x800d,
+					     0x800e, 0x800e, 0x800f, 0x800f);
+	__m256i z = _mm256_setzero_si256();
+	int i;
+
+#pragma GCC unroll 4
+	for (i = 0; i < 4; i++) {
+		__m256i q = KQ(load)(wb->qs + 32 * i);
+		__m256i pl = _mm256_maddubs_epi16(_mm256_and_si256(q, m4),
+						  KQ(load)(xb->qs + 64 * i));
+		__m256i ph = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
+						  KQ(load)(xb->qs + 64 * i + 32));
+
+		if (i == 0)
+			z = _mm256_madd_epi16(pl, _mm256_shuffle_epi8(sb, KQ(bword)(0)));
+		else
+			z = KQ_DOT16(z, pl, _mm256_shuffle_epi8(sb, KQ(bword)(2 * i)));
+		z = KQ_DOT16(z, ph, _mm256_shuffle_epi8(sb, KQ(bword)(2 * i + 1)));
+		/*
+		 * One running sum: left alone, GCC reassociates the adds
+		 * into a tree over all four rows and spills half of it.
+		 */
+		__asm__("" : "+x"(z));
+	}
+	*mn = _mm256_madd_epi16(_mm256_shuffle_epi8(sb, mi), KQ(load)(xb->bsums));
+	return z;
+}
+
+/* Rows r, r + 1's 8-lane sums a, b: dwords [a b a b | a b a b] partly added. */
+static inline CB_ALWAYS_INLINE __m256i KQ(dec2_zip)(__m256i a, __m256i b)
+{
+	return _mm256_add_epi32(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b));
+}
+
+/* Two zips of rows (0, 1), (2, 3): per lane [r0 r1 r2 r3] partial sums. */
+static inline CB_ALWAYS_INLINE __m256i KQ(dec2_zip4)(__m256i p01, __m256i p23)
+{
+	return _mm256_add_epi32(_mm256_unpacklo_epi64(p01, p23), _mm256_unpackhi_epi64(p01, p23));
+}
+
+/* q4_K, 4 rows x 1 token over nb super-blocks, on ymm. */
+static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_size wrb,
+						 const char *act, int nb)
+{
+	__m256 acc = _mm256_setzero_ps();
+	float v[8];
+	int b, r;
+
+	for (b = 0; b < nb; b++) {
+		const struct cb_block_q8_K *xb = (const struct cb_block_q8_K *)act + b;
+		const char *blk = w + (cb_size)b * sizeof(struct cb_block_q4_K);
+		__m256i z[4], n[4], s[2], i4, m4;
+
+#pragma GCC unroll 4
+		for (r = 0; r < 4; r++) {
+			const struct cb_block_q8_K *xr = xb;
+			__m256i sb;
+
+			/*
+			 * Each row loads the token again (from L1), as k_tile:
+			 * hoisted, its 8 vectors would be spilled.
+			 */
+			__asm__("" : "+r"(xr));
+			if (r % 2 == 0)
+				s[r / 2] = KQ(dec2_k4_scales)(blk + r * wrb + 4, wrb);
+			sb = _mm256_permute4x64_epi64(s[r / 2], r % 2 ? 0xee : 0x44);
+			KQ(dec_prefetch)(blk + r * wrb, wrb, sizeof(struct cb_block_q4_K));
+			z[r] = KQ(dec2_q4k_row)((const void *)(blk + r * wrb), xr, sb, &n[r]);
+		}
+		i4 = KQ(dec2_zip4)(KQ(dec2_zip)(z[0], z[1]), KQ(dec2_zip)(z[2], z[3]));
+		m4 = KQ(dec2_zip4)(KQ(dec2_zip)(n[0], n[1]), KQ(dec2_zip)(n[2], n[3]));
+		i4 = _mm256_add_epi32(_mm256_permute2x128_si256(i4, m4, 0x20),
+				      _mm256_permute2x128_si256(i4, m4, 0x31));
+		acc = KQ(dec_fma)(acc, i4, KQ(dec_dw)(blk, wrb, 1), xb);
+	}
+	_mm256_storeu_ps(v, acc);
+#pragma GCC unroll 4
+	for (r = 0; r < 4; r++)
+		out[r] = v[r] + v[r + 4];
+}
+
+static inline CB_ALWAYS_INLINE void KQ(dec_tile)(float *out, const char *w, cb_size wrb,
+						 const char *act, int nb, int dt)
+{
+	KQ(dec2_q4k)(out, w, wrb, act, nb);
+}
+
+#endif /* KQ_PERMW */
