@@ -365,6 +365,8 @@ static inline CB_ALWAYS_INLINE int KQ(d_off)(int dt)
 	return dt == CB_DT_Q2_K ? 80 : dt == CB_DT_Q3_K ? 108 : dt == CB_DT_Q6_K ? 208 : 0;
 }
 
+#include "cb_kq_dec_x86_tmpl.h"
+
 /*
  * R rows x MT tokens of a k-quant gemm over nb super-blocks (R <= KQ_R,
  * MT <= KQ_MT, both constant after inlining).
@@ -377,6 +379,10 @@ static inline CB_ALWAYS_INLINE void KQ(k_tile)(float *out, cb_size ldo, const ch
 	__m256 acc[KQ_MT];
 	int r, m, b, g;
 
+	if (R == 4 && MT == 1 && KQ(dec_has)(dt)) {	/* decode: cb_kq_dec_x86_tmpl.h */
+		KQ(dec_tile)(out, w, wrb, act, nb, dt);
+		return;
+	}
 #pragma GCC unroll 8
 	for (m = 0; m < KQ_MT; m++)
 		acc[m] = _mm256_setzero_ps();

@@ -603,6 +603,112 @@ static void test_avx512_vnni_mxfp4_every_exponent(void)
 	run_mxfp4_exponents(CB_ISA_AVX512_VNNI);
 }
 
+/*
+ * The k-quant integers at their bounds: q4_K rows whose 64 sub-blocks take
+ * every scale 0..63 and every min 63..0, q6_K rows whose 256 sub-blocks
+ * take every signed scale -128..127, the quants at their ends (all 15 /
+ * 63, all 0) or random, against tokens of all +127, all -127 and random.
+ * With one super-block and d = dmin = d_x = 1 every variant's float steps
+ * give fl(fl(isum) - fl(imin)), the scalar reference's value: so the
+ * outputs must be bit for bit the scalar ones, for M = 1 (the decode
+ * tiles), M = 3 and one row per call.
+ */
+static void kq_extreme_rows(int dt, uint8_t *w, size_t wrb, int nrows)
+{
+	int r, j, i;
+
+	for (r = 0; r < nrows; r++) {
+		uint8_t *b = w + r * wrb;
+		int fill = r % 3 == 0 ? 0xff : r % 3 == 1 ? 0x00 : -1;
+
+		memset(b, 0, wrb);
+		if (dt == CB_DT_Q4_K) {
+			int sc[8], mn[8];
+
+			for (j = 0; j < 8; j++) {
+				sc[j] = (8 * r + j) % 64;
+				mn[j] = 63 - sc[j];
+			}
+			b[1] = 0x3c;	/* d = 1 */
+			b[3] = 0x3c;	/* dmin = 1 */
+			for (j = 0; j < 4; j++) {
+				b[4 + j] = (uint8_t)(sc[j] | (sc[j + 4] >> 4) << 6);
+				b[8 + j] = (uint8_t)(mn[j] | (mn[j + 4] >> 4) << 6);
+				b[12 + j] = (uint8_t)((sc[j + 4] & 15) | (mn[j + 4] & 15) << 4);
+			}
+			for (i = 0; i < 128; i++)
+				b[16 + i] = (uint8_t)(fill >= 0 ? fill : (int)rnd64());
+		} else {	/* q6_K: ql[128] qh[64] scales[16] d */
+			for (i = 0; i < 192; i++)
+				b[i] = (uint8_t)(fill >= 0 ? fill : (int)rnd64());
+			for (j = 0; j < 16; j++)
+				b[192 + j] = (uint8_t)(16 * r + j);	/* -128..127 over 16 rows */
+			b[209] = 0x3c;
+		}
+	}
+}
+
+static void kq_extreme_token(struct cb_block_q8_K *x, int m)
+{
+	float one = 1.0f;
+	int i;
+
+	memcpy(&x->d_bits, &one, 4);
+	for (i = 0; i < CB_QK_K; i++)
+		x->qs[i] = (int8_t)(m == 0 ? 127 : m == 1 ? -127 : (int)(rnd64() % 255) - 127);
+	for (i = 0; i < CB_QK_K / 16; i++) {
+		int s = 0, l;
+
+		for (l = 0; l < 16; l++)
+			s += x->qs[16 * i + l];
+		x->bsums[i] = (int16_t)s;
+	}
+}
+
+static int kq_diff(const struct cb_isa_ops *ops, int dt, const float *got, const float *want,
+		   int n, int nrows, const char *what)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < n; i++)
+		if (memcmp(&got[i], &want[i], 4) && bad++ < 2)
+			CB_CHECK(0, "%s %s, %s, m=%d r=%d: %.9g, scalar %.9g", ops->name,
+				 cb_dtype_name(dt), what, i / nrows, i % nrows, got[i], want[i]);
+	return bad;
+}
+
+static void run_kq_extremes(int level, int dt)
+{
+	const struct cb_isa_ops *ops = variant(level);
+	const int nrows = dt == CB_DT_Q4_K ? 8 : 16, M = 3, k = CB_QK_K;
+	size_t wrb = cb_dtype_row_bytes(dt, k), as = sizeof(struct cb_block_q8_K);
+	uint8_t *w = malloc(wrb * nrows);
+	struct cb_block_q8_K x[3];
+	float want[3 * 16], got[3 * 16];
+	int bad = 0, m, r;
+
+	if (!ops) {
+		free(w);
+		return;
+	}
+	kq_extreme_rows(dt, w, wrb, nrows);
+	for (m = 0; m < M; m++)
+		kq_extreme_token(&x[m], m);
+	cb_isa_scalar.gemm[dt](want, nrows, w, wrb, x, as, M, nrows, k);
+	ops->gemm[dt](got, nrows, w, wrb, x, as, M, nrows, k);
+	bad += kq_diff(ops, dt, got, want, M * nrows, nrows, "M = 3");
+	for (m = 0; m < M; m++) {
+		ops->gemm[dt](got, nrows, w, wrb, &x[m], as, 1, nrows, k);
+		bad += kq_diff(ops, dt, got, want + m * nrows, nrows, nrows, "M = 1");
+		for (r = 0; r < nrows; r++)
+			ops->gemm[dt](got + r, 1, w + r * wrb, wrb, &x[m], as, 1, 1, k);
+		bad += kq_diff(ops, dt, got, want + m * nrows, nrows, nrows, "a row per call");
+	}
+	printf("# %s %s extremes: %d rows x %d tokens\n", ops->name, cb_dtype_name(dt), nrows, M);
+	CB_CHECK(bad == 0, "%d outputs with other bits than scalar", bad);
+	free(w);
+}
+
 #define TYPE_TESTS(t)								\
 static void test_scalar_gemm_##t##_exact(void) { run_scalar_exact(CB_DT_##t); }	\
 static void test_avx2_gemm_##t(void) { run_variant(CB_ISA_AVX2, CB_DT_##t); }	\
@@ -621,6 +727,19 @@ TYPE_TESTS(Q5_K)
 TYPE_TESTS(Q6_K)
 TYPE_TESTS(IQ4_XS)
 TYPE_TESTS(MXFP4)
+
+static void test_avx2_q4_K_extremes(void) { run_kq_extremes(CB_ISA_AVX2, CB_DT_Q4_K); }
+static void test_avx512_q4_K_extremes(void) { run_kq_extremes(CB_ISA_AVX512, CB_DT_Q4_K); }
+static void test_avx512_vnni_q4_K_extremes(void)
+{
+	run_kq_extremes(CB_ISA_AVX512_VNNI, CB_DT_Q4_K);
+}
+static void test_avx2_q6_K_extremes(void) { run_kq_extremes(CB_ISA_AVX2, CB_DT_Q6_K); }
+static void test_avx512_q6_K_extremes(void) { run_kq_extremes(CB_ISA_AVX512, CB_DT_Q6_K); }
+static void test_avx512_vnni_q6_K_extremes(void)
+{
+	run_kq_extremes(CB_ISA_AVX512_VNNI, CB_DT_Q6_K);
+}
 
 static void test_avx2_quantize_act_bytes(void) { run_quantize(CB_ISA_AVX2); }
 static void test_avx512_quantize_act_bytes(void) { run_quantize(CB_ISA_AVX512); }
@@ -669,6 +788,12 @@ int main(void)
 	CB_RUN(test_avx2_mxfp4_every_exponent);
 	CB_RUN(test_avx512_mxfp4_every_exponent);
 	CB_RUN(test_avx512_vnni_mxfp4_every_exponent);
+	CB_RUN(test_avx2_q4_K_extremes);
+	CB_RUN(test_avx512_q4_K_extremes);
+	CB_RUN(test_avx512_vnni_q4_K_extremes);
+	CB_RUN(test_avx2_q6_K_extremes);
+	CB_RUN(test_avx512_q6_K_extremes);
+	CB_RUN(test_avx512_vnni_q6_K_extremes);
 	CB_RUN(test_avx2_quantize_act_bytes);
 	CB_RUN(test_avx512_quantize_act_bytes);
 	CB_RUN(test_avx512_vnni_quantize_act_bytes);
