@@ -23,6 +23,7 @@
 #include "cb_math.h"
 #include "cb_ops.h"
 #include "cb_ops_q.h"
+#include "cb_pair_scales_x86.h"
 
 #define PFX(n) avx512_##n
 #define VF __m512
@@ -103,32 +104,11 @@ static inline CB_ALWAYS_INLINE void avx512_q2_step(__m512 acc[R_TILE][Q_VNNI_MT]
 	const int q4 = (dt & 0xff) == CB_DT_Q4_0;
 	__m512i xq[Q_VNNI_MT], base[Q_VNNI_MT];
 	__m256 s[Q_VNNI_MT];
-	cb_u64 q01 = 0, q23 = 0;
 	__m256 dw;
 	int r, m;
 
-	/*
-	 * The scales of blocks b, b + 1 of each row, paired in scalar
-	 * registers and moved over in two steps: vpinsrw per half would
-	 * crowd the shuffle port that the loop below needs.
-	 */
-#pragma GCC unroll 4
-	for (r = 0; r < R_TILE; r++) {
-		const char *wb = w + r * wrb + b * bsz;
-		cb_u64 pr;
-
-		if (r >= R)
-			continue;
-		pr = *(const cb_u16 *)wb;
-		if (two)
-			pr |= (cb_u64)*(const cb_u16 *)(wb + bsz) << 16;
-		if (r < 2)
-			q01 |= pr << (32 * r);
-		else
-			q23 |= pr << (32 * (r - 2));
-	}
-	/* [r0 b, r0 b+1, r1 b, r1 b+1, ...] */
-	dw = _mm256_cvtph_ps(_mm_set_epi64x((long long)q23, (long long)q01));
+	/* the scales of blocks b, b + 1 of each row (cb_pair_scales_x86.h) */
+	dw = cb_pair_scales(w, wrb, b, bsz, R, two);
 #pragma GCC unroll 4
 	for (m = 0; m < Q_VNNI_MT; m++) {
 		const struct cb_block_q8_0 *xb;

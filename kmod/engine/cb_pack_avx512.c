@@ -39,6 +39,7 @@
 
 #include "cb_ops.h"
 #include "cb_ops_q.h"
+#include "cb_pair_scales_x86.h"
 #include "cb_quant.h"
 
 /*
@@ -114,28 +115,11 @@ static inline CB_ALWAYS_INLINE void pk_step(__m512 acc[PK_R][PK_MT], const __m51
 	const cb_size bsz = q4 ? sizeof(struct cb_block_q4_0) : sizeof(struct cb_block_q8_0);
 	const int b = 2 * p;
 	__m512i u[PK_R];
-	cb_u64 q01 = 0, q23 = 0;
 	__m256 dw;
 	int r, m;
 
-	/* the rows' scales of blocks b, b + 1, as avx512_q2_step pairs them */
-#pragma GCC unroll 4
-	for (r = 0; r < PK_R; r++) {
-		const char *wb = w + r * wrb + b * bsz;
-		cb_u64 pr;
-
-		if (r >= R)
-			continue;
-		pr = *(const cb_u16 *)wb;
-		if (two)
-			pr |= (cb_u64)*(const cb_u16 *)(wb + bsz) << 16;
-		if (r < 2)
-			q01 |= pr << (32 * r);
-		else
-			q23 |= pr << (32 * (r - 2));
-	}
-	/* [r0 b, r0 b+1, r1 b, r1 b+1, ...] */
-	dw = _mm256_cvtph_ps(_mm_set_epi64x((long long)q23, (long long)q01));
+	/* the rows' scales of blocks b, b + 1: [r0 b, r0 b+1, r1 b, r1 b+1, ...] */
+	dw = cb_pair_scales(w, wrb, b, bsz, R, two);
 #pragma GCC unroll 4
 	for (r = 0; r < PK_R; r++) {
 		if (r >= R)
