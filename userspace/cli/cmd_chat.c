@@ -20,6 +20,13 @@
  * sequence when the new prompt begins with what the session holds (the
  * usual case: the earlier turns tokenize as they did), so only the new
  * turn is prefilled; otherwise the session starts over.
+ *
+ * A harmony model's answer (GPT-OSS) is split into its channels as
+ * colibri serve splits it (serve_harmony.c): the final answer goes to
+ * stdout and into the conversation; the reasoning goes to stderr (dim on
+ * a terminal), and so does a tool call, which nothing here can answer.
+ * The template then renders the earlier answers without their reasoning,
+ * as GPT-OSS was trained, so such a turn starts the session over.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,6 +43,7 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "colibri_session.h"
+#include "serve_harmony.h"
 #include "serve_prompt.h"
 #include "tokenizer.h"
 #include "util.h"
@@ -57,6 +65,8 @@ struct chat {
 	struct colibri_session *s;
 	int32_t eos, eot[CHAT_END_MAX];
 	int n_eot;
+	int harmony;			/* answers split into channels */
+	int dim;			/* stderr is a terminal */
 	uint32_t max_tokens;
 	char *system;
 	cJSON *messages;
@@ -82,7 +92,8 @@ static void usage(FILE *f)
 		"read from stdin are the user's turns; /system TEXT starts over with that\n"
 		"system prompt, /reset starts over, /quit or Ctrl-D leaves.  Ctrl-C stops\n"
 		"the answer being made, not the program.  Sampling is greedy unless\n"
-		"--temperature is given.\n"
+		"--temperature is given.  A harmony model's (GPT-OSS's) reasoning and\n"
+		"tool calls go to stderr, its final answer to stdout.\n"
 		"  --max-tokens N     most tokens of one answer (default: until the model\n"
 		"                     ends its turn or the context is full)\n"
 		"  --context N        positions of the conversation (default: 2048, or the\n"
@@ -190,13 +201,61 @@ static int add_message(struct chat *ch, const char *role, const char *content)
 struct answer {
 	struct chat *ch;
 	struct cb_tok_stream ts;
+	struct harmony hm;		/* when ch->harmony */
 	char *piece;
 	size_t cap;
-	struct cb_sbuf text;		/* what was printed */
+	struct cb_sbuf text;		/* what was printed to stdout: the answer */
+	enum text_part last;		/* the part stderr had last */
+	int on_err;			/* stderr's line is open (no newline yet) */
 	uint32_t *toks;			/* the tokens handed out */
 	uint32_t n_toks;
 	int oom;
 };
+
+/* The answer's own text: stdout and the conversation. */
+static void say(struct answer *a, const char *s, size_t n)
+{
+	fwrite(s, 1, n, stdout);
+	fflush(stdout);
+	if (cb_sbuf_add(&a->text, s, n))
+		a->oom = 1;
+}
+
+/* Close stderr's open part: end its dimming and its line. */
+static void aside_end(struct answer *a)
+{
+	if (!a->on_err)
+		return;
+	fputs(a->ch->dim ? "\033[22m\n" : "\n", stderr);
+	a->on_err = 0;
+}
+
+/* The harmony parser's output: the answer, or an aside on stderr. */
+static int harmony_out(void *arg, enum text_part part, const char *s, size_t n)
+{
+	struct answer *a = arg;
+
+	if (part == PART_CONTENT) {
+		aside_end(a);
+		say(a, s, n);
+		return 0;
+	}
+	if (a->on_err && part != a->last && part != PART_TOOL_ARGS)
+		aside_end(a);
+	if (!a->on_err) {
+		if (a->ch->dim)
+			fputs("\033[2m", stderr);
+		if (part == PART_TOOL_NAME)
+			fputs("(a tool call, which colibri chat cannot answer) ", stderr);
+		a->on_err = 1;
+	}
+	fwrite(s, 1, n, stderr);
+	if (part == PART_TOOL_NAME)
+		fputc(' ', stderr);
+	fflush(stderr);
+	a->last = part;
+	return 0;
+}
 
 static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 {
@@ -206,15 +265,17 @@ static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 
 	a->toks[a->n_toks++] = (uint32_t)token;
 	for (i = 0; i < a->ch->n_eot; i++)
-		if (token == a->ch->eot[i])
+		if (token == a->ch->eot[i]) {
+			/* harmony's parser sees the end too: <|call|> ends a call */
+			if (a->ch->harmony)
+				harmony_feed(&a->hm, token);
 			return 1;
+		}
+	if (a->ch->harmony)
+		return harmony_feed(&a->hm, token);
 	n = cb_tok_stream_feed(&a->ts, token, a->piece, a->cap);
-	if (n > 0) {
-		fwrite(a->piece, 1, (size_t)n, stdout);
-		fflush(stdout);
-		if (cb_sbuf_add(&a->text, a->piece, (size_t)n))
-			a->oom = 1;
-	}
+	if (n > 0)
+		say(a, a->piece, (size_t)n);
 	return 0;
 }
 
@@ -271,6 +332,10 @@ static int answer(struct chat *ch)
 		goto out;
 	}
 	cb_tok_stream_init(&a.ts, ch->tok, CB_TOK_SKIP_SPECIAL);
+	if (ch->harmony && harmony_init(&a.hm, ch->tok, harmony_out, &a)) {
+		fprintf(stderr, "colibri chat: out of memory\n");
+		goto out;
+	}
 	pthread_mutex_lock(&sig.lock);
 	sig.running = ch->s;
 	pthread_mutex_unlock(&sig.lock);
@@ -278,11 +343,14 @@ static int answer(struct chat *ch)
 	pthread_mutex_lock(&sig.lock);
 	sig.running = NULL;
 	pthread_mutex_unlock(&sig.lock);
-	k = cb_tok_stream_flush(&a.ts, a.piece, a.cap);
-	if (k > 0) {
-		fwrite(a.piece, 1, (size_t)k, stdout);
-		if (cb_sbuf_add(&a.text, a.piece, (size_t)k))
-			a.oom = 1;
+	if (ch->harmony) {
+		harmony_end(&a.hm);
+		harmony_release(&a.hm);
+		aside_end(&a);
+	} else {
+		k = cb_tok_stream_flush(&a.ts, a.piece, a.cap);
+		if (k > 0)
+			say(&a, a.piece, (size_t)k);
 	}
 	fputc('\n', stdout);
 	fflush(stdout);
@@ -381,6 +449,8 @@ static int setup(struct chat *ch, const struct chat_opts *o)
 	colibri_session_set_sampling(ch->s, &o->sp);
 	ch->eos = cb_tok_eos_id(ch->tok);
 	ch->n_eot = chat_end_of_turn(ch->tmpl, ch->tok, ch->eos, ch->eot, CHAT_END_MAX);
+	ch->harmony = chat_is_harmony(ch->tmpl, ch->tok);
+	ch->dim = isatty(STDERR_FILENO);
 	ch->max_tokens = o->max_tokens;
 	ch->held = malloc((colibri_session_max_context(ch->s) + 1) * sizeof(*ch->held));
 	ch->system = o->system ? strdup(o->system) : NULL;
@@ -388,9 +458,10 @@ static int setup(struct chat *ch, const struct chat_opts *o)
 		fprintf(stderr, "colibri chat: out of memory\n");
 		return -1;
 	}
-	fprintf(stderr, "colibri chat: %s on %s; chat template: %s\n",
+	fprintf(stderr, "colibri chat: %s on %s; chat template: %s%s\n",
 		colibri_model_info(ch->m)->name, colibri_model_info(ch->m)->description,
-		ch->tmpl->tmpl ? ch->tmpl->source : "none, the plain fallback format");
+		ch->tmpl->tmpl ? ch->tmpl->source : "none, the plain fallback format",
+		ch->harmony ? "; harmony: reasoning on stderr" : "");
 	return 0;
 }
 
