@@ -21,16 +21,22 @@
 #include "colibri_session.h"
 #include "tokenizer.h"
 
+/* The text decoder and its room: cb_tok_stream_cap() holds any token. */
+struct out {
+	struct cb_tok_stream ts;
+	char *buf;
+	size_t cap;
+};
+
 /* Each new token, as text, as soon as it is sampled. */
 static int print_token(void *arg, int32_t token, const struct colibri_step *st)
 {
-	struct cb_tok_stream *ts = arg;
-	char buf[1024];
-	long n = cb_tok_stream_feed(ts, token, buf, sizeof(buf));
+	struct out *o = arg;
+	long n = cb_tok_stream_feed(&o->ts, token, o->buf, o->cap);
 
 	(void)st;
 	if (n > 0)
-		fwrite(buf, 1, (size_t)n, stdout);
+		fwrite(o->buf, 1, (size_t)n, stdout);
 	fflush(stdout);
 	return 0;
 }
@@ -42,10 +48,10 @@ int main(int argc, char **argv)
 	struct colibri_model *m = NULL;
 	struct colibri_session *s = NULL;
 	struct cb_tokenizer *tok;
-	struct cb_tok_stream ts;
+	struct out o = { .buf = NULL };
 	int32_t *ids = NULL;
 	uint32_t *prompt = NULL;
-	char err[512], buf[64];
+	char err[512];
 	long n, i;
 	int ret = 1;
 
@@ -84,18 +90,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		goto out;
 	}
+	o.cap = cb_tok_stream_cap(tok);
+	o.buf = malloc(o.cap);
+	if (!o.buf) {
+		fprintf(stderr, "out of memory\n");
+		goto out;
+	}
 	fputs(argv[2], stdout);
-	cb_tok_stream_init(&ts, tok, CB_TOK_SKIP_SPECIAL);
-	ts.at_start = 0;
+	cb_tok_stream_init(&o.ts, tok, CB_TOK_SKIP_SPECIAL);
+	o.ts.at_start = 0;
 	g.eos = cb_tok_eos_id(tok);
-	g.arg = &ts;
+	g.arg = &o;
 	if (colibri_session_generate(s, prompt, (uint32_t)n, &g)) {
 		fprintf(stderr, "\n%s\n", colibri_session_error(s));
 		goto out;
 	}
-	n = cb_tok_stream_flush(&ts, buf, sizeof(buf));
+	n = cb_tok_stream_flush(&o.ts, o.buf, o.cap);
 	if (n > 0)
-		fwrite(buf, 1, (size_t)n, stdout);
+		fwrite(o.buf, 1, (size_t)n, stdout);
 	putchar('\n');
 	fprintf(stderr, "%u tokens from %s (%s)%s\n", g.n_new, colibri_model_info(m)->description,
 		colibri_model_info(m)->name,
@@ -104,6 +116,7 @@ int main(int argc, char **argv)
 out:
 	colibri_session_close(s);
 	colibri_model_close(m);
+	free(o.buf);
 	free(prompt);
 	free(ids);
 	return ret;
