@@ -51,8 +51,9 @@ struct cb_isa_ops {
 	 * Optional (NULL: none), for calls of M >= 2: gemm_pk[dt] is gemm[dt]
 	 * over q8_0 activation rows packed once per call by pack_q8_0 (act:
 	 * those rows, act_stride: cb_pk_row_bytes(k)), bit for bit the same
-	 * results.  pack_q8_0(dst, src, k): one q8_0 row of k to its packed
-	 * form (cb_pack_avx512.c describes it).
+	 * results.  pack_q8_0(dst, src, k): one q8_0 row of k to the
+	 * variant's packed form (cb_pack_avx512.c for VNNI, cb_pack_avx2.c
+	 * for AVX2 and AVX-512 describe them; both fit cb_pk_row_bytes()).
 	 */
 	cb_gemm_fn gemm_pk[CB_DT__COUNT];
 	void (*pack_q8_0)(void *dst, const void *src, int k);
@@ -80,7 +81,9 @@ struct cb_isa_ops {
 /*
  * Bytes of a packed q8_0 activation row of k elements (k / 32 blocks): per
  * pair of blocks 64 bytes of quants, 16 int32 lane sums and 2 f32 scales
- * (136 bytes per 64 elements), in three arrays; a multiple of 64.
+ * (136 bytes per 64 elements), in three arrays; a multiple of 64.  Every
+ * variant's packed form has this size (the arena's pack scratch does not
+ * depend on the CPU).
  */
 static inline cb_u64 cb_pk_row_bytes(cb_u64 k)
 {

@@ -477,6 +477,11 @@ const struct cb_isa_ops cb_isa_avx512 = {
 		[CB_DT_Q4_0] = avx512_gemm_q4_0,
 		CB_GEMM_Q_TABLE(avx512),
 	},
+	.gemm_pk = {
+		[CB_DT_Q8_0] = cb_avx2_gemm_pk_q8_0,
+		[CB_DT_Q4_0] = cb_avx2_gemm_pk_q4_0,
+	},
+	.pack_q8_0 = cb_avx2_pack_q8_0,
 	.gemm_ps = {
 		[CB_DT_F32] = 200,
 		[CB_DT_F16] = 100,

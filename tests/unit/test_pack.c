@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * test_pack.c - the gemms over packed activations (ops->gemm_pk, today
- * the VNNI variant's q8_0 and q4_0: cb_pack_avx512.c) against the decode
- * path, bit for bit.
+ * test_pack.c - the gemms over packed activations (ops->gemm_pk: q8_0 and
+ * q4_0 of the VNNI variant, cb_pack_avx512.c, and of the AVX2 and AVX-512
+ * variants, cb_pack_avx2.c) against the decode path, bit for bit.
  *
  * The decode path (ops->gemm at M = 1, one token per call) defines every
  * (row, token) result.  The packed gemm must give those bits for every M
@@ -13,7 +13,8 @@
  * call is cut into the forward pass's chunks.  Weights are raw random
  * quants (q8_0's -128 included) with finite scales; the last weight row
  * ends at an unmapped page, so a read past a row faults; the packer must
- * write exactly cb_pk_row_bytes() per row.
+ * write exactly cb_pk_row_bytes() per row.  Each variant packs with its
+ * own pack_q8_0 and is compared with its own decode gemm.
  */
 #include <math.h>
 #include <stdint.h>
@@ -160,18 +161,22 @@ static int check_shape(const struct cb_isa_ops *ops, int dt, int nrows, int k, c
 	return bad;
 }
 
-static void run_packed(int dt)
+static void run_packed(int level, int dt)
 {
 	static const int ks[] = { 32, 64, 96, 160, 2048, 5632 };
 	static const int nrs[] = { 1, 3, 4, 5, 13 };
 	static const int wide_ms[] = { 1, 2, 5, 32, 33 };
 	int all_ms[MMAX], ik, ir, calls = 0, bad = 0, guard_bad = 0;
-	const struct cb_isa_ops *ops = cb_isa_get(CB_ISA_AVX512_VNNI);
+	const struct cb_isa_ops *ops = cb_isa_get(level);
 
-	if (!ops || !ops->gemm_pk[dt] || !ops->pack_q8_0) {
-		CB_SKIP("no variant with packed gemms on this CPU");
+	if (!ops) {
+		CB_SKIP("the variant does not run on this CPU");
 		return;
 	}
+	CB_CHECK(ops->gemm_pk[dt] && ops->pack_q8_0, "%s has no packed %s gemm", ops->name,
+		 cb_dtype_info(dt)->name);
+	if (!ops->gemm_pk[dt] || !ops->pack_q8_0)
+		return;
 	for (ik = 0; ik < MMAX; ik++)
 		all_ms[ik] = ik + 1;
 	for (ik = 0; ik < (int)CB_ARRAY_SIZE(ks); ik++)
@@ -190,12 +195,33 @@ static void run_packed(int dt)
 
 static void test_packed_q8_0_equals_decode(void)
 {
-	run_packed(CB_DT_Q8_0);
+	run_packed(CB_ISA_AVX512_VNNI, CB_DT_Q8_0);
 }
 
 static void test_packed_q4_0_equals_decode(void)
 {
-	run_packed(CB_DT_Q4_0);
+	run_packed(CB_ISA_AVX512_VNNI, CB_DT_Q4_0);
+}
+
+static void test_avx2_packed_q8_0_equals_decode(void)
+{
+	run_packed(CB_ISA_AVX2, CB_DT_Q8_0);
+}
+
+static void test_avx2_packed_q4_0_equals_decode(void)
+{
+	run_packed(CB_ISA_AVX2, CB_DT_Q4_0);
+}
+
+/* AVX-512 without VNNI: the AVX2 packed gemms against its own q_tile */
+static void test_avx512_packed_q8_0_equals_decode(void)
+{
+	run_packed(CB_ISA_AVX512, CB_DT_Q8_0);
+}
+
+static void test_avx512_packed_q4_0_equals_decode(void)
+{
+	run_packed(CB_ISA_AVX512, CB_DT_Q4_0);
 }
 
 /* The packed row: 136 bytes per pair of blocks, rounded up to 64. */
@@ -214,5 +240,9 @@ int main(void)
 	CB_RUN(test_packed_row_bytes);
 	CB_RUN(test_packed_q8_0_equals_decode);
 	CB_RUN(test_packed_q4_0_equals_decode);
+	CB_RUN(test_avx2_packed_q8_0_equals_decode);
+	CB_RUN(test_avx2_packed_q4_0_equals_decode);
+	CB_RUN(test_avx512_packed_q8_0_equals_decode);
+	CB_RUN(test_avx512_packed_q4_0_equals_decode);
 	return cb_test_done();
 }
