@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_pack_k_avx512.c - the VNNI variant's q4_K gemm over packed q8_K
- * activations, for prefill and batched steps (M >= 2).
+ * cb_pack_k_avx512.c - the VNNI variant's q4_K and q6_K gemms over packed
+ * q8_K activations, for prefill and batched steps (M >= 2).
  *
  * The k-quant tiles of cb_kq_x86_tmpl.h spend two multiplies per 32
  * weights, row and token (vpmaddubsw, then vpdpwssd by the sub-block
@@ -13,26 +13,30 @@
  *   x[j][4l + i] = qs[16l + 4j + i]      j = 0..3, l = 0..15, i = 0..3
  *
  * and the weight rows are permuted to match (one vpermt2d, a shift and a
- * mask per zmm and row).  Per row and token a super-block is then four
- * chained vpdpbusd into one vector whose lane l is sum q x over sub-block
- * l (at most 16 x 15 x 127 = 30480: a 16-bit word), one vpmaddwd by the
- * scale of lane l's group, and a quarter of a 16-to-1 reduction tree
- * shared by 4 rows x 4 tokens.  Per super-block a packed row holds
+ * mask per zmm and row; q6_K: two permutes, a shift, a rotate, two masks
+ * and an or).  Per row and token a super-block is then four chained
+ * vpdpbusd into one vector whose lane l is sum q x over sub-block l, one
+ * multiply by the scale of lane l (q4_K: vpmaddwd, the sum is at most 16 x
+ * 15 x 127 = 30480, a 16-bit word; q6_K: vpmulld, its chain starting at
+ * -32 bsum_l, which takes the offset 32 off), and a quarter of a 16-to-1
+ * reduction tree shared by 4 rows x 4 tokens.  Per super-block a packed
+ * row holds
  *
  *   x[4][64]       the quants as above                     bytes   0..255
- *   nb[16]         s32: -32 x bsums[l] (for a q6_K tile)   bytes 256..319
+ *   nb[16]         s32: -32 x bsums[l] (q6_K)              bytes 256..319
  *   b32[8]         s16: sum of quants 32g .. 32g + 31      bytes 320..335
  *   d              f32: the scale (d_bits)                 bytes 336..339
  *
  * in cb_pk_k_row_bytes(k) = k / 256 x 384 bytes (the rest zero).
  *
  * The bit contract (cb_ops.h): the integers are the scalar reference's
- * (isum = sum sc_g sum q x, imin = sum m_g sum x, exact whatever the
- * order), and the float steps are k_tile's of cb_kq_x86_tmpl.h lane for
- * lane: per super-block one conversion of each, times the single rounding
- * of d_w x d_x and of dmin_w x -d_x, by FMA into two accumulators, and
- * out = isum's + imin's.  tests/unit/test_pack.c compares every output
- * bitwise with the gemm at M = 1.
+ * (isum = sum sc_g sum q x, less 32 sum sc_l bsum_l for q6_K; imin = sum
+ * m_g sum x, 0 for q6_K; exact whatever the order), and the float steps
+ * are k_tile's of cb_kq_x86_tmpl.h lane for lane: per super-block one
+ * conversion of each, times the single rounding of d_w x d_x and of
+ * dmin_w x -d_x, by FMA into two accumulators, and out = isum's + imin's.
+ * tests/unit/test_pack.c compares every output bitwise with the gemm at
+ * M = 1.
  */
 #ifndef __CHECKER__
 #include <immintrin.h>
@@ -107,6 +111,36 @@ static inline CB_ALWAYS_INLINE void pkk_q4k_w(__m512i v[4], const cb_u8 *qs, con
 }
 
 /*
+ * q6_K: the same for q = ql | qh << 4 (0..63; the offset 32 comes off
+ * through the packed -32 bsums).  Element 16l + 4j + i: half h = l / 8,
+ * e = 16 (l % 8) + 4j + i; its low bits are nibble e / 64 of ql[64h + e %
+ * 64], dword 16h + 4 (l % 4) + j of ql; its high bits are bits 2 (e / 32)
+ * of qh[32h + e % 32], dword 8h + 4 (l % 2) + j of qh, rotated to bits 4, 5.
+ */
+static inline CB_ALWAYS_INLINE void pkk_q6k_w(__m512i v[4], const struct cb_block_q6_K *wb)
+{
+	const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+	const __m512i il = _mm512_set_epi32(28, 24, 20, 16, 28, 24, 20, 16,
+					    12, 8, 4, 0, 12, 8, 4, 0);
+	const __m512i sl = _mm512_set_epi32(4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0);
+	const __m512i ih = _mm512_set_epi32(12, 8, 12, 8, 12, 8, 12, 8, 4, 0, 4, 0, 4, 0, 4, 0);
+	const __m512i rh = _mm512_set_epi32(30, 30, 0, 0, 2, 2, 4, 4, 30, 30, 0, 0, 2, 2, 4, 4);
+	__m512i l0 = _mm512_loadu_si512(wb->ql), l1 = _mm512_loadu_si512(wb->ql + 64);
+	__m512i h = _mm512_loadu_si512(wb->qh);
+	int j;
+
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++) {
+		const __m512i jj = _mm512_set1_epi32(j);
+		__m512i lo = _mm512_permutex2var_epi32(l0, _mm512_add_epi32(il, jj), l1);
+		__m512i hi = _mm512_permutexvar_epi32(_mm512_add_epi32(ih, jj), h);
+
+		v[j] = _mm512_or_si512(_mm512_and_si512(_mm512_srlv_epi32(lo, sl), m4),
+				       _mm512_and_si512(_mm512_rolv_epi32(hi, rh), m30));
+	}
+}
+
+/*
  * The [sc_0..7, m_0..7] bytes of rows 0..R-1 (q4_K scales at p + r * wrb),
  * row r in 128-bit lane r (the q4_K unpacking of cb_kq_x86_tmpl.h's
  * k4_scales); rows from R on are not read.
@@ -155,25 +189,29 @@ static inline CB_ALWAYS_INLINE __m512i pkk_reduce_rows(const __m512i *b)
 }
 
 /*
- * R rows x MT tokens of the q4_K gemm over nb super-blocks; the packed
- * token rows at pk, ps bytes apart.  Float lanes 4r + m.
+ * R rows x MT tokens of the q4_K or q6_K gemm over nb super-blocks; the
+ * packed token rows at pk, ps bytes apart.  Float lanes 4r + m.  q6_K:
+ * each lane's sum starts at the token's -32 bsum, and is multiplied by its
+ * signed scale as a dword (it may pass 16 bits); no mins (k_tile's imin
+ * lanes: 0, times dmin 0).
  */
 static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 					     const char *pk, cb_size ps, int R, int MT, int nb,
-					     int pf)
+					     int pf, int dt)
 {
 	static const cb_u16 mins_idx[32] CB_ALIGNED(64) = {
 		8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31,
 		40, 41, 42, 43, 44, 45, 46, 47, 56, 57, 58, 59, 60, 61, 62, 63,
 	};
-	const cb_size bsz = sizeof(struct cb_block_q4_K);
+	const int q6 = dt == CB_DT_Q6_K;
+	const cb_size bsz = q6 ? sizeof(struct cb_block_q6_K) : sizeof(struct cb_block_q4_K);
 	/* pkk_q4k_w's dword indices and shifts */
 	const __m512i cnt = _mm512_set_epi32(4, 4, 0, 0, 4, 4, 0, 0, 4, 4, 0, 0, 4, 4, 0, 0);
 	const __m128i sc2 = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
 	__m512i ix[4];
 	__m512 accd = _mm512_setzero_ps(), accm = _mm512_setzero_ps();
 	float vd[16], vm[16];
-	int b, r, m, j;
+	int b, r, m, j, o;
 
 #pragma GCC unroll 4
 	for (j = 0; j < 4; j++)
@@ -189,30 +227,40 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 		cb_u64 hd01 = 0, hd23 = 0, x01 = 0, x23 = 0;
 		__m128i h8, b32;
 
-		s = pkk_k4_scales(blk + 4, wrb, R);
+		s = q6 ? _mm512_setzero_si512() : pkk_k4_scales(blk + 4, wrb, R);
 #pragma GCC unroll 4
 		for (r = 0; r < PKK_R; r++) {
 			const char *wr = blk + r * wrb, *xr = xp;
 			__m512i v[4], sc, z[PKK_MT];
+			cb_u32 hd;
 
 			bs[r] = _mm512_setzero_si512();
 			if (r >= R)
 				continue;
-			if (pf) {
-				_mm_prefetch(wr + PKK_PREFETCH, _MM_HINT_T0);
-				_mm_prefetch(wr + 64 + PKK_PREFETCH, _MM_HINT_T0);
-				_mm_prefetch(wr + 128 + PKK_PREFETCH, _MM_HINT_T0);
-				_mm_prefetch(wr + 4 * wrb, _MM_HINT_T1);
-				_mm_prefetch(wr + 64 + 4 * wrb, _MM_HINT_T1);
-				_mm_prefetch(wr + 128 + 4 * wrb, _MM_HINT_T1);
+			/* one line ahead in the row into L1, the next row group's into L2 */
+#pragma GCC unroll 4
+			for (o = 0; o < (int)bsz; o += 64) {
+				if (!pf)
+					break;
+				_mm_prefetch(wr + o + PKK_PREFETCH, _MM_HINT_T0);
+				_mm_prefetch(wr + o + 4 * wrb, _MM_HINT_T1);
 			}
+			/* [d | dmin] (q6_K: [d | 0]) */
+			hd = q6 ? (cb_u32)*(const cb_u16 *)(wr + 208) : pkk_rd32(wr);
 			if (r < 2)
-				hd01 |= (cb_u64)pkk_rd32(wr) << (32 * r);
+				hd01 |= (cb_u64)hd << (32 * r);
 			else
-				hd23 |= (cb_u64)pkk_rd32(wr) << (32 * (r - 2));
-			pkk_q4k_w(v, (const cb_u8 *)wr + 16, ix, cnt);
-			/* lane l: sc of group l / 2, a dword (a word and 0) */
-			sc = _mm512_cvtepu8_epi32(_mm_shuffle_epi8(pkk_lane(s, r), sc2));
+				hd23 |= (cb_u64)hd << (32 * (r - 2));
+			if (q6) {
+				pkk_q6k_w(v, (const void *)wr);
+				/* lane l: scale l */
+				sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)
+									  (wr + 192)));
+			} else {
+				pkk_q4k_w(v, (const cb_u8 *)wr + 16, ix, cnt);
+				/* lane l: sc of group l / 2, a dword (a word and 0) */
+				sc = _mm512_cvtepu8_epi32(_mm_shuffle_epi8(pkk_lane(s, r), sc2));
+			}
 			/* keep the tokens' quants in memory operands */
 			__asm__("" : "+r"(xr));
 #pragma GCC unroll 4
@@ -223,28 +271,33 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 				z[m] = _mm512_setzero_si512();
 				if (m >= MT)
 					continue;
-				y = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v[0],
-							_mm512_loadu_si512(x));
+				y = q6 ? _mm512_loadu_si512(x + 256) : _mm512_setzero_si512();
+				y = _mm512_dpbusd_epi32(y, v[0], _mm512_loadu_si512(x));
 				y = _mm512_dpbusd_epi32(y, v[1], _mm512_loadu_si512(x + 64));
 				y = _mm512_dpbusd_epi32(y, v[2], _mm512_loadu_si512(x + 128));
 				y = _mm512_dpbusd_epi32(y, v[3], _mm512_loadu_si512(x + 192));
-				z[m] = _mm512_madd_epi16(y, sc);
+				z[m] = q6 ? _mm512_mullo_epi32(y, sc) : _mm512_madd_epi16(y, sc);
 			}
 			bs[r] = pkk_reduce4(z[0], z[1], z[2], z[3]);
 		}
 		t = pkk_reduce_rows(bs);
 
 		/* imin, dword 4r + m: the rows' mins (words 8r + g) by the tokens' b32 */
-		sw0 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(s));
-		sw1 = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(s, 1));
-		mn = _mm512_permutex2var_epi16(sw0, _mm512_load_si512(mins_idx), sw1);
+		mn = _mm512_setzero_si512();
+		if (!q6) {
+			sw0 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(s));
+			sw1 = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(s, 1));
+			mn = _mm512_permutex2var_epi16(sw0, _mm512_load_si512(mins_idx), sw1);
+		}
 #pragma GCC unroll 4
 		for (m = 0; m < PKK_MT; m++) {
 			tm[m] = _mm512_setzero_si512();
 			if (m >= MT)
 				continue;
-			b32 = _mm_loadu_si128((const __m128i *)(xp + m * ps + 320));
-			tm[m] = _mm512_madd_epi16(mn, _mm512_broadcast_i32x4(b32));
+			if (!q6) {
+				b32 = _mm_loadu_si128((const __m128i *)(xp + m * ps + 320));
+				tm[m] = _mm512_madd_epi16(mn, _mm512_broadcast_i32x4(b32));
+			}
 			if (m < 2)
 				x01 |= (cb_u64)pkk_rd32(xp + m * ps + 336) << (32 * m);
 			else
@@ -281,21 +334,36 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 typedef void (*pkk_tile_fn)(float *out, cb_size ldo, const char *w, cb_size wrb,
 			    const char *pk, cb_size ps, int nb);
 
-#define PKK_TILE(R, MT, pf)							\
-static CB_NOINLINE void pkk_##R##x##MT##_##pf(float *out, cb_size ldo, const char *w,	\
-					      cb_size wrb, const char *pk, cb_size ps,	\
-					      int nb)					\
-{ pkk_tile(out, ldo, w, wrb, pk, ps, R, MT, nb, pf); }
+#define PKK_TILE(t, dt, R, MT, pf)						\
+static CB_NOINLINE void pkk_##t##_##R##x##MT##_##pf(float *out, cb_size ldo,		\
+						    const char *w, cb_size wrb,	\
+						    const char *pk, cb_size ps, int nb)	\
+{ pkk_tile(out, ldo, w, wrb, pk, ps, R, MT, nb, pf, dt); }
 
-PKK_TILE(4, 1, 1) PKK_TILE(4, 2, 1) PKK_TILE(4, 3, 1) PKK_TILE(4, 4, 1)
-PKK_TILE(4, 1, 0) PKK_TILE(4, 2, 0) PKK_TILE(4, 3, 0) PKK_TILE(4, 4, 0)
-PKK_TILE(1, 1, 1) PKK_TILE(1, 2, 1) PKK_TILE(1, 3, 1) PKK_TILE(1, 4, 1)
+PKK_TILE(q4k, CB_DT_Q4_K, 4, 1, 1) PKK_TILE(q4k, CB_DT_Q4_K, 4, 2, 1)
+PKK_TILE(q4k, CB_DT_Q4_K, 4, 3, 1) PKK_TILE(q4k, CB_DT_Q4_K, 4, 4, 1)
+PKK_TILE(q4k, CB_DT_Q4_K, 4, 1, 0) PKK_TILE(q4k, CB_DT_Q4_K, 4, 2, 0)
+PKK_TILE(q4k, CB_DT_Q4_K, 4, 3, 0) PKK_TILE(q4k, CB_DT_Q4_K, 4, 4, 0)
+PKK_TILE(q4k, CB_DT_Q4_K, 1, 1, 1) PKK_TILE(q4k, CB_DT_Q4_K, 1, 2, 1)
+PKK_TILE(q4k, CB_DT_Q4_K, 1, 3, 1) PKK_TILE(q4k, CB_DT_Q4_K, 1, 4, 1)
+PKK_TILE(q6k, CB_DT_Q6_K, 4, 1, 1) PKK_TILE(q6k, CB_DT_Q6_K, 4, 2, 1)
+PKK_TILE(q6k, CB_DT_Q6_K, 4, 3, 1) PKK_TILE(q6k, CB_DT_Q6_K, 4, 4, 1)
+PKK_TILE(q6k, CB_DT_Q6_K, 4, 1, 0) PKK_TILE(q6k, CB_DT_Q6_K, 4, 2, 0)
+PKK_TILE(q6k, CB_DT_Q6_K, 4, 3, 0) PKK_TILE(q6k, CB_DT_Q6_K, 4, 4, 0)
+PKK_TILE(q6k, CB_DT_Q6_K, 1, 1, 1) PKK_TILE(q6k, CB_DT_Q6_K, 1, 2, 1)
+PKK_TILE(q6k, CB_DT_Q6_K, 1, 3, 1) PKK_TILE(q6k, CB_DT_Q6_K, 1, 4, 1)
 
 /* [rows 4 without prefetch, rows 4, one row][tokens - 1] */
-static const pkk_tile_fn pkk_tiles[3][PKK_MT] = {
-	{ pkk_4x1_0, pkk_4x2_0, pkk_4x3_0, pkk_4x4_0 },
-	{ pkk_4x1_1, pkk_4x2_1, pkk_4x3_1, pkk_4x4_1 },
-	{ pkk_1x1_1, pkk_1x2_1, pkk_1x3_1, pkk_1x4_1 },
+static const pkk_tile_fn pkk_q4k[3][PKK_MT] = {
+	{ pkk_q4k_4x1_0, pkk_q4k_4x2_0, pkk_q4k_4x3_0, pkk_q4k_4x4_0 },
+	{ pkk_q4k_4x1_1, pkk_q4k_4x2_1, pkk_q4k_4x3_1, pkk_q4k_4x4_1 },
+	{ pkk_q4k_1x1_1, pkk_q4k_1x2_1, pkk_q4k_1x3_1, pkk_q4k_1x4_1 },
+};
+
+static const pkk_tile_fn pkk_q6k[3][PKK_MT] = {
+	{ pkk_q6k_4x1_0, pkk_q6k_4x2_0, pkk_q6k_4x3_0, pkk_q6k_4x4_0 },
+	{ pkk_q6k_4x1_1, pkk_q6k_4x2_1, pkk_q6k_4x3_1, pkk_q6k_4x4_1 },
+	{ pkk_q6k_1x1_1, pkk_q6k_1x2_1, pkk_q6k_1x3_1, pkk_q6k_1x4_1 },
 };
 
 /*
@@ -303,22 +371,32 @@ static const pkk_tile_fn pkk_tiles[3][PKK_MT] = {
  * of at most PKK_MT tokens); the first token tile of a row group
  * prefetches the weights.  Rows left over go one at a time.
  */
-CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q4_K)
+static void pkk_gemm(const pkk_tile_fn tiles[3][PKK_MT], float *out, cb_size ldo, const char *w,
+		     cb_size wrb, const char *act, cb_size as, int M, int nrows, int k)
 {
-	const char *wc = w, *ac = act;
 	int nb = k / CB_QK_K, r0, m0, mt, step;
 
 	for (r0 = 0; r0 < nrows; r0 += step) {
 		step = r0 + PKK_R <= nrows ? PKK_R : 1;
 		for (m0 = 0; m0 < M; m0 += mt) {
-			int tiles = (M - m0 + PKK_MT - 1) / PKK_MT;
+			int n = (M - m0 + PKK_MT - 1) / PKK_MT;
 			int kind = step == 1 ? 2 : m0 == 0;
 
-			mt = (M - m0 + tiles - 1) / tiles;
-			pkk_tiles[kind][mt - 1](out + (cb_size)m0 * ldo + r0, ldo,
-						wc + (cb_size)r0 * w_row_bytes, w_row_bytes,
-						ac + (cb_size)m0 * act_stride, act_stride, nb);
+			mt = (M - m0 + n - 1) / n;
+			tiles[kind][mt - 1](out + (cb_size)m0 * ldo + r0, ldo,
+					    w + (cb_size)r0 * wrb, wrb, act + (cb_size)m0 * as, as,
+					    nb);
 		}
 	}
+}
+
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q4_K)
+{
+	pkk_gemm(pkk_q4k, out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k);
+}
+
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q6_K)
+{
+	pkk_gemm(pkk_q6k, out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k);
 }
 #endif /* __CHECKER__ */

@@ -224,6 +224,11 @@ static void test_packed_q4_K_equals_decode(void)
 	run_packed(CB_DT_Q4_K);
 }
 
+static void test_packed_q6_K_equals_decode(void)
+{
+	run_packed(CB_DT_Q6_K);
+}
+
 /* The packed row: 136 bytes per pair of blocks, rounded up to 64. */
 static void test_packed_row_bytes(void)
 {
@@ -245,5 +250,6 @@ int main(void)
 	CB_RUN(test_packed_q8_0_equals_decode);
 	CB_RUN(test_packed_q4_0_equals_decode);
 	CB_RUN(test_packed_q4_K_equals_decode);
+	CB_RUN(test_packed_q6_K_equals_decode);
 	return cb_test_done();
 }
