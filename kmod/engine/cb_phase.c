@@ -113,10 +113,7 @@ void cb_jobs_reset(struct cb_engine *e)
 	e->pk_chunks = 0;
 }
 
-/*
- * The packer of activation form @kind for a variant's gemm_pk, and the
- * bytes of a packed row of k (cb_ops.h); NULL for a form nothing packs.
- */
+/* The packer of activation form @kind for a variant's gemm_pk; NULL for a form nothing packs. */
 static void (*pack_fn(const struct cb_isa_ops *ops, cb_u32 kind))(void *, const void *, int)
 {
 	return kind == CB_ACT_Q8_0 ? ops->pack_q8_0 : kind == CB_ACT_Q8_K ? ops->pack_q8_K :
