@@ -36,7 +36,7 @@
 #define CB_PS_ATT		2800	/* attention: per position and head dimension */
 #define CB_PS_ROUTE		8000	/* routing: per expert of a token */
 #define CB_PS_COPY		500	/* gathering a row, per element */
-#define CB_PS_PACK		1000	/* packing a q8_0 row for gemm_pk, per element */
+#define CB_PS_PACK		1000	/* packing a q8_0 / q8_K row for gemm_pk, per element */
 /* gemm calls of at least this many tokens read packed activations, if the variant can */
 #define CB_PK_MIN_M		2
 

@@ -146,21 +146,26 @@ static void carve_acts(struct bump *a, struct cb_acts *acts, cb_u64 rows, cb_u32
  * distinct input, when the variant has gemm_pk): x_norm for q, k, v, the
  * router and the MLP's gate and up; att for Wo; the MLP's down; the
  * experts' gathered rows with the shared expert's down; the experts'
- * activations for their down.  Jobs that find no room (MLA's per-head
- * ones, say) take the plain gemm, with the same results.  None when a pass
- * is a single token.  Carved whatever the variant, so that the arena's size
- * depends on the config and the parameters alone, not on the CPU.
+ * activations for their down.  An input read by several weights (x_norm,
+ * the gathered rows) may be packed in both forms, q8_0 and q8_K (a
+ * Q4_K_M file's q8_0 k and v next to its q4_K q); one read by a single
+ * weight in one, at most cb_pk_row_bytes().  Jobs that find no room (MLA's
+ * per-head ones, say) take the plain gemm, with the same results.  None
+ * when a pass is a single token.  Carved whatever the variant, so that
+ * the arena's size depends on the config and the parameters alone, not on
+ * the CPU.
  */
 static cb_u64 pk_bytes(const struct cb_engine *e)
 {
 	cb_u64 T = e->p.max_batch_tokens, S = T * (cb_u64)e->K, m;
+	cb_u64 both = cb_pk_row_bytes((cb_u64)e->H) + cb_pk_k_row_bytes((cb_u64)e->H);
 
 	if (T < CB_PK_MIN_M)
 		return 0;
-	m = T * cb_pk_row_bytes((cb_u64)e->H);
+	m = T * both;
 	m = CB_MAX(m, T * cb_pk_row_bytes((cb_u64)e->odim));
 	m = CB_MAX(m, T * cb_pk_row_bytes((cb_u64)e->F2));
-	m = CB_MAX(m, S * cb_pk_row_bytes((cb_u64)e->H) + T * cb_pk_row_bytes((cb_u64)e->F2));
+	m = CB_MAX(m, S * both + T * cb_pk_row_bytes((cb_u64)e->F2));
 	return CB_MAX(m, S * cb_pk_row_bytes((cb_u64)e->F));
 }
 

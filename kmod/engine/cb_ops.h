@@ -49,14 +49,18 @@ struct cb_isa_ops {
 	cb_u16 gemm_ps[CB_DT__COUNT];
 	/*
 	 * Optional (NULL: none), for calls of M >= 2: gemm_pk[dt] is gemm[dt]
-	 * over q8_0 activation rows packed once per call by pack_q8_0 (act:
-	 * those rows, act_stride: cb_pk_row_bytes(k)), bit for bit the same
-	 * results.  pack_q8_0(dst, src, k): one q8_0 row of k to the
-	 * variant's packed form (cb_pack_avx512.c for VNNI, cb_pack_avx2.c
-	 * for AVX2 and AVX-512 describe them; both fit cb_pk_row_bytes()).
+	 * over activation rows packed once per call, bit for bit the same
+	 * results: q8_0 rows packed by pack_q8_0 (act_stride:
+	 * cb_pk_row_bytes(k)) for the weight types reading q8_0, q8_K rows
+	 * packed by pack_q8_K (act_stride: cb_pk_k_row_bytes(k)) for those
+	 * reading q8_K.  pack_*(dst, src, k): one row of k to the variant's
+	 * packed form (cb_pack_avx512.c and cb_pack_k_avx512.c for VNNI,
+	 * cb_pack_avx2.c for AVX2 and AVX-512 describe them; the q8_0 forms
+	 * both fit cb_pk_row_bytes()).
 	 */
 	cb_gemm_fn gemm_pk[CB_DT__COUNT];
 	void (*pack_q8_0)(void *dst, const void *src, int k);
+	void (*pack_q8_K)(void *dst, const void *src, int k);
 
 	/*
 	 * x[n] -> the row in activation form k (enum cb_act_kind), for k >= 1
@@ -88,6 +92,16 @@ struct cb_isa_ops {
 static inline cb_u64 cb_pk_row_bytes(cb_u64 k)
 {
 	return CB_ALIGN((k / 32 + 1) / 2 * 136, (cb_u64)64);
+}
+
+/*
+ * Bytes of a packed q8_K activation row of k elements (k / 256
+ * super-blocks of 384 bytes: quants, sums and scale, cb_pack_k_avx512.c);
+ * never more than cb_pk_row_bytes(k).
+ */
+static inline cb_u64 cb_pk_k_row_bytes(cb_u64 k)
+{
+	return k / 256 * 384;
 }
 
 extern const struct cb_isa_ops cb_isa_scalar;

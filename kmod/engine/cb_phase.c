@@ -39,7 +39,7 @@ CB_FITS((cb_u64)CB_MAX_HEAD_DIM / 2 * CB_PS_ANGLE + CB_ACT_PIECE * CB_PS_DEQUANT
 	"RoPE angles of one position");
 CB_FITS((cb_u64)CB_MAX_EXPERTS * CB_PS_ROUTE, "routing of one token");
 CB_FITS((cb_u64)CB_MAX_HIDDEN * CB_PS_COPY, "gathering one row");
-/* packing one activation row for gemm_pk (k <= the widest gemm input) */
+/* packing one activation row (q8_0 or q8_K) for gemm_pk (k <= the widest gemm input) */
 CB_FITS((cb_u64)CB_MAX_FFN * CB_PS_PACK, "packing one row");
 
 /* 1 / rms(x), as HF LlamaRMSNorm computes it in f32 */
@@ -113,6 +113,13 @@ void cb_jobs_reset(struct cb_engine *e)
 	e->pk_chunks = 0;
 }
 
+/* The packer of activation form @kind for a variant's gemm_pk; NULL for a form nothing packs. */
+static void (*pack_fn(const struct cb_isa_ops *ops, cb_u32 kind))(void *, const void *, int)
+{
+	return kind == CB_ACT_Q8_0 ? ops->pack_q8_0 : kind == CB_ACT_Q8_K ? ops->pack_q8_K :
+	       CB_NULL;
+}
+
 /*
  * Packed activations for job j, if its variant has a gemm over them, the
  * call has enough tokens and its rows fit what is left of the scratch
@@ -121,25 +128,27 @@ void cb_jobs_reset(struct cb_engine *e)
  */
 static void job_pack(struct cb_engine *e, struct cb_gemm_job *j)
 {
+	cb_u32 kind = cb_dtype_act(j->dtype);
 	cb_u64 stride, need;
 	int i;
 
 	j->pk = CB_NULL;
 	j->pk_own = 0;
 	if (!e->pk_buf || j->M < CB_PK_MIN_M || !e->ops->gemm_pk[j->dtype] ||
-	    cb_dtype_act(j->dtype) != CB_ACT_Q8_0)
+	    !pack_fn(e->ops, kind))
 		return;
 	for (i = 0; i < e->njobs - 1; i++) {
 		const struct cb_gemm_job *o = &e->jobs[i];
 
 		if (o->pk_own && o->act == j->act && o->act_stride == j->act_stride &&
-		    o->M == j->M && o->k == j->k) {
+		    o->M == j->M && o->k == j->k && cb_dtype_act(o->dtype) == kind) {
 			j->pk = o->pk;
 			j->pk_stride = o->pk_stride;
 			return;
 		}
 	}
-	stride = cb_pk_row_bytes((cb_u64)j->k);
+	stride = kind == CB_ACT_Q8_K ? cb_pk_k_row_bytes((cb_u64)j->k) :
+				       cb_pk_row_bytes((cb_u64)j->k);
 	need = stride * (cb_u64)j->M;
 	if (need > e->pk_size - e->pk_used)
 		return;
@@ -194,15 +203,17 @@ static void pack_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_gemm_job *j = e->jobs;
+	void (*pack)(void *dst, const void *src, int k);
 	int m, m1;
 
 	while (!j->pk_own || c >= j->pk_first + j->pk_nch)
 		j++;
+	pack = pack_fn(e->ops, cb_dtype_act(j->dtype));
 	m = (c - j->pk_first) * j->pk_rows;
 	m1 = CB_MIN(j->M, m + j->pk_rows);
 	for (; m < m1; m++)
-		e->ops->pack_q8_0((char *)j->pk + (cb_size)m * j->pk_stride,
-				  (const char *)j->act + (cb_size)m * j->act_stride, j->k);
+		pack((char *)j->pk + (cb_size)m * j->pk_stride,
+		     (const char *)j->act + (cb_size)m * j->act_stride, j->k);
 }
 
 static void gemm_chunk(void *arg, int c)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * test_pack.c - the gemms over packed activations (ops->gemm_pk: q8_0 and
- * q4_0 of the VNNI variant, cb_pack_avx512.c, and of the AVX2 and AVX-512
- * variants, cb_pack_avx2.c) against the decode path, bit for bit.
+ * test_pack.c - the gemms over packed activations (ops->gemm_pk) against
+ * the decode path, bit for bit: q8_0 and q4_0 of the VNNI variant over
+ * packed q8_0 rows (cb_pack_avx512.c) and of the AVX2 and AVX-512
+ * variants (cb_pack_avx2.c), and the VNNI q4_K and q6_K over packed q8_K
+ * rows (cb_pack_k_avx512.c).
  *
  * The decode path (ops->gemm at M = 1, one token per call) defines every
  * (row, token) result.  The packed gemm must give those bits for every M
@@ -11,10 +13,13 @@
  * and rows left over), every k from one block to CB_MAX_FFN (odd numbers
  * of blocks: a last pair of one block), every start token, and when the
  * call is cut into the forward pass's chunks.  Weights are raw random
- * quants (q8_0's -128 included) with finite scales; the last weight row
- * ends at an unmapped page, so a read past a row faults; the packer must
- * write exactly cb_pk_row_bytes() per row.  Each variant packs with its
- * own pack_q8_0 and is compared with its own decode gemm.
+ * quants (q8_0's -128 included; k-quants: any scale and min bytes) with
+ * finite f16 scales, and every fifth row all ones bits but those (q4_K:
+ * q = 15 by sc = m = 63, the largest sums of the tile's 16-bit step); the
+ * activations include all-zero blocks and rows of +-127 only.  The last
+ * weight row ends at an unmapped page, so a read past a row faults; the
+ * packer must write exactly its row bytes per row.  Each variant packs
+ * with its own packer and is compared with its own decode gemm.
  */
 #include <math.h>
 #include <stdint.h>
@@ -54,8 +59,9 @@ struct weights {
 /* nrows raw random rows of dt, ending at an inaccessible page. */
 static int weights_make(struct weights *W, int dt, int nrows, int k)
 {
+	const struct cb_block_info *bi = cb_dtype_info(dt);
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), bytes;
-	int r, b, nb = k / 32;
+	int r, b, s, nb = k / (int)bi->block;
 
 	W->wrb = cb_dtype_row_bytes(dt, k);
 	bytes = W->wrb * nrows;
@@ -73,32 +79,43 @@ static int weights_make(struct weights *W, int dt, int nrows, int k)
 
 		for (b = 0; b < nb; b++) {
 			char *blk = row + b * bsz;
-			cb_u16 d = cb_f32_to_f16(ldexpf(rndf(), -(int)(rnd64() % 12)));
 			size_t i;
 
-			memcpy(blk, &d, 2);
-			for (i = 2; i < bsz; i++)
-				blk[i] = (char)rnd64();
+			for (i = 0; i < bsz; i++)
+				blk[i] = r % 5 == 4 ? (char)0xff : (char)rnd64();
+			for (s = 0; s < bi->nscale; s++) {
+				cb_u16 d = cb_f32_to_f16(ldexpf(rndf(), -(int)(rnd64() % 12)));
+
+				memcpy(blk + bi->scale_off[s], &d, 2);
+			}
 		}
 	}
 	return 0;
 }
 
-/* MMAX q8_0 activation rows of k: random scales per block, some all zero. */
-static char *acts_make(int k, size_t *as)
+/*
+ * MMAX activation rows of k in form @kind (q8_0, q8_K): random scales per
+ * block, some blocks all zero, some rows +-127 only.
+ */
+static char *acts_make(int kind, int k, size_t *as)
 {
 	float *x = malloc(sizeof(float) * k);
 	char *a;
 	int m, i;
 
-	*as = cb_act_row_bytes(CB_ACT_Q8_0, k);
+	*as = cb_act_row_bytes(kind, k);
 	a = malloc(*as * MMAX);
 	for (m = 0; m < MMAX; m++) {
 		for (i = 0; i < k; i++)
 			x[i] = rndf() * ldexpf(1.0f, (int)((i / 32 + m) % 9) - 4);
+		if (m % 7 == 6)
+			for (i = 0; i < k; i++)
+				x[i] = m % 2 ? 1.0f : -1.0f;
 		if (k >= 64 && m % 3 == 0)
 			memset(x + 32, 0, 32 * sizeof(float));	/* d = 0 */
-		cb_isa_scalar.quantize_act[CB_ACT_Q8_0](a + m * *as, x, k);
+		if (k >= 512 && m % 3 == 0)
+			memset(x + 256, 0, 256 * sizeof(float));	/* a q8_K d = 0 */
+		cb_isa_scalar.quantize_act[kind](a + m * *as, x, k);
 	}
 	free(x);
 	return a;
@@ -111,9 +128,12 @@ static char *acts_make(int k, size_t *as)
 static int check_shape(const struct cb_isa_ops *ops, int dt, int nrows, int k, const int *ms,
 		       int nm, int *calls, int *guard_bad)
 {
+	const int kind = (int)cb_dtype_act(dt);
+	void (*pack)(void *, const void *, int) = kind == CB_ACT_Q8_K ? ops->pack_q8_K :
+						  ops->pack_q8_0;
 	struct weights W;
-	size_t as, ps = cb_pk_row_bytes(k);
-	char *act = acts_make(k, &as), *pk;
+	size_t as, ps = kind == CB_ACT_Q8_K ? cb_pk_k_row_bytes(k) : cb_pk_row_bytes(k);
+	char *act = acts_make(kind, k, &as), *pk;
 	float *one, *got;
 	int m, i, M, bad = 0;
 
@@ -127,7 +147,7 @@ static int check_shape(const struct cb_isa_ops *ops, int dt, int nrows, int k, c
 	pk = aligned_alloc(64, ps * MMAX + 64);
 	memset(pk, 0xa5, ps * MMAX + 64);
 	for (m = 0; m < MMAX; m++)
-		ops->pack_q8_0(pk + m * ps, act + m * as, k);
+		pack(pk + m * ps, act + m * as, k);
 	for (i = 0; i < 64; i++)
 		*guard_bad += (unsigned char)pk[ps * MMAX + i] != 0xa5;
 	/* the decode path */
@@ -164,30 +184,32 @@ static int check_shape(const struct cb_isa_ops *ops, int dt, int nrows, int k, c
 static void run_packed(int level, int dt)
 {
 	static const int ks[] = { 32, 64, 96, 160, 2048, 5632 };
+	static const int kks[] = { 256, 512, 768, 1280, 2048, 5632 };	/* k-quants */
 	static const int nrs[] = { 1, 3, 4, 5, 13 };
 	static const int wide_ms[] = { 1, 2, 5, 32, 33 };
 	int all_ms[MMAX], ik, ir, calls = 0, bad = 0, guard_bad = 0;
 	const struct cb_isa_ops *ops = cb_isa_get(level);
+	const int kq = cb_dtype_act(dt) == CB_ACT_Q8_K;
 
 	if (!ops) {
 		CB_SKIP("the variant does not run on this CPU");
 		return;
 	}
-	CB_CHECK(ops->gemm_pk[dt] && ops->pack_q8_0, "%s has no packed %s gemm", ops->name,
-		 cb_dtype_info(dt)->name);
-	if (!ops->gemm_pk[dt] || !ops->pack_q8_0)
+	CB_CHECK(ops->gemm_pk[dt] && (kq ? ops->pack_q8_K : ops->pack_q8_0),
+		 "%s has no packed %s gemm", ops->name, cb_dtype_info(dt)->name);
+	if (!ops->gemm_pk[dt] || !(kq ? ops->pack_q8_K : ops->pack_q8_0))
 		return;
 	for (ik = 0; ik < MMAX; ik++)
 		all_ms[ik] = ik + 1;
 	for (ik = 0; ik < (int)CB_ARRAY_SIZE(ks); ik++)
 		for (ir = 0; ir < (int)CB_ARRAY_SIZE(nrs); ir++)
-			bad += check_shape(ops, dt, nrs[ir], ks[ik], all_ms, MMAX, &calls,
-					   &guard_bad);
+			bad += check_shape(ops, dt, nrs[ir], kq ? kks[ik] : ks[ik], all_ms,
+					   MMAX, &calls, &guard_bad);
 	/* the widest gemm input: CB_MAX_FFN, an odd row count */
 	bad += check_shape(ops, dt, 5, (int)CB_MAX_FFN, wide_ms, CB_ARRAY_SIZE(wide_ms),
 			   &calls, &guard_bad);
-	bad += check_shape(ops, dt, 7, (int)CB_MAX_FFN - 32, wide_ms, CB_ARRAY_SIZE(wide_ms),
-			   &calls, &guard_bad);
+	bad += check_shape(ops, dt, 7, (int)CB_MAX_FFN - (kq ? 256 : 32), wide_ms,
+			   CB_ARRAY_SIZE(wide_ms), &calls, &guard_bad);
 	printf("# %s gemm_pk %s: %d calls\n", ops->name, cb_dtype_info(dt)->name, calls);
 	CB_CHECK(bad == 0, "%d of %d calls gave other bits than the decode path", bad, calls);
 	CB_CHECK(guard_bad == 0, "the packer wrote %d bytes past its rows", guard_bad);
@@ -224,6 +246,16 @@ static void test_avx512_packed_q4_0_equals_decode(void)
 	run_packed(CB_ISA_AVX512, CB_DT_Q4_0);
 }
 
+static void test_packed_q4_K_equals_decode(void)
+{
+	run_packed(CB_ISA_AVX512_VNNI, CB_DT_Q4_K);
+}
+
+static void test_packed_q6_K_equals_decode(void)
+{
+	run_packed(CB_ISA_AVX512_VNNI, CB_DT_Q6_K);
+}
+
 /* The packed row: 136 bytes per pair of blocks, rounded up to 64. */
 static void test_packed_row_bytes(void)
 {
@@ -233,6 +265,10 @@ static void test_packed_row_bytes(void)
 	CB_CHECK(cb_pk_row_bytes(2048) == 32 * 136, "k = 2048");
 	CB_CHECK(cb_pk_row_bytes(5632) == 88 * 136, "k = 5632");
 	CB_CHECK(cb_pk_row_bytes(96) % 64 == 0 && cb_pk_row_bytes(96) >= 2 * 136, "k = 96");
+	/* q8_K: 384 bytes per super-block, never more than the q8_0 form */
+	CB_CHECK(cb_pk_k_row_bytes(256) == 384, "q8_K k = 256");
+	CB_CHECK(cb_pk_k_row_bytes(5632) == 22 * 384, "q8_K k = 5632");
+	CB_CHECK(cb_pk_k_row_bytes(CB_MAX_FFN) <= cb_pk_row_bytes(CB_MAX_FFN), "q8_K k = max");
 }
 
 int main(void)
@@ -244,5 +280,7 @@ int main(void)
 	CB_RUN(test_avx2_packed_q4_0_equals_decode);
 	CB_RUN(test_avx512_packed_q8_0_equals_decode);
 	CB_RUN(test_avx512_packed_q4_0_equals_decode);
+	CB_RUN(test_packed_q4_K_equals_decode);
+	CB_RUN(test_packed_q6_K_equals_decode);
 	return cb_test_done();
 }
