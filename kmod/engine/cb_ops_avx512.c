@@ -193,6 +193,25 @@ avx512_q2_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 				out[m * ldo + r] = _mm512_reduce_add_ps(acc[r][m]);
 }
 
+/* At M = 1, the decode tiles of cb_q_dec_avx512.c: the same bits. */
+static void avx512_gemm_q8_0_vnni_m(float *out, cb_size ldo, const void *w, cb_size wrb,
+				    const void *act, cb_size as, int M, int nrows, int k)
+{
+	if (M == 1)
+		cb_avx512_vnni_gemm_dec_q8_0(out, w, wrb, act, nrows, k);
+	else
+		avx512_gemm_q8_0_vnni(out, ldo, w, wrb, act, as, M, nrows, k);
+}
+
+static void avx512_gemm_q4_0_vnni_m(float *out, cb_size ldo, const void *w, cb_size wrb,
+				    const void *act, cb_size as, int M, int nrows, int k)
+{
+	if (M == 1)
+		cb_avx512_vnni_gemm_dec_q4_0(out, w, wrb, act, nrows, k);
+	else
+		avx512_gemm_q4_0_vnni(out, ldo, w, wrb, act, as, M, nrows, k);
+}
+
 /* --- router top-k ---------------------------------------------------------------- */
 
 /*
@@ -517,8 +536,8 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 		[CB_DT_F32] = avx512_gemm_f32,
 		[CB_DT_F16] = avx512_gemm_f16,
 		[CB_DT_BF16] = avx512_gemm_bf16,
-		[CB_DT_Q8_0] = avx512_gemm_q8_0_vnni,
-		[CB_DT_Q4_0] = avx512_gemm_q4_0_vnni,
+		[CB_DT_Q8_0] = avx512_gemm_q8_0_vnni_m,
+		[CB_DT_Q4_0] = avx512_gemm_q4_0_vnni_m,
 		CB_GEMM_Q_TABLE(avx512_vnni),
 	},
 	.gemm_pk = {

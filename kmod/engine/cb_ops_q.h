@@ -97,6 +97,12 @@ CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q4_K);
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q6_K);
 void cb_avx512_vnni_pack_q8_K(void *dst, const void *src, int k);
 
+/* The VNNI gemms at M = 1 (cb_q_dec_avx512.c): out[r] = row r . act */
+void cb_avx512_vnni_gemm_dec_q8_0(float *out, const void *w, cb_size w_row_bytes,
+				  const void *act, int nrows, int k);
+void cb_avx512_vnni_gemm_dec_q4_0(float *out, const void *w, cb_size w_row_bytes,
+				  const void *act, int nrows, int k);
+
 /* q8_1 and q8_K activation quantizers of the SIMD variants (cb_kq_*.c) */
 void cb_avx2_quantize_q8_1(void *dst, const float *x, int n);
 void cb_avx2_quantize_q8_K(void *dst, const float *x, int n);

@@ -1,25 +1,28 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * test_pack.c - the gemms over packed activations (ops->gemm_pk) against
- * the decode path, bit for bit: q8_0 and q4_0 of the VNNI variant over
- * packed q8_0 rows (cb_pack_avx512.c) and of the AVX2 and AVX-512
- * variants (cb_pack_avx2.c), and the VNNI q4_K and q6_K over packed q8_K
- * rows (cb_pack_k_avx512.c).
+ * test_pack.c - each variant's quantized gemms against each other, bit for
+ * bit: over packed activations (ops->gemm_pk: q8_0 and q4_0 of the VNNI
+ * variant, cb_pack_avx512.c, and of the AVX2 and AVX-512 variants,
+ * cb_pack_avx2.c; the VNNI q4_K and q6_K over packed q8_K rows,
+ * cb_pack_k_avx512.c), at M = 1 (ops->gemm's decode tiles, the VNNI ones
+ * in cb_q_dec_avx512.c) and at M >= 2 unpacked (ops->gemm's block tiles).
  *
  * The decode path (ops->gemm at M = 1, one token per call) defines every
- * (row, token) result.  The packed gemm must give those bits for every M
- * (1..33: the token counts of experts in a prefill, none a multiple of the
- * tile or all of them), every number of rows (1 to 13: whole groups of 4
- * and rows left over), every k from one block to CB_MAX_FFN (odd numbers
- * of blocks: a last pair of one block), every start token, and when the
- * call is cut into the forward pass's chunks.  Weights are raw random
- * quants (q8_0's -128 included; k-quants: any scale and min bytes) with
- * finite f16 scales, and every fifth row all ones bits but those (q4_K:
- * q = 15 by sc = m = 63, the largest sums of the tile's 16-bit step); the
- * activations include all-zero blocks and rows of +-127 only.  The last
- * weight row ends at an unmapped page, so a read past a row faults; the
- * packer must write exactly its row bytes per row.  Each variant packs
- * with its own packer and is compared with its own decode gemm.
+ * (row, token) result.  The packed gemm is compared for every M (1..33:
+ * the token counts of experts in a prefill, none a multiple of the tile or
+ * all of them), the unpacked one for M = 2..5 (its token tiles of 2, 3, 4
+ * and 3 + 2), over every number of rows (1 to 37: whole groups of 4 and of
+ * the VNNI decode tiles' 16, and every kind of rows left over), every k
+ * from one block to CB_MAX_FFN (odd numbers of blocks: a last pair of one
+ * block), every start token, and when the call is cut into the forward
+ * pass's chunks.  Weights are raw random quants (q8_0's -128 included;
+ * k-quants: any scale and min bytes) with finite f16 scales, and every
+ * fifth row all ones bits but those (q4_K: q = 15 by sc = m = 63, the
+ * largest sums of the tile's 16-bit step); the activations include
+ * all-zero blocks and rows of +-127 only.  The last weight row ends at an
+ * unmapped page, so a read past a row faults; the packer must write
+ * exactly its row bytes per row.  Each variant packs with its own packer
+ * and is compared with its own decode gemm.
  */
 #include <math.h>
 #include <stdint.h>
@@ -164,6 +167,17 @@ static int check_shape(const struct cb_isa_ops *ops, int dt, int nrows, int k, c
 			++*calls;
 		}
 	}
+	/* the unpacked block tile at M = 2..5 */
+	for (M = 2; M <= 5; M++) {
+		int m0;
+
+		for (m0 = 0; m0 <= MMAX - M; m0 += MMAX - M) {
+			memset(got, 0xff, sizeof(float) * MMAX * nrows);
+			ops->gemm[dt](got, nrows, W.w, W.wrb, act + m0 * as, as, M, nrows, k);
+			bad += !!memcmp(got, one + m0 * nrows, sizeof(float) * M * nrows);
+			++*calls;
+		}
+	}
 	/* the forward pass's chunks: 16 rows x 32 tokens */
 	memset(got, 0xff, sizeof(float) * MMAX * nrows);
 	for (i = 0; i < nrows; i += 16)
@@ -185,7 +199,8 @@ static void run_packed(int level, int dt)
 {
 	static const int ks[] = { 32, 64, 96, 160, 2048, 5632 };
 	static const int kks[] = { 256, 512, 768, 1280, 2048, 5632 };	/* k-quants */
-	static const int nrs[] = { 1, 3, 4, 5, 13 };
+	/* 16 + 8 + 4 + 3, 16 + 16 + 4 + 1, 16 + 8 + 1, 8, 4 + 3 */
+	static const int nrs[] = { 1, 3, 4, 5, 7, 8, 13, 16, 25, 31, 37 };
 	static const int wide_ms[] = { 1, 2, 5, 32, 33 };
 	int all_ms[MMAX], ik, ir, calls = 0, bad = 0, guard_bad = 0;
 	const struct cb_isa_ops *ops = cb_isa_get(level);
@@ -210,7 +225,8 @@ static void run_packed(int level, int dt)
 			   &calls, &guard_bad);
 	bad += check_shape(ops, dt, 7, (int)CB_MAX_FFN - (kq ? 256 : 32), wide_ms,
 			   CB_ARRAY_SIZE(wide_ms), &calls, &guard_bad);
-	printf("# %s gemm_pk %s: %d calls\n", ops->name, cb_dtype_info(dt)->name, calls);
+	printf("# %s %s: %d calls (packed M = 1..33, unpacked M = 2..5)\n", ops->name,
+	       cb_dtype_info(dt)->name, calls);
 	CB_CHECK(bad == 0, "%d of %d calls gave other bits than the decode path", bad, calls);
 	CB_CHECK(guard_bad == 0, "the packer wrote %d bytes past its rows", guard_bad);
 }
