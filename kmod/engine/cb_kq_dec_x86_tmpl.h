@@ -2,7 +2,7 @@
 /*
  * cb_kq_dec_x86_tmpl.h - the decode tiles (4 rows x 1 token) of q4_K and
  * q6_K on 512-bit vectors for the AVX-512 instances of cb_kq_x86_tmpl.h,
- * and of q4_K on 256-bit vectors for the AVX2 one.  cb_kq_x86_tmpl.h
+ * and on 256-bit vectors for the AVX2 one.  cb_kq_x86_tmpl.h
  * includes this file and calls KQ(dec_tile) from its k_tile when
  * KQ(dec_has) says so.  Same KQ(), KQ_VNNI, KQ_PERMW as there.
  *
@@ -34,6 +34,11 @@
  * unpacking, a vpmaddubsw, a vpshufb of the row's scale bytes into words
  * and vpmaddwd + vpaddd; per row one vpmaddwd of its mins (each twice)
  * against the token's 16-sums, and one tree for the eight 8-lane sums.
+ * q6_K: per row the scales widened to words once (vpmovsxbw), the offset
+ * 32 as the running sum's start (-32 sum sc bsum: one vpmaddwd and a
+ * shift), and per 32 weights the unpacking (4 to 5 operations), a
+ * vpmaddubsw, a vpshufb of the half's scale words and vpmaddwd + vpaddd;
+ * one tree for the four rows' sums, which has no mins: [isum r0..3 | 0].
  */
 
 /*
@@ -60,8 +65,11 @@ static inline CB_ALWAYS_INLINE __m256 KQ(dec_dw)(const char *p, cb_size wrb, int
 static inline CB_ALWAYS_INLINE __m256 KQ(dec_fma)(__m256 acc, __m256i t, __m256 dw,
 						  const struct cb_block_q8_K *xb)
 {
-	const float dx = cb_f32_from_bits(xb->d_bits);
-	__m256 s = _mm256_mul_ps(dw, _mm256_setr_ps(dx, dx, dx, dx, -dx, -dx, -dx, -dx));
+	/* [dx x 4 | -dx x 4]: the sign flipped by a xor, as negation does */
+	const __m256 dx = _mm256_xor_ps(_mm256_castsi256_ps(_mm256_set1_epi32((int)xb->d_bits)),
+					_mm256_setr_ps(0.0f, 0.0f, 0.0f, 0.0f,
+						       -0.0f, -0.0f, -0.0f, -0.0f));
+	__m256 s = _mm256_mul_ps(dw, dx);
 
 	return _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), s, acc);
 }
@@ -75,6 +83,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec_prefetch)(const char *p, cb_size wrb,
 {
 	int o;
 
+#pragma GCC unroll 4
 	for (o = 0; o < n; o += 64) {
 		_mm_prefetch(p + o + KQ_PREFETCH, _MM_HINT_T0);
 		_mm_prefetch(p + o + 4 * wrb, _MM_HINT_T1);
@@ -353,7 +362,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec_tile)(float *out, const char *w, cb_s
 
 static inline CB_ALWAYS_INLINE int KQ(dec_has)(int dt)
 {
-	return dt == CB_DT_Q4_K;
+	return dt == CB_DT_Q4_K || dt == CB_DT_Q6_K;
 }
 
 /* k4_scales of rows 0 and 1 (blocks at p, p + wrb), one row per 128-bit lane. */
@@ -472,10 +481,103 @@ static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_s
 		out[r] = v[r] + v[r + 4];
 }
 
+/*
+ * q6_K: one row's 8-lane sum of sc x (q - 32) . x over its super-block,
+ * started at -32 sum_j sc_j bsum_j (nbs: the token's 16-sums negated).
+ * Half h: ql[64h + 32i ..] holds groups 4h + i (low nibbles) and
+ * 4h + 2 + i (high nibbles), i = 0, 1; bits 2p, 2p + 1 of qh[32h ..] are
+ * the top bits of group 4h + p.  Group g takes scale words 2g (its first
+ * 16 weights, low lane) and 2g + 1 (high lane): a vpshufb of the half's
+ * eight words, in both lanes.
+ */
+static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q6k_row)(const struct cb_block_q6_K *wb,
+							const struct cb_block_q8_K *xb, __m256i nbs)
+{
+	static const cb_u8 ctl[4][32] CB_ALIGNED(32) = {
+		{ 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+		  2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3 },
+		{ 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5,
+		  6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7 },
+		{ 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9,
+		  10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11 },
+		{ 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13,
+		  14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15 },
+	};
+	const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(0x30);
+	const __m256i sw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)wb->scales));
+	__m256i z = _mm256_slli_epi32(_mm256_madd_epi16(sw, nbs), 5);
+	int h, p;
+
+#pragma GCC unroll 2
+	for (h = 0; h < 2; h++) {
+		__m256i l0 = KQ(load)(wb->ql + 64 * h), l1 = KQ(load)(wb->ql + 64 * h + 32);
+		__m256i hb = KQ(load)(wb->qh + 32 * h);
+		__m256i sh = _mm256_permute4x64_epi64(sw, h ? 0xee : 0x44);
+		__m256i q[4];
+
+		q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4),
+				       _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2));
+		q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
+				       _mm256_and_si256(_mm256_slli_epi16(hb, 2), m2));
+		q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+				       _mm256_and_si256(hb, m2));
+		q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+				       _mm256_and_si256(_mm256_srli_epi16(hb, 2), m2));
+#pragma GCC unroll 4
+		for (p = 0; p < 4; p++) {
+			const cb_s8 *xq = xb->qs + 128 * h + 32 * p;
+			__m256i pr = _mm256_maddubs_epi16(q[p], KQ(load)(xq));
+
+			z = KQ_DOT16(z, pr, _mm256_shuffle_epi8(sh, _mm256_load_si256((const void *)
+									       ctl[p])));
+			__asm__("" : "+x"(z));	/* one running sum, as in dec2_q4k_row */
+		}
+	}
+	return z;
+}
+
+/* q6_K, 4 rows x 1 token over nb super-blocks, on ymm. */
+static inline CB_ALWAYS_INLINE void KQ(dec2_q6k)(float *out, const char *w, cb_size wrb,
+						 const char *act, int nb)
+{
+	__m256 acc = _mm256_setzero_ps();
+	float v[8];
+	int b, r;
+
+	for (b = 0; b < nb; b++) {
+		const struct cb_block_q8_K *xb = (const struct cb_block_q8_K *)act + b;
+		const char *blk = w + (cb_size)b * sizeof(struct cb_block_q6_K);
+		const __m256i nbs = _mm256_sub_epi16(_mm256_setzero_si256(), KQ(load)(xb->bsums));
+		__m256i z[4], i4;
+		__m128i t;
+
+#pragma GCC unroll 4
+		for (r = 0; r < 4; r++) {
+			const struct cb_block_q8_K *xr = xb;
+
+			__asm__("" : "+r"(xr));	/* the token from L1 per row */
+			KQ(dec_prefetch)(blk + r * wrb, wrb, sizeof(struct cb_block_q6_K));
+			z[r] = KQ(dec2_q6k_row)((const void *)(blk + r * wrb), xr, nbs);
+		}
+		i4 = KQ(dec2_zip4)(KQ(dec2_zip)(z[0], z[1]), KQ(dec2_zip)(z[2], z[3]));
+		t = _mm_add_epi32(_mm256_castsi256_si128(i4), _mm256_extracti128_si256(i4, 1));
+		/* [isum r0..3 | 0]: k_tile's vector without mins */
+		acc = KQ(dec_fma)(acc, _mm256_zextsi128_si256(t), KQ(dec_dw)(blk + 206, wrb, 0),
+				  xb);
+	}
+	_mm256_storeu_ps(v, acc);
+#pragma GCC unroll 4
+	for (r = 0; r < 4; r++)
+		out[r] = v[r] + v[r + 4];
+}
+
 static inline CB_ALWAYS_INLINE void KQ(dec_tile)(float *out, const char *w, cb_size wrb,
 						 const char *act, int nb, int dt)
 {
-	KQ(dec2_q4k)(out, w, wrb, act, nb);
+	if (dt == CB_DT_Q6_K)
+		KQ(dec2_q6k)(out, w, wrb, act, nb);
+	else
+		KQ(dec2_q4k)(out, w, wrb, act, nb);
 }
 
 #endif /* KQ_PERMW */

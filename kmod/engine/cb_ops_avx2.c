@@ -39,6 +39,9 @@
 #define Q_DOT(u, s)							\
 	_mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1))
 
+#include "cb_ops_dec_avx2.h"
+#define Q_DEC_TILE avx2_q_dec_tile
+
 #include "cb_ops_x86_tmpl.h"
 
 /* --- router top-k ---------------------------------------------------------------- */

@@ -28,6 +28,9 @@
  *                      checked once, by that variant's valid())
  *   Q_VNNI_TILE, Q_VNNI_MT  optional: a tile function (same signature as
  *                      q_tile) and its token tile for the VNNI gemms
+ *   Q_DEC_TILE(out, w, wrb, act, nb)  optional: q_tile's 4 rows x 1
+ *                      token (decode) of q4_0, with q_tile's float steps
+ *                      (cb_ops_dec_avx2.h)
  *
  * Tiling: R_TILE = 4 weight rows times up to F_MT / Q_MT tokens of
  * accumulators live in registers; each group of 4 rows is streamed from
@@ -211,6 +214,13 @@ static inline CB_ALWAYS_INLINE void PFX(q_tile)(float *out, cb_size ldo, const c
 	__m256i lane[R_TILE];
 	int r, m, b;
 
+#ifdef Q_DEC_TILE
+	/* decode: the variant's own 4 x 1 tile, the same float steps */
+	if (dt == CB_DT_Q4_0 && MT == 1 && R == R_TILE) {
+		Q_DEC_TILE(out, w, wrb, act, nb);
+		return;
+	}
+#endif
 #pragma GCC unroll 4
 	for (r = 0; r < R_TILE; r++) {
 		lane[r] = _mm256_set1_epi32(r);

@@ -592,6 +592,75 @@ static void run_axpy(int level)
 		 ops->name, bad_axpy);
 }
 
+/*
+ * The decode tiles (M = 1) against the others at the ends of the ranges:
+ * rows whose blocks hold every nibble 0 (q4_0: -8) or 15 (+7), every
+ * byte -128 or 127 (q8_0), or random ones, with scales of either sign
+ * from the smallest subnormal half to 65504; tokens of all +127, all -127
+ * and random quants, random scales; 1, 3 and 65 blocks (odd: a last
+ * block alone) and 7 or 13 rows (rows left over after the groups of 4).
+ * Each token alone (the decode tile) must give the bits of the same token
+ * in one call of all four (tiles of 2 or 4 tokens).
+ */
+static void run_gemm_dec_extremes(int level, int dt)
+{
+	static const cb_u16 dh[] = { 0x0001, 0x8001, 0x7bff, 0xfbff, 0x3c00, 0x0400 };
+	static const int nbs[] = { 1, 3, 65 }, nrs[] = { 7, 13 };
+	const struct cb_isa_ops *ops = variant(level);
+	const int M = 4, bsz = dt == CB_DT_Q4_0 ? 18 : 34;
+	int ik, in, bad = 0, n = 0;
+
+	if (!ops)
+		return;
+	for (ik = 0; ik < (int)CB_ARRAY_SIZE(nbs); ik++)
+		for (in = 0; in < (int)CB_ARRAY_SIZE(nrs); in++) {
+			struct problem p;
+			float *all, *one;
+			int r, b, m, i;
+
+			problem_make(&p, dt, M, nrs[in], nbs[ik] * 32);
+			for (r = 0; r < p.nrows; r++)
+				for (b = 0; b < nbs[ik]; b++) {
+					cb_u8 *blk = (cb_u8 *)p.w + r * p.wrb + b * bsz;
+					int fill = (r + b) % 3;
+					cb_u16 d = (r + b) % 4 ? dh[(r + 2 * b) % 6] :
+						(cb_u16)(rnd64() & 0xfbff);
+
+					memcpy(blk, &d, 2);
+					for (i = 2; i < bsz; i++)
+						blk[i] = fill == 2 ? (cb_u8)rnd64() :
+							 dt == CB_DT_Q4_0 ? (fill ? 0xff : 0x00) :
+							 (fill ? 0x7f : 0x80);
+				}
+			for (m = 0; m < M; m++)
+				for (b = 0; b < nbs[ik]; b++) {
+					char *xr = (char *)p.act + m * p.as;
+					struct cb_block_q8_0 *xb = (struct cb_block_q8_0 *)xr + b;
+
+					xb->d = (cb_u16)(rnd64() & 0x7bff);
+					for (i = 0; i < 32 && m < 2; i++)
+						xb->qs[i] = m ? -127 : 127;
+				}
+			all = out_alloc(&p);
+			one = out_alloc(&p);
+			ops->gemm[dt](all, p.ldo, p.w, p.wrb, p.act, p.as, M, p.nrows, p.k);
+			for (m = 0; m < M; m++)
+				ops->gemm[dt](one + m * p.ldo, p.ldo, p.w, p.wrb,
+					      (char *)p.act + m * p.as, p.as, 1, p.nrows, p.k);
+			for (i = 0; i < M * (int)p.ldo; i++)
+				if (!same_bits(&one[i], &all[i]) && bad++ < 3)
+					CB_CHECK(0, "%s %s k=%d nrows=%d m=%d r=%d: %.9g, %.9g",
+						 ops->name, dt_name(dt), p.k, p.nrows,
+						 i / (int)p.ldo, i % (int)p.ldo, one[i], all[i]);
+			n++;
+			free(all);
+			free(one);
+			problem_free(&p);
+		}
+	printf("# %s %s decode tile at the extremes: %d problems\n", ops->name, dt_name(dt), n);
+	CB_CHECK(bad == 0, "%d outputs of M = 1 differ from M = 4", bad);
+}
+
 #define VARIANT_TESTS(lvl, nm)							\
 static void test_##nm##_gemm_f32(void) { run_gemm(lvl, CB_DT_F32); }		\
 static void test_##nm##_gemm_f16(void) { run_gemm(lvl, CB_DT_F16); }		\
@@ -602,6 +671,8 @@ static void test_##nm##_gemm_q8_0_splits(void) { run_gemm_splits(lvl, CB_DT_Q8_0
 static void test_##nm##_gemm_q4_0_splits(void) { run_gemm_splits(lvl, CB_DT_Q4_0); } \
 static void test_##nm##_gemm_q8_0_prefill(void) { run_gemm_prefill(lvl, CB_DT_Q8_0); } \
 static void test_##nm##_gemm_q4_0_prefill(void) { run_gemm_prefill(lvl, CB_DT_Q4_0); } \
+static void test_##nm##_gemm_q8_0_dec_extremes(void) { run_gemm_dec_extremes(lvl, CB_DT_Q8_0); } \
+static void test_##nm##_gemm_q4_0_dec_extremes(void) { run_gemm_dec_extremes(lvl, CB_DT_Q4_0); } \
 static void test_##nm##_quantize_q8_0_bytes(void) { run_quantize(lvl); }	\
 static void test_##nm##_axpy(void) { run_axpy(lvl); }
 
@@ -620,6 +691,8 @@ VARIANT_TESTS(CB_ISA_AVX512_VNNI, avx512_vnni)
 		CB_RUN(test_##nm##_gemm_q4_0_splits);			\
 		CB_RUN(test_##nm##_gemm_q8_0_prefill);			\
 		CB_RUN(test_##nm##_gemm_q4_0_prefill);			\
+		CB_RUN(test_##nm##_gemm_q8_0_dec_extremes);		\
+		CB_RUN(test_##nm##_gemm_q4_0_dec_extremes);		\
 		CB_RUN(test_##nm##_quantize_q8_0_bytes);		\
 		CB_RUN(test_##nm##_axpy);				\
 	} while (0)

@@ -709,6 +709,63 @@ static void run_kq_extremes(int level, int dt)
 	free(w);
 }
 
+/*
+ * The decode tiles against the multi-token ones at the same extremes, with
+ * scales that are not 1: kq_extreme_rows' super-blocks laid out as 7 rows
+ * of 3 (rows left over after the group of 4, an odd number of
+ * super-blocks), d and dmin random halves of either sign, tokens of +127,
+ * -127 and random quants with random d.  Each token alone (M = 1: the
+ * decode tile for rows 0..3) must give the bits of the same token in one
+ * call of all four.
+ */
+static void run_kq_dec_same(int level, int dt)
+{
+	const struct cb_isa_ops *ops = variant(level);
+	const int nrows = 7, nb = 3, M = 4, k = nb * CB_QK_K;
+	const size_t bsz = cb_dtype_row_bytes(dt, CB_QK_K), wrb = nb * bsz;
+	const size_t as = nb * sizeof(struct cb_block_q8_K);
+	cb_u8 *w = malloc(wrb * nrows), *blks = malloc(bsz * nrows * nb);
+	struct cb_block_q8_K x[4 * 3];
+	float all[4 * 7], one[4 * 7];
+	int bad = 0, r, b, m, i;
+
+	if (!ops) {
+		free(w);
+		free(blks);
+		return;
+	}
+	kq_extreme_rows(dt, blks, bsz, nrows * nb);
+	for (r = 0; r < nrows; r++)
+		for (b = 0; b < nb; b++) {
+			cb_u8 *p = w + r * wrb + b * bsz;
+			cb_u16 d = rnd_half(), dmin = rnd_half();
+
+			memcpy(p, blks + (r * nb + b) * bsz, bsz);
+			memcpy(p + (dt == CB_DT_Q6_K ? 208 : 0), &d, 2);
+			if (dt == CB_DT_Q4_K)
+				memcpy(p + 2, &dmin, 2);
+		}
+	for (m = 0; m < M; m++)
+		for (b = 0; b < nb; b++) {
+			float d = ldexpf(1.0f + 0.5f * rndf(), (int)(rnd64() % 21) - 10);
+
+			kq_extreme_token(&x[m * nb + b], m);
+			memcpy(&x[m * nb + b].d_bits, &d, 4);
+		}
+	ops->gemm[dt](all, nrows, w, wrb, x, as, M, nrows, k);
+	for (m = 0; m < M; m++)
+		ops->gemm[dt](one + m * nrows, nrows, w, wrb, &x[m * nb], as, 1, nrows, k);
+	for (i = 0; i < M * nrows; i++)
+		if (memcmp(&one[i], &all[i], 4) && bad++ < 2)
+			CB_CHECK(0, "%s %s m=%d r=%d: M = 1 %.9g, M = 4 %.9g", ops->name,
+				 cb_dtype_name(dt), i / nrows, i % nrows, one[i], all[i]);
+	printf("# %s %s decode tile against M = 4: %d rows x %d super-blocks\n", ops->name,
+	       cb_dtype_name(dt), nrows, nb);
+	CB_CHECK(bad == 0, "%d outputs of M = 1 differ from M = 4", bad);
+	free(w);
+	free(blks);
+}
+
 #define TYPE_TESTS(t)								\
 static void test_scalar_gemm_##t##_exact(void) { run_scalar_exact(CB_DT_##t); }	\
 static void test_avx2_gemm_##t(void) { run_variant(CB_ISA_AVX2, CB_DT_##t); }	\
@@ -740,6 +797,21 @@ static void test_avx512_vnni_q6_K_extremes(void)
 {
 	run_kq_extremes(CB_ISA_AVX512_VNNI, CB_DT_Q6_K);
 }
+
+static void test_avx2_q4_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX2, CB_DT_Q4_K); }
+static void test_avx2_q6_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX2, CB_DT_Q6_K); }
+static void test_avx512_vnni_q4_K_dec_same(void)
+{
+	run_kq_dec_same(CB_ISA_AVX512_VNNI, CB_DT_Q4_K);
+}
+
+static void test_avx512_vnni_q6_K_dec_same(void)
+{
+	run_kq_dec_same(CB_ISA_AVX512_VNNI, CB_DT_Q6_K);
+}
+
+static void test_avx512_q4_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX512, CB_DT_Q4_K); }
+static void test_avx512_q6_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX512, CB_DT_Q6_K); }
 
 static void test_avx2_quantize_act_bytes(void) { run_quantize(CB_ISA_AVX2); }
 static void test_avx512_quantize_act_bytes(void) { run_quantize(CB_ISA_AVX512); }
@@ -794,6 +866,12 @@ int main(void)
 	CB_RUN(test_avx2_q6_K_extremes);
 	CB_RUN(test_avx512_q6_K_extremes);
 	CB_RUN(test_avx512_vnni_q6_K_extremes);
+	CB_RUN(test_avx2_q4_K_dec_same);
+	CB_RUN(test_avx2_q6_K_dec_same);
+	CB_RUN(test_avx512_q4_K_dec_same);
+	CB_RUN(test_avx512_q6_K_dec_same);
+	CB_RUN(test_avx512_vnni_q4_K_dec_same);
+	CB_RUN(test_avx512_vnni_q6_K_dec_same);
 	CB_RUN(test_avx2_quantize_act_bytes);
 	CB_RUN(test_avx512_quantize_act_bytes);
 	CB_RUN(test_avx512_vnni_quantize_act_bytes);
