@@ -104,6 +104,21 @@ static inline cb_u64 cb_pk_k_row_bytes(cb_u64 k)
 	return k / 256 * 384;
 }
 
+/* The packed row bytes of activation form @kind (q8_0 or q8_K) */
+static inline cb_u64 cb_pk_act_row_bytes(cb_u32 kind, cb_u64 k)
+{
+	return kind == CB_ACT_Q8_K ? cb_pk_k_row_bytes(k) : cb_pk_row_bytes(k);
+}
+
+typedef void (*cb_pack_fn)(void *dst, const void *src, int k);
+
+/* @ops's packer of activation form @kind; NULL for a form nothing packs */
+static inline cb_pack_fn cb_pk_pack_fn(const struct cb_isa_ops *ops, cb_u32 kind)
+{
+	return kind == CB_ACT_Q8_0 ? ops->pack_q8_0 : kind == CB_ACT_Q8_K ? ops->pack_q8_K :
+	       CB_NULL;
+}
+
 extern const struct cb_isa_ops cb_isa_scalar;
 extern const struct cb_isa_ops cb_isa_avx2;
 extern const struct cb_isa_ops cb_isa_avx512;

@@ -113,13 +113,6 @@ void cb_jobs_reset(struct cb_engine *e)
 	e->pk_chunks = 0;
 }
 
-/* The packer of activation form @kind for a variant's gemm_pk; NULL for a form nothing packs. */
-static void (*pack_fn(const struct cb_isa_ops *ops, cb_u32 kind))(void *, const void *, int)
-{
-	return kind == CB_ACT_Q8_0 ? ops->pack_q8_0 : kind == CB_ACT_Q8_K ? ops->pack_q8_K :
-	       CB_NULL;
-}
-
 /*
  * Packed activations for job j, if its variant has a gemm over them, the
  * call has enough tokens and its rows fit what is left of the scratch
@@ -135,7 +128,7 @@ static void job_pack(struct cb_engine *e, struct cb_gemm_job *j)
 	j->pk = CB_NULL;
 	j->pk_own = 0;
 	if (!e->pk_buf || j->M < CB_PK_MIN_M || !e->ops->gemm_pk[j->dtype] ||
-	    !pack_fn(e->ops, kind))
+	    !cb_pk_pack_fn(e->ops, kind))
 		return;
 	for (i = 0; i < e->njobs - 1; i++) {
 		const struct cb_gemm_job *o = &e->jobs[i];
@@ -147,8 +140,7 @@ static void job_pack(struct cb_engine *e, struct cb_gemm_job *j)
 			return;
 		}
 	}
-	stride = kind == CB_ACT_Q8_K ? cb_pk_k_row_bytes((cb_u64)j->k) :
-				       cb_pk_row_bytes((cb_u64)j->k);
+	stride = cb_pk_act_row_bytes(kind, (cb_u64)j->k);
 	need = stride * (cb_u64)j->M;
 	if (need > e->pk_size - e->pk_used)
 		return;
@@ -203,12 +195,12 @@ static void pack_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_gemm_job *j = e->jobs;
-	void (*pack)(void *dst, const void *src, int k);
+	cb_pack_fn pack;
 	int m, m1;
 
 	while (!j->pk_own || c >= j->pk_first + j->pk_nch)
 		j++;
-	pack = pack_fn(e->ops, cb_dtype_act(j->dtype));
+	pack = cb_pk_pack_fn(e->ops, cb_dtype_act(j->dtype));
 	m = (c - j->pk_first) * j->pk_rows;
 	m1 = CB_MIN(j->M, m + j->pk_rows);
 	for (; m < m1; m++)

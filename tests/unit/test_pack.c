@@ -132,10 +132,9 @@ static int check_shape(const struct cb_isa_ops *ops, int dt, int nrows, int k, c
 		       int nm, int *calls, int *guard_bad)
 {
 	const int kind = (int)cb_dtype_act(dt);
-	void (*pack)(void *, const void *, int) = kind == CB_ACT_Q8_K ? ops->pack_q8_K :
-						  ops->pack_q8_0;
+	cb_pack_fn pack = cb_pk_pack_fn(ops, kind);
 	struct weights W;
-	size_t as, ps = kind == CB_ACT_Q8_K ? cb_pk_k_row_bytes(k) : cb_pk_row_bytes(k);
+	size_t as, ps = cb_pk_act_row_bytes(kind, k);
 	char *act = acts_make(kind, k, &as), *pk;
 	float *one, *got;
 	int m, i, M, bad = 0;
@@ -210,9 +209,9 @@ static void run_packed(int level, int dt)
 		CB_SKIP("the variant does not run on this CPU");
 		return;
 	}
-	CB_CHECK(ops->gemm_pk[dt] && (kq ? ops->pack_q8_K : ops->pack_q8_0),
+	CB_CHECK(ops->gemm_pk[dt] && cb_pk_pack_fn(ops, cb_dtype_act(dt)),
 		 "%s has no packed %s gemm", ops->name, cb_dtype_info(dt)->name);
-	if (!ops->gemm_pk[dt] || !(kq ? ops->pack_q8_K : ops->pack_q8_0))
+	if (!ops->gemm_pk[dt] || !cb_pk_pack_fn(ops, cb_dtype_act(dt)))
 		return;
 	for (ik = 0; ik < MMAX; ik++)
 		all_ms[ik] = ik + 1;

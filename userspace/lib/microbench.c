@@ -92,7 +92,7 @@ static int use_pack(const struct cb_gemm_bench *b)
 {
 	const char *env = getenv("COLIBRI_GEMM_PACK");
 
-	if (cb_dtype_act(b->dt) == CB_ACT_Q8_K ? !b->ops->pack_q8_K : !b->ops->pack_q8_0)
+	if (!cb_pk_pack_fn(b->ops, cb_dtype_act(b->dt)))
 		return 0;
 	return b->ops->gemm_pk[b->dt] && b->M >= 2 && !(env && !strcmp(env, "0"));
 }
@@ -177,16 +177,17 @@ int cb_gemm_bench_rows(const struct cb_gemm_bench *b)
 int cb_gemm_bench_run(struct cb_gemm_bench *b, int level, struct cb_gemm_result *r)
 {
 	int nch = (b->nrows + b->rows_per_chunk - 1) / b->rows_per_chunk, pass;
-	int q8k = cb_dtype_act(b->dt) == CB_ACT_Q8_K;
+	cb_pack_fn pack;
 	double best = 1e30, best_cpu = 1e30;
 
 	b->ops = cb_isa_get(level);
 	if (!b->ops)
 		return -ENODEV;
+	pack = cb_pk_pack_fn(b->ops, cb_dtype_act(b->dt));
 	free(b->pk);
 	b->pk = NULL;
 	if (use_pack(b)) {
-		b->ps = q8k ? cb_pk_k_row_bytes(b->k) : cb_pk_row_bytes(b->k);
+		b->ps = cb_pk_act_row_bytes(cb_dtype_act(b->dt), b->k);
 		b->pk = aligned_alloc(64, b->ps * b->M);
 		if (!b->pk)
 			return -ENOMEM;
@@ -198,8 +199,7 @@ int cb_gemm_bench_run(struct cb_gemm_bench *b, int level, struct cb_gemm_result 
 
 		/* packed once per call, as the engine does, inside the time */
 		for (m = 0; b->pk && m < b->M; m++)
-			(q8k ? b->ops->pack_q8_K : b->ops->pack_q8_0)(b->pk + m * b->ps,
-								      b->act + m * b->as, b->k);
+			pack(b->pk + m * b->ps, b->act + m * b->as, b->k);
 		b->ex->parallel_for(b->ex, gemm_chunk, b, nch);
 		t = wall_s() - t0;
 		c = proc_cpu_s() - c0;
