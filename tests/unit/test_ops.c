@@ -604,7 +604,7 @@ static int pv_bad(const struct cb_isa_ops *ops)
 	static const int ws[] = { 1, 7, 16, 17, 48, 64, 65, 80, 128, 129, 192, 256 };
 	int wi, ng, n, bad = 0;
 
-	for (wi = 0; wi < (int)(sizeof(ws) / sizeof(ws[0])); wi++)
+	for (wi = 0; wi < (int)CB_ARRAY_SIZE(ws); wi++)
 		for (ng = 1; ng <= 9; ng++)
 			for (n = 0; n <= 33; n += 1 + n / 4) {
 				int w = ws[wi], ldo = w + 3, ldv = w + 5, ldp = n + 2, g, i;
