@@ -140,6 +140,7 @@ static void attn_chunk(void *arg, int c)
 	float scale = 1.0f / cb_sqrtf((float)hd);
 	float s[ATT_HEADS][ATT_TILE], m[ATT_HEADS], l[ATT_HEADS];
 	float *o[ATT_HEADS];
+	cb_size ldo;
 
 	if (pbeg >= npos)
 		return;		/* this token has fewer splits */
@@ -147,6 +148,8 @@ static void attn_chunk(void *arg, int c)
 		int h0 = kvh * grp + g0;
 
 		ng = CB_MIN(ATT_HEADS, gend - g0);
+		/* the heads' outputs are rows of one stride (pv_f32 takes o[0]) */
+		ldo = nsplit == 1 ? (cb_size)hd : (cb_size)e->att_nsplit * (hd + 2);
 		for (g = 0; g < ng; g++) {
 			if (nsplit == 1)
 				o[g] = e->att.f + (cb_size)t * e->qdim + (cb_size)(h0 + g) * hd;
@@ -170,13 +173,14 @@ static void attn_chunk(void *arg, int c)
 					s[g][i] *= scale;
 				cb_att_tile_max(s[g], n, p0 == pbeg, &m[g], &l[g], o[g], hd);
 				for (i = 0; i < n; i++) {
-					float w = cb_expf(s[g][i] - m[g]);
-
-					l[g] += w;
-					e->ops->axpy_f32(o[g], w, e->v_cache + base +
-							 (cb_size)(p0 + i) * e->kvdim, hd);
+					s[g][i] = cb_expf(s[g][i] - m[g]);
+					l[g] += s[g][i];
 				}
 			}
+			/* o_g += sum_i s[g][i] v_(p0+i), in position order */
+			e->ops->pv_f32(o[0], ldo, &s[0][0], ATT_TILE,
+				       e->v_cache + base + (cb_size)p0 * e->kvdim, e->kvdim,
+				       ng, n, hd);
 		}
 		for (g = 0; g < ng; g++)
 			cb_att_finish(o[g], hd, nsplit, m[g], l[g]);

@@ -73,6 +73,13 @@ struct cb_isa_ops {
 	/* y[i] += a * x[i] */
 	void (*axpy_f32)(float *y, float a, const float *x, int n);
 	/*
+	 * o[g * ldo + d] += p[g * ldp + i] * v[i * ldv + d] for heads g < ng,
+	 * positions i < n in order, d < w: bit for bit the ng x n calls of
+	 * axpy_f32 (the attention's P.V of one tile of positions).
+	 */
+	void (*pv_f32)(float *o, cb_size ldo, const float *p, cb_size ldp, const float *v,
+		       cb_size ldv, int ng, int n, int w);
+	/*
 	 * Router top-k: the k largest of logits[0..n) into ids/vals in
 	 * descending order, ties to the lower index, NaN as -infinity: the
 	 * same ids and bit for bit the same values as cb_topk_ref() for every

@@ -328,6 +328,7 @@ const struct cb_isa_ops cb_isa_avx2 = {
 		[CB_ACT_Q8_K] = cb_avx2_quantize_q8_K,
 	},
 	.axpy_f32 = avx2_axpy_f32,
+	.pv_f32 = avx2_pv_f32,
 	.topk_f32 = avx2_topk_f32,
 };
 #endif /* __CHECKER__ */

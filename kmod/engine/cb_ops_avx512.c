@@ -525,6 +525,7 @@ const struct cb_isa_ops cb_isa_avx512 = {
 		[CB_ACT_Q8_K] = cb_avx512_quantize_q8_K,
 	},
 	.axpy_f32 = avx512_axpy_f32,
+	.pv_f32 = avx512_pv_f32,
 	.topk_f32 = avx512_topk_f32,
 };
 
@@ -572,6 +573,7 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 		[CB_ACT_Q8_K] = cb_avx512_quantize_q8_K,
 	},
 	.axpy_f32 = avx512_axpy_f32,
+	.pv_f32 = avx512_pv_f32,
 	.topk_f32 = avx512_topk_f32,
 };
 #endif /* __CHECKER__ */

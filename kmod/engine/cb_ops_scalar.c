@@ -176,6 +176,16 @@ static void axpy_f32(float *y, float a, const float *x, int n)
 		y[i] += a * x[i];
 }
 
+static void pv_f32(float *o, cb_size ldo, const float *p, cb_size ldp, const float *v,
+		   cb_size ldv, int ng, int n, int w)
+{
+	int g, i;
+
+	for (g = 0; g < ng; g++)
+		for (i = 0; i < n; i++)
+			axpy_f32(o + g * ldo, p[g * ldp + i], v + i * ldv, w);
+}
+
 /* --- router top-k ---------------------------------------------------------------- */
 
 /* Insert x (index i) into the sorted v/id of length k, dropping the last. */
@@ -434,5 +444,6 @@ const struct cb_isa_ops cb_isa_scalar = {
 		[CB_ACT_Q8_K] = cb_quantize_row_q8_K_ref,
 	},
 	.axpy_f32 = axpy_f32,
+	.pv_f32 = pv_f32,
 	.topk_f32 = cb_topk_base,
 };

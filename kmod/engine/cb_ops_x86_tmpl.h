@@ -454,3 +454,83 @@ static void PFX(axpy_f32)(float *y, float a, const float *x, int n)
 	for (; i < n; i++)
 		y[i] += a * x[i];
 }
+
+/*
+ * pv_f32's block: heads [0, G) of @o, PV_V vectors of each (or fewer, V),
+ * in registers over all n positions: per element the same multiply and
+ * add, in the same position order, as one axpy_f32 per (head, position).
+ */
+#define PV_G 4
+#define PV_V 4
+static inline CB_ALWAYS_INLINE void PFX(pv_blk)(float *o, cb_size ldo, const float *p,
+						cb_size ldp, const float *v, cb_size ldv,
+						int n, int G, int V)
+{
+	VF acc[PV_G][PV_V], x[PV_V];
+	int g, u, i;
+
+#pragma GCC unroll 4
+	for (g = 0; g < PV_G; g++)
+#pragma GCC unroll 4
+		for (u = 0; u < PV_V; u++)
+			if (g < G && u < V)
+				acc[g][u] = VF_LOADU(o + g * ldo + u * VF_N);
+	for (i = 0; i < n; i++) {
+#pragma GCC unroll 4
+		for (u = 0; u < PV_V; u++)
+			if (u < V)
+				x[u] = VF_LOADU(v + i * ldv + u * VF_N);
+#pragma GCC unroll 4
+		for (g = 0; g < PV_G; g++) {
+			VF a;
+
+			if (g >= G)
+				continue;
+			a = VF_SET1(p[g * ldp + i]);
+#pragma GCC unroll 4
+			for (u = 0; u < PV_V; u++)
+				if (u < V)
+					acc[g][u] = VF_ADD(acc[g][u], VF_MUL(a, x[u]));
+		}
+	}
+#pragma GCC unroll 4
+	for (g = 0; g < PV_G; g++)
+#pragma GCC unroll 4
+		for (u = 0; u < PV_V; u++)
+			if (g < G && u < V)
+				VF_STOREU(o + g * ldo + u * VF_N, acc[g][u]);
+}
+
+/* the heads of one column block: groups of PV_G, then one at a time */
+static inline CB_ALWAYS_INLINE void PFX(pv_cols)(float *o, cb_size ldo, const float *p,
+						 cb_size ldp, const float *v, cb_size ldv,
+						 int ng, int n, int V)
+{
+	int g;
+
+	for (g = 0; g + PV_G <= ng; g += PV_G)
+		PFX(pv_blk)(o + g * ldo, ldo, p + g * ldp, ldp, v, ldv, n, PV_G, V);
+	for (; g < ng; g++)
+		PFX(pv_blk)(o + g * ldo, ldo, p + g * ldp, ldp, v, ldv, n, 1, V);
+}
+
+/*
+ * o[g][0..w) += sum over i of p[g][i] * v[i][0..w), i in order: the
+ * attention's P.V of a tile, bit for bit ng x n calls of axpy_f32
+ * (cb_ops.h), with the heads' outputs held in registers across the tile.
+ */
+static void PFX(pv_f32)(float *o, cb_size ldo, const float *p, cb_size ldp,
+			const float *v, cb_size ldv, int ng, int n, int w)
+{
+	int d = 0, g, i;
+
+	for (; d + PV_V * VF_N <= w; d += PV_V * VF_N)
+		PFX(pv_cols)(o + d, ldo, p, ldp, v + d, ldv, ng, n, PV_V);
+	for (; d + VF_N <= w; d += VF_N)
+		PFX(pv_cols)(o + d, ldo, p, ldp, v + d, ldv, ng, n, 1);
+	if (d < w)
+		for (g = 0; g < ng; g++)
+			for (i = 0; i < n; i++)
+				PFX(axpy_f32)(o + g * ldo + d, p[g * ldp + i], v + i * ldv + d,
+					      w - d);
+}

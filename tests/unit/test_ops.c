@@ -593,6 +593,64 @@ static void run_axpy(int level)
 }
 
 /*
+ * pv_f32 (the attention's P.V of a tile) against ng x n calls of the
+ * scalar axpy_f32 in position order, bitwise: widths around the vector
+ * and block sizes (tails of one vector and of scalars), 1..9 heads
+ * (groups of 4 and heads left over), 0..33 positions, rows of o with a
+ * gap after each that must stay untouched.  The scalar table too.
+ */
+static int pv_bad(const struct cb_isa_ops *ops)
+{
+	static const int ws[] = { 1, 7, 16, 17, 48, 64, 65, 80, 128, 129, 192, 256 };
+	int wi, ng, n, bad = 0;
+
+	for (wi = 0; wi < (int)CB_ARRAY_SIZE(ws); wi++)
+		for (ng = 1; ng <= 9; ng++)
+			for (n = 0; n <= 33; n += 1 + n / 4) {
+				int w = ws[wi], ldo = w + 3, ldv = w + 5, ldp = n + 2, g, i;
+				float *o1 = malloc(sizeof(float) * ng * ldo);
+				float *o2 = malloc(sizeof(float) * ng * ldo);
+				float *p = malloc(sizeof(float) * ng * ldp);
+				float *v = malloc(sizeof(float) * (n * ldv + 1));
+
+				fill(o1, ng * ldo, 1.0f);
+				memcpy(o2, o1, sizeof(float) * ng * ldo);
+				fill(p, ng * ldp, 1.0f);
+				fill(v, n * ldv + 1, 2.0f);
+				for (g = 0; g < ng; g++)
+					for (i = 0; i < n; i++)
+						cb_isa_scalar.axpy_f32(o1 + g * ldo, p[g * ldp + i],
+								       v + i * ldv, w);
+				ops->pv_f32(o2, ldo, p, ldp, v, ldv, ng, n, w);
+				if (memcmp(o1, o2, sizeof(float) * ng * ldo))
+					bad++;
+				free(o1);
+				free(o2);
+				free(p);
+				free(v);
+			}
+	return bad;
+}
+
+static void run_pv(int level)
+{
+	const struct cb_isa_ops *ops = variant(level);
+	int bad;
+
+	if (!ops)
+		return;
+	bad = pv_bad(ops);
+	CB_CHECK(bad == 0, "%s pv_f32: %d shapes not bit-identical to axpy_f32", ops->name, bad);
+}
+
+static void test_scalar_pv(void)
+{
+	int bad = pv_bad(&cb_isa_scalar);
+
+	CB_CHECK(bad == 0, "scalar pv_f32: %d shapes differ from axpy_f32", bad);
+}
+
+/*
  * The decode tiles (M = 1) against the others at the ends of the ranges:
  * rows whose blocks hold every nibble 0 (q4_0: -8) or 15 (+7), every
  * byte -128 or 127 (q8_0), or random ones, with scales of either sign
@@ -674,7 +732,8 @@ static void test_##nm##_gemm_q4_0_prefill(void) { run_gemm_prefill(lvl, CB_DT_Q4
 static void test_##nm##_gemm_q8_0_dec_extremes(void) { run_gemm_dec_extremes(lvl, CB_DT_Q8_0); } \
 static void test_##nm##_gemm_q4_0_dec_extremes(void) { run_gemm_dec_extremes(lvl, CB_DT_Q4_0); } \
 static void test_##nm##_quantize_q8_0_bytes(void) { run_quantize(lvl); }	\
-static void test_##nm##_axpy(void) { run_axpy(lvl); }
+static void test_##nm##_axpy(void) { run_axpy(lvl); }			\
+static void test_##nm##_pv(void) { run_pv(lvl); }
 
 VARIANT_TESTS(CB_ISA_AVX2, avx2)
 VARIANT_TESTS(CB_ISA_AVX512, avx512)
@@ -695,6 +754,7 @@ VARIANT_TESTS(CB_ISA_AVX512_VNNI, avx512_vnni)
 		CB_RUN(test_##nm##_gemm_q4_0_dec_extremes);		\
 		CB_RUN(test_##nm##_quantize_q8_0_bytes);		\
 		CB_RUN(test_##nm##_axpy);				\
+		CB_RUN(test_##nm##_pv);					\
 	} while (0)
 
 /* The selection follows the preference list and the cap. */
@@ -735,7 +795,8 @@ static void test_tables_complete(void)
 	unsigned i, dt;
 
 	for (i = 0; i < CB_ARRAY_SIZE(all); i++) {
-		CB_CHECK(all[i]->name && all[i]->valid && all[i]->axpy_f32 && all[i]->topk_f32,
+		CB_CHECK(all[i]->name && all[i]->valid && all[i]->axpy_f32 && all[i]->pv_f32 &&
+			 all[i]->topk_f32,
 			 "table %u incomplete", i);
 		for (dt = CB_ACT_F32 + 1; dt < CB_ACT__COUNT; dt++)
 			CB_CHECK(all[i]->quantize_act[dt], "%s lacks quantize_act %s",
@@ -800,6 +861,7 @@ int main(void)
 	CB_RUN(test_scalar_gemm_bf16_exact);
 	CB_RUN(test_scalar_gemm_q8_0_exact);
 	CB_RUN(test_scalar_gemm_q4_0_exact);
+	CB_RUN(test_scalar_pv);
 	RUN_VARIANT(avx2);
 	RUN_VARIANT(avx512);
 	RUN_VARIANT(avx512_vnni);
