@@ -55,8 +55,9 @@ struct cb_isa_ops {
 	 * packed by pack_q8_K (act_stride: cb_pk_k_row_bytes(k)) for those
 	 * reading q8_K.  pack_*(dst, src, k): one row of k to the variant's
 	 * packed form (cb_pack_avx512.c and cb_pack_k_avx512.c for VNNI,
-	 * cb_pack_avx2.c for AVX2 and AVX-512 describe them; the q8_0 forms
-	 * both fit cb_pk_row_bytes()).
+	 * cb_pack_avx2.c and cb_pack_k_avx2.c for AVX2 and AVX-512 describe
+	 * them; the q8_0 forms both fit cb_pk_row_bytes(), the q8_K forms
+	 * cb_pk_k_row_bytes()).
 	 */
 	cb_gemm_fn gemm_pk[CB_DT__COUNT];
 	void (*pack_q8_0)(void *dst, const void *src, int k);
@@ -103,8 +104,9 @@ static inline cb_u64 cb_pk_row_bytes(cb_u64 k)
 
 /*
  * Bytes of a packed q8_K activation row of k elements (k / 256
- * super-blocks of 384 bytes: quants, sums and scale, cb_pack_k_avx512.c);
- * never more than cb_pk_row_bytes(k).
+ * super-blocks of 384 bytes: quants, sums and scale, cb_pack_k_avx512.c;
+ * cb_pack_k_avx2.c's form uses 276 of them); never more than
+ * cb_pk_row_bytes(k).
  */
 static inline cb_u64 cb_pk_k_row_bytes(cb_u64 k)
 {

@@ -302,8 +302,10 @@ const struct cb_isa_ops cb_isa_avx2 = {
 	.gemm_pk = {
 		[CB_DT_Q8_0] = cb_avx2_gemm_pk_q8_0,
 		[CB_DT_Q4_0] = cb_avx2_gemm_pk_q4_0,
+		[CB_DT_Q4_K] = cb_avx2_gemm_pk_q4_K,
 	},
 	.pack_q8_0 = cb_avx2_pack_q8_0,
+	.pack_q8_K = cb_avx2_pack_q8_K,
 	.gemm_ps = {
 		[CB_DT_F32] = 200,
 		[CB_DT_F16] = 100,

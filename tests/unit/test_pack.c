@@ -4,7 +4,7 @@
  * bit: over packed activations (ops->gemm_pk: q8_0 and q4_0 of the VNNI
  * variant, cb_pack_avx512.c, and of the AVX2 and AVX-512 variants,
  * cb_pack_avx2.c; the VNNI q4_K and q6_K over packed q8_K rows,
- * cb_pack_k_avx512.c), at M = 1 (ops->gemm's decode tiles, the VNNI ones
+ * cb_pack_k_avx512.c, and the AVX2 and AVX-512 q4_K, cb_pack_k_avx2.c), at M = 1 (ops->gemm's decode tiles, the VNNI ones
  * in cb_q_dec_avx512.c) and at M >= 2 unpacked (ops->gemm's block tiles).
  *
  * The decode path (ops->gemm at M = 1, one token per call) defines every
@@ -19,7 +19,8 @@
  * k-quants: any scale and min bytes) with finite f16 scales, and every
  * fifth row all ones bits but those (q4_K: q = 15 by sc = m = 63, the
  * largest sums of the tile's 16-bit step); the activations include
- * all-zero blocks and rows of +-127 only.  The last weight row ends at an
+ * all-zero blocks, rows of +-127 only and a q8_K row of -128 only (the
+ * AVX2 packed q4_K sums 16 products in a 16-bit word: 16 x 15 x -128).  The last weight row ends at an
  * unmapped page, so a read past a row faults; the packer must write
  * exactly its row bytes per row.  Each variant packs with its own packer
  * and is compared with its own decode gemm.
@@ -104,7 +105,7 @@ static char *acts_make(int kind, int k, size_t *as)
 {
 	float *x = malloc(sizeof(float) * k);
 	char *a;
-	int m, i;
+	int m, i, b;
 
 	*as = cb_act_row_bytes(kind, k);
 	a = malloc(*as * MMAX);
@@ -119,6 +120,15 @@ static char *acts_make(int kind, int k, size_t *as)
 		if (k >= 512 && m % 3 == 0)
 			memset(x + 256, 0, 256 * sizeof(float));	/* a q8_K d = 0 */
 		cb_isa_scalar.quantize_act[kind](a + m * *as, x, k);
+		if (kind == CB_ACT_Q8_K && m == 12) {	/* q8's -128, which no quantizer makes */
+			struct cb_block_q8_K *xb = (void *)(a + m * *as);
+
+			for (i = 0; i < k / CB_QK_K; i++) {
+				memset(xb[i].qs, 0x80, sizeof(xb[i].qs));
+				for (b = 0; b < 16; b++)
+					xb[i].bsums[b] = -128 * 16;
+			}
+		}
 	}
 	free(x);
 	return a;
@@ -271,6 +281,18 @@ static void test_packed_q6_K_equals_decode(void)
 	run_packed(CB_ISA_AVX512_VNNI, CB_DT_Q6_K);
 }
 
+/* The AVX2 q4_K over packed q8_K rows (cb_pack_k_avx2.c) */
+static void test_avx2_packed_q4_K_equals_decode(void)
+{
+	run_packed(CB_ISA_AVX2, CB_DT_Q4_K);
+}
+
+/* AVX-512 without VNNI: the same gemm against its own k_tile */
+static void test_avx512_packed_q4_K_equals_decode(void)
+{
+	run_packed(CB_ISA_AVX512, CB_DT_Q4_K);
+}
+
 /* The packed row: 136 bytes per pair of blocks, rounded up to 64. */
 static void test_packed_row_bytes(void)
 {
@@ -297,5 +319,7 @@ int main(void)
 	CB_RUN(test_avx512_packed_q4_0_equals_decode);
 	CB_RUN(test_packed_q4_K_equals_decode);
 	CB_RUN(test_packed_q6_K_equals_decode);
+	CB_RUN(test_avx2_packed_q4_K_equals_decode);
+	CB_RUN(test_avx512_packed_q4_K_equals_decode);
 	return cb_test_done();
 }
