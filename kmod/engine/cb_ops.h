@@ -80,6 +80,14 @@ struct cb_isa_ops {
 	 * fast path does not take go to cb_topk_base().
 	 */
 	void (*topk_f32)(const float *logits, int n, int k, cb_u32 *ids, float *vals);
+	/*
+	 * SwiGLU in place, gate[i] = silu(gate[i]) * up[i] for i < n, and
+	 * GPT-OSS's clamped form: bit for bit cb_swiglu() and cb_swiglu_oss()
+	 * (cb_math.c, the scalar variant's ops) for every input, element by
+	 * element (tests/unit/test_vmath.c).  No alignment required.
+	 */
+	void (*swiglu_f32)(float *gate, const float *up, int n);
+	void (*swiglu_oss_f32)(float *gate, const float *up, int n, float lim, float alpha);
 };
 
 /*
@@ -142,6 +150,12 @@ int cb_isa_avx512_vnni_valid(void);
 const struct cb_isa_ops *cb_isa_select(int max_level);
 /* The variant of exactly this level, or NULL if absent or not valid here. */
 const struct cb_isa_ops *cb_isa_get(int level);
+
+/* The vector SwiGLUs (cb_vmath_avx2.c, cb_vmath_avx512.c) */
+void cb_swiglu_avx2(float *gate, const float *up, int n);
+void cb_swiglu_oss_avx2(float *gate, const float *up, int n, float lim, float alpha);
+void cb_swiglu_avx512(float *gate, const float *up, int n);
+void cb_swiglu_oss_avx512(float *gate, const float *up, int n, float lim, float alpha);
 
 /* Scalar conversions, the reference for the SIMD ones. */
 float cb_f16_to_f32(cb_u16 h);
