@@ -472,6 +472,22 @@ void cb_swiglu(float *gate, const float *up, int n)
 }
 
 /**
+ * cb_expf_sub() - a softmax row's exponentials, in place.
+ * @x: the scores; out: cb_expf(x[i] - m).
+ * @m: the row's maximum (any float).
+ * @n: elements.
+ *
+ * The reference of the variants' expf_sub_f32 (cb_ops.h).
+ */
+void cb_expf_sub(float *x, float m, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		x[i] = cb_expf(x[i] - m);
+}
+
+/**
  * cb_swiglu_oss() - GPT-OSS's clamped SwiGLU, in place (cb_ffn_oss.c).
  * @gate: the gate projection; out: (u + 1) * g * sigmoid(alpha * g) with
  *        g = min(gate, limit), u = clamp(up, -limit, limit).

@@ -154,6 +154,8 @@ float cb_siluf(float x);		/* x / (1 + e^-x), rounded once */
  * for bit; the engine calls the op.
  */
 void cb_swiglu(float *gate, const float *up, int n);
+/* x[i] = cb_expf(x[i] - m), i < n: the reference of expf_sub_f32 (softmax rows) */
+void cb_expf_sub(float *x, float m, int n);
 /* GPT-OSS's clamped SwiGLU (cb_ffn_oss.c), the reference of swiglu_oss_f32 */
 void cb_swiglu_oss(float *gate, const float *up, int n, float lim, float alpha);
 /*

@@ -528,6 +528,7 @@ const struct cb_isa_ops cb_isa_avx512 = {
 	.topk_f32 = avx512_topk_f32,
 	.swiglu_f32 = cb_swiglu_avx512,
 	.swiglu_oss_f32 = cb_swiglu_oss_avx512,
+	.expf_sub_f32 = cb_expf_sub_avx512,
 };
 
 const struct cb_isa_ops cb_isa_avx512_vnni = {
@@ -577,5 +578,6 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 	.topk_f32 = avx512_topk_f32,
 	.swiglu_f32 = cb_swiglu_avx512,
 	.swiglu_oss_f32 = cb_swiglu_oss_avx512,
+	.expf_sub_f32 = cb_expf_sub_avx512,
 };
 #endif /* __CHECKER__ */

@@ -437,4 +437,5 @@ const struct cb_isa_ops cb_isa_scalar = {
 	.topk_f32 = cb_topk_base,
 	.swiglu_f32 = cb_swiglu,
 	.swiglu_oss_f32 = cb_swiglu_oss,
+	.expf_sub_f32 = cb_expf_sub,
 };

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_vmath_avx2.c - SwiGLU and GPT-OSS's clamped SwiGLU on 4-lane double
- * vectors: the AVX2 variant's swiglu_f32 and swiglu_oss_f32 (cb_ops.h),
- * bit for bit cb_swiglu() and cb_swiglu_oss() (cb_math.c) for every input.
+ * cb_vmath_avx2.c - SwiGLU, GPT-OSS's clamped SwiGLU and the softmax
+ * rows' exponentials on 4-lane double vectors: the AVX2 variant's
+ * swiglu_f32, swiglu_oss_f32 and expf_sub_f32 (cb_ops.h), bit for bit
+ * cb_swiglu(), cb_swiglu_oss() and cb_expf_sub() (cb_math.c) for every
+ * input.
  *
  * The scalar silu is x / (1 + exp_fast(-x)) in double, rounded to float
- * once.  exp_fast is a fixed sequence of IEEE double operations (a
+ * once; cb_expf is exp_fast rounded to float.  exp_fast is a fixed sequence of IEEE double operations (a
  * round-to-even by the 1.5 * 2^52 trick, multiplies and adds, a 32-entry
  * table, an integer add to the exponent field); each lane here does the
  * same operations in the same order, so each rounds the same way.  The
  * integer k of the scalar is the low bits of t = x * 32/ln2 + 1.5 * 2^52
  * (|k| < 2^15 for |x| <= 700): k & 31 is the table index, and
  * (k >> 5) << 52 keeps only k's bits 5..16, which a logical shift of t's
- * bits gives as well.  The scalar's range checks (NaN, < -700, > 700) are
+ * bits gives as well.  The scalar's range checks (NaN, < -700, > 700;
+ * cb_expf's > 89, < -104) are
  * blends on the float input; lanes outside the range compute garbage
  * (the table index is masked, so the gather stays in the table) that the
  * blends discard.
@@ -112,6 +115,20 @@ static inline __m256 sigmoid8(__m256 x)
 	return _mm256_blendv_ps(v, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
+/* cb_expf() of 8 floats */
+static inline __m256 expf8(__m256 x)
+{
+	__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
+	__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
+	__m256 v = _mm256_set_m128(_mm256_cvtpd_ps(exp_fast4(hi)), _mm256_cvtpd_ps(exp_fast4(lo)));
+
+	v = _mm256_blendv_ps(v, _mm256_set1_ps(__builtin_inff()),
+			     _mm256_cmp_ps(x, _mm256_set1_ps(89.0f), _CMP_GT_OQ));
+	v = _mm256_blendv_ps(v, _mm256_setzero_ps(),
+			     _mm256_cmp_ps(x, _mm256_set1_ps(-104.0f), _CMP_LT_OQ));
+	return _mm256_blendv_ps(v, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
 /* lanes < n set: the tail mask of a row with n < 8 elements left */
 static inline __m256i tail_mask(int n)
 {
@@ -157,6 +174,20 @@ void cb_swiglu_oss_avx2(float *gate, const float *up, int n, float lim, float al
 		_mm256_maskstore_ps(gate + i, m,
 				    oss8(_mm256_maskload_ps(gate + i, m),
 					 _mm256_maskload_ps(up + i, m), vl, vn, va));
+	}
+}
+
+void cb_expf_sub_avx2(float *x, float m, int n)
+{
+	__m256 vm = _mm256_set1_ps(m);
+	__m256i k;
+	int i;
+
+	for (i = 0; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(x + i, expf8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm)));
+	if (i < n) {
+		k = tail_mask(n - i);
+		_mm256_maskstore_ps(x + i, k, expf8(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm)));
 	}
 }
 #endif /* __CHECKER__ */

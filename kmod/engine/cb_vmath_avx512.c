@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_vmath_avx512.c - SwiGLU and GPT-OSS's clamped SwiGLU on 8-lane double
- * vectors: the AVX-512 variants' swiglu_f32 and swiglu_oss_f32 (cb_ops.h),
- * bit for bit cb_swiglu() and cb_swiglu_oss() (cb_math.c) for every input.
+ * cb_vmath_avx512.c - SwiGLU, GPT-OSS's clamped SwiGLU and the softmax
+ * rows' exponentials on 8-lane double vectors: the AVX-512 variants'
+ * swiglu_f32, swiglu_oss_f32 and expf_sub_f32 (cb_ops.h), bit for bit
+ * cb_swiglu(), cb_swiglu_oss() and cb_expf_sub() (cb_math.c) for every
+ * input.
  *
  * The same lane arithmetic as cb_vmath_avx2.c (which says why it is
  * exactly the scalar's, and why no product may be fused into an FMA:
@@ -103,6 +105,20 @@ static inline __m512 sigmoid16(__m512 x)
 	return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), v, x);
 }
 
+/* cb_expf() of 16 floats */
+static inline __m512 expf16(__m512 x)
+{
+	__m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
+	__m512d hi = _mm512_cvtps_pd(hi8(x));
+	__m512 v = join16(_mm512_cvtpd_ps(exp_fast8(lo)), _mm512_cvtpd_ps(exp_fast8(hi)));
+
+	v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(89.0f), _CMP_GT_OQ),
+				 v, _mm512_set1_ps(__builtin_inff()));
+	v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_LT_OQ),
+				 v, _mm512_setzero_ps());
+	return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), v, x);
+}
+
 void cb_swiglu_avx512(float *gate, const float *up, int n)
 {
 	__mmask16 m;
@@ -142,6 +158,21 @@ void cb_swiglu_oss_avx512(float *gate, const float *up, int n, float lim, float 
 		_mm512_mask_storeu_ps(gate + i, m,
 				      oss16(_mm512_maskz_loadu_ps(m, gate + i),
 					    _mm512_maskz_loadu_ps(m, up + i), vl, vn, va));
+	}
+}
+
+void cb_expf_sub_avx512(float *x, float m, int n)
+{
+	__m512 vm = _mm512_set1_ps(m);
+	__mmask16 k;
+	int i;
+
+	for (i = 0; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(x + i, expf16(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm)));
+	if (i < n) {
+		k = (__mmask16)((1u << (n - i)) - 1);
+		_mm512_mask_storeu_ps(x + i, k,
+				      expf16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm)));
 	}
 }
 #endif /* __CHECKER__ */

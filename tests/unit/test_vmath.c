@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * test_vmath.c - the ISA variants' swiglu_f32 and swiglu_oss_f32 against
- * the scalar cb_swiglu() and cb_swiglu_oss(), bit for bit (NaN payloads
- * included): every pair of edge values (NaN, +-inf, +-0, subnormals, the
+ * test_vmath.c - the ISA variants' swiglu_f32, swiglu_oss_f32 and
+ * expf_sub_f32 against the scalar cb_swiglu(), cb_swiglu_oss() and
+ * cb_expf_sub(), bit for bit (NaN payloads included): every pair of edge values (NaN, +-inf, +-0, subnormals, the
  * +-700, 89 and -104 borders and the floats next to them, huge and tiny),
  * a stride through all 2^32 float bit patterns, millions of random inputs
  * in the ranges that matter, every row length 0..67 at every alignment
@@ -248,6 +248,85 @@ static void run_tails(int level, int oss)
 			}
 }
 
+/*
+ * expf_sub_f32 against cb_expf_sub(), bit for bit: every edge value minus
+ * every edge value as m, every 61st float bit pattern with m = 0 and with
+ * random m, random scores below random maxima as softmax forms them, and
+ * row lengths 0..67 at 16 offsets with guards.
+ */
+static long compare_exp(const struct cb_isa_ops *ops, const float *x, int n, float m)
+{
+	float *a = malloc(sizeof(float) * (size_t)(n ? n : 1));
+	float *b = malloc(sizeof(float) * (size_t)(n ? n : 1));
+	long bad = 0;
+	int i;
+
+	memcpy(a, x, sizeof(float) * (size_t)n);
+	memcpy(b, x, sizeof(float) * (size_t)n);
+	ops->expf_sub_f32(a, m, n);
+	cb_expf_sub(b, m, n);
+	for (i = 0; i < n; i++) {
+		if (cb_f32_bits(a[i]) == cb_f32_bits(b[i]))
+			continue;
+		CB_CHECK(0, "%s expf_sub: x %a (0x%08x) m %a: 0x%08x, scalar 0x%08x", ops->name,
+			 x[i], cb_f32_bits(x[i]), m, cb_f32_bits(a[i]), cb_f32_bits(b[i]));
+		bad++;
+	}
+	free(a);
+	free(b);
+	return bad;
+}
+
+static void run_exp(int level)
+{
+	const struct cb_isa_ops *ops = variant(level);
+	const int n = 1 << 16;
+	float buf[67 + 32], ref[67 + 32], src[67];
+	float *x;
+	uint64_t p = 0;
+	long bad = 0, total = 0;
+	int i, r, o;
+
+	if (!ops)
+		return;
+	make_edges();
+	for (i = 0; i < n_edges; i++)
+		bad += compare_exp(ops, edges, n_edges, edges[i]);
+	x = malloc(sizeof(float) * n);
+	for (r = 0; p < (1ull << 32); r++) {
+		float m = r & 1 ? rnd_in(50.0f) : 0.0f;
+
+		for (i = 0; i < n && p < (1ull << 32); i++, p += 61)
+			x[i] = bits_f((uint32_t)p);
+		bad += compare_exp(ops, x, i, m);
+		total += i;
+	}
+	for (r = 0; r < 64; r++) {
+		float m = rnd_in(100.0f);
+
+		for (i = 0; i < n; i++)
+			x[i] = m - fabsf(rnd_in(r & 1 ? 120.0f : 12.0f));
+		bad += compare_exp(ops, x, n, m);
+		total += n;
+	}
+	free(x);
+	CB_CHECK(bad == 0, "%s: %ld of %ld elements differ", ops->name, bad, total);
+	printf("# %s expf_sub: %ld elements compared, %ld differ\n", ops->name, total, bad);
+	for (i = 0; i < 67; i++)
+		src[i] = i % 9 == 8 ? edges[(i / 9) % n_edges] : rnd_in(30.0f);
+	for (r = 0; r <= 67; r++)
+		for (o = 0; o < 16; o++) {
+			for (i = 0; i < 67 + 32; i++)
+				buf[i] = bits_f(0x7fc0dead);
+			memcpy(buf + o, src, sizeof(float) * (size_t)r);
+			memcpy(ref, buf, sizeof(ref));
+			ops->expf_sub_f32(buf + o, 3.0f, r);
+			cb_expf_sub(ref + o, 3.0f, r);
+			CB_CHECK(!memcmp(buf, ref, sizeof(ref)), "%s: expf_sub n %d offset %d differ",
+				 ops->name, r, o);
+		}
+}
+
 /* The engine's tables: every variant has both ops, scalar's are the references. */
 static void test_ops_present(void)
 {
@@ -255,12 +334,13 @@ static void test_ops_present(void)
 
 	CB_CHECK(cb_isa_scalar.swiglu_f32 == cb_swiglu, "scalar swiglu is the reference");
 	CB_CHECK(cb_isa_scalar.swiglu_oss_f32 == cb_swiglu_oss, "scalar oss is the reference");
+	CB_CHECK(cb_isa_scalar.expf_sub_f32 == cb_expf_sub, "scalar expf_sub is the reference");
 	for (level = 0; level < CB_ISA__COUNT; level++) {
 		const struct cb_isa_ops *ops = cb_isa_get(level);
 
 		if (ops)
-			CB_CHECK(ops->swiglu_f32 && ops->swiglu_oss_f32, "%s lacks a swiglu",
-				 ops->name);
+			CB_CHECK(ops->swiglu_f32 && ops->swiglu_oss_f32 && ops->expf_sub_f32,
+				 "%s lacks an op", ops->name);
 	}
 }
 
@@ -270,7 +350,8 @@ static void test_##nm##_swiglu_random(void) { run_random(lvl, 0); }			\
 static void test_##nm##_swiglu_tails(void) { run_tails(lvl, 0); }			\
 static void test_##nm##_swiglu_oss_edges(void) { run_edges(lvl, 1); }			\
 static void test_##nm##_swiglu_oss_random(void) { run_random(lvl, 1); }		\
-static void test_##nm##_swiglu_oss_tails(void) { run_tails(lvl, 1); }
+static void test_##nm##_swiglu_oss_tails(void) { run_tails(lvl, 1); }		\
+static void test_##nm##_expf_sub(void) { run_exp(lvl); }
 
 VARIANT_TESTS(avx2, CB_ISA_AVX2)
 VARIANT_TESTS(avx512, CB_ISA_AVX512)
@@ -284,6 +365,7 @@ VARIANT_TESTS(avx512_vnni, CB_ISA_AVX512_VNNI)
 		CB_RUN(test_##nm##_swiglu_oss_edges);	\
 		CB_RUN(test_##nm##_swiglu_oss_random);	\
 		CB_RUN(test_##nm##_swiglu_oss_tails);	\
+		CB_RUN(test_##nm##_expf_sub);		\
 	} while (0)
 
 int main(void)
