@@ -163,8 +163,8 @@ void cb_swiglu_oss(float *gate, const float *up, int n, float lim, float alpha);
  * vector copies: 2^(j/32) for j < 32, 32 / ln 2 and ln 2 / 32.
  */
 extern const double cb_exp2_32[32];
-#define CB_INV_LN2_32 0x1.71547652b82fep+5
-#define CB_LN2_32 0x1.62e42fefa39efp-6
+#define CB_INV_LN2_32 (0x1.71547652b82fep+5)
+#define CB_LN2_32 (0x1.62e42fefa39efp-6)
 /*
  * base^e for base >= 0 (a negative base gives NaN, except that e == 0
  * gives 1): RoPE frequencies theta^(-2i/d).  Computed as exp(e * log(base))

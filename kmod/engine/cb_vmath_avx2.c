@@ -7,18 +7,18 @@
  * input.
  *
  * The scalar silu is x / (1 + exp_fast(-x)) in double, rounded to float
- * once; cb_expf is exp_fast rounded to float.  exp_fast is a fixed sequence of IEEE double operations (a
- * round-to-even by the 1.5 * 2^52 trick, multiplies and adds, a 32-entry
- * table, an integer add to the exponent field); each lane here does the
- * same operations in the same order, so each rounds the same way.  The
- * integer k of the scalar is the low bits of t = x * 32/ln2 + 1.5 * 2^52
- * (|k| < 2^15 for |x| <= 700): k & 31 is the table index, and
- * (k >> 5) << 52 keeps only k's bits 5..16, which a logical shift of t's
- * bits gives as well.  The scalar's range checks (NaN, < -700, > 700;
- * cb_expf's > 89, < -104) are
- * blends on the float input; lanes outside the range compute garbage
- * (the table index is masked, so the gather stays in the table) that the
- * blends discard.
+ * once; cb_expf is exp_fast rounded to float.  exp_fast is a fixed
+ * sequence of IEEE double operations (a round-to-even by the 1.5 * 2^52
+ * trick, multiplies and adds, a 32-entry table, an integer add to the
+ * exponent field); each lane here does the same operations in the same
+ * order, so each rounds the same way.  The integer k of the scalar is the
+ * low bits of t = x * 32/ln2 + 1.5 * 2^52 (|k| < 2^15 for |x| <= 700):
+ * k & 31 is the table index, and (k >> 5) << 52 keeps only k's bits
+ * 5..16, which a logical shift of t's bits gives as well.  The scalar's
+ * range checks (NaN, < -700, > 700; cb_expf's > 89, < -104) are blends on
+ * the float input; lanes outside the range compute garbage (the table
+ * index is masked, so the gather stays in the table) that the blends
+ * discard.
  *
  * No FMA: GCC sees the intrinsics' mul and add as plain vector * and +,
  * and with -mfma under its default -ffp-contract=fast it would fuse each
@@ -187,7 +187,8 @@ void cb_expf_sub_avx2(float *x, float m, int n)
 		_mm256_storeu_ps(x + i, expf8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm)));
 	if (i < n) {
 		k = tail_mask(n - i);
-		_mm256_maskstore_ps(x + i, k, expf8(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm)));
+		_mm256_maskstore_ps(x + i, k,
+				    expf8(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm)));
 	}
 }
 #endif /* __CHECKER__ */

@@ -56,7 +56,7 @@ static inline __m512d exp_fast8(__m512d x)
 static inline __m512d one_plus_exp_neg8(__m512d x)
 {
 	__m512i nx = _mm512_xor_si512(_mm512_castpd_si512(x),
-				      _mm512_set1_epi64((long long)0x8000000000000000ull));
+				      _mm512_castpd_si512(_mm512_set1_pd(-0.0)));
 
 	return _mm512_add_pd(_mm512_set1_pd(1.0), exp_fast8(_mm512_castsi512_pd(nx)));
 }
