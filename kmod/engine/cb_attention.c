@@ -172,10 +172,9 @@ static void attn_chunk(void *arg, int c)
 				for (i = 0; i < n; i++)
 					s[g][i] *= scale;
 				cb_att_tile_max(s[g], n, p0 == pbeg, &m[g], &l[g], o[g], hd);
-				for (i = 0; i < n; i++) {
-					s[g][i] = cb_expf(s[g][i] - m[g]);
+				e->ops->expf_sub_f32(s[g], m[g], n);
+				for (i = 0; i < n; i++)
 					l[g] += s[g][i];
-				}
 			}
 			/* o_g += sum_i s[g][i] v_(p0+i), in position order */
 			e->ops->pv_f32(o[0], ldo, &s[0][0], ATT_TILE,

@@ -102,8 +102,9 @@ static void attn_chunk(void *arg, int c)
 				for (i = 0; i < n; i++)
 					s[g][i] *= scale;
 				cb_att_tile_max(s[g], n, p0 == pbeg, &m[g], &l[g], o[g], hd);
+				e->ops->expf_sub_f32(s[g], m[g], n);
 				for (i = 0; i < n; i++) {
-					float w = cb_expf(s[g][i] - m[g]);
+					float w = s[g][i];
 					int vr = i < n1 ? row + i : i - n1;
 
 					l[g] += w;

@@ -96,13 +96,11 @@ int cb_expert_ffn(int isa_max_level, const struct cb_expert_weights *w, cb_u32 n
 	ops->gemm[du](u, F, w->up.data, cb_dtype_row_bytes(du, H), xu, xs_u,
 		      (int)n, (int)F, (int)H);
 
-	/* SwiGLU in place (cb_siluf, as the engine), in the form down reads */
+	/* SwiGLU in place (the variant's swiglu_f32, as the engine), in the form down reads */
 	for (t = 0; t < n; t++) {
 		float *gr = g + (cb_size)t * F;
-		const float *ur = u + (cb_size)t * F;
 
-		for (i = 0; i < (int)F; i++)
-			gr[i] = cb_siluf(gr[i]) * ur[i];
+		ops->swiglu_f32(gr, u + (cb_size)t * F, (int)F);
 		if (kd != CB_ACT_F32)
 			ops->quantize_act[kd](s + lo.a[kd] + t * qf[kd], gr, (int)F);
 	}

@@ -122,8 +122,8 @@ static void swiglu_chunk(void *arg, int c)
 	c0 = p0 * CB_ACT_PIECE;
 	c1 = CB_MIN(n, p1 * CB_ACT_PIECE);
 	for (; t < t1; t++) {
-		cb_swiglu(e->mlp_gate.f + (cb_size)t * e->F2 + c0,
-			  e->mlp_up + (cb_size)t * e->F2 + c0, c1 - c0);
+		e->ops->swiglu_f32(e->mlp_gate.f + (cb_size)t * e->F2 + c0,
+				   e->mlp_up + (cb_size)t * e->F2 + c0, c1 - c0);
 		cb_acts_quantize_cols(e, &e->mlp_gate, t, c0, c1);
 	}
 }

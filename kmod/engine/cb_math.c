@@ -34,9 +34,10 @@ static const double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
 
 /*
  * 2^(j/32), j = 0..31, correctly rounded to double: the table of the fast
- * exponential below (values from exact decimal arithmetic).
+ * exponential below (values from exact decimal arithmetic).  Shared with
+ * the vector copies of exp_fast (cb_vmath_avx2.c, cb_vmath_avx512.c).
  */
-static const double EXP2_32[32] = {
+const double cb_exp2_32[32] = {
 	0x1.0000000000000p+0, 0x1.059b0d3158574p+0,
 	0x1.0b5586cf9890fp+0, 0x1.11301d0125b51p+0,
 	0x1.172b83c7d517bp+0, 0x1.1d4873168b9aap+0,
@@ -55,14 +56,17 @@ static const double EXP2_32[32] = {
 	0x1.ea4afa2a490dap+0, 0x1.f50765b6e4540p+0,
 };
 
-static const double INV_LN2_32 = 0x1.71547652b82fep+5;	/* 32 / ln 2 */
-static const double LN2_32 = 0x1.62e42fefa39efp-6;	/* ln 2 / 32 */
+static const double INV_LN2_32 = CB_INV_LN2_32;
+static const double LN2_32 = CB_LN2_32;
 
 /*
  * e^x for |x| <= 700, relative error < 1e-13: for the float functions,
  * where that is 0.002 ULP.  x = (32 k' + j) ln2/32 + r with |r| <= ln2/64;
  * e^r by Taylor to degree 5 (truncation 0.0109^6 / 720 < 3e-15); r carries
- * the rounding of kd * LN2_32, below |x| 2^-53.
+ * the rounding of kd * LN2_32, below |x| 2^-53.  cb_vmath_avx2.c and
+ * cb_vmath_avx512.c repeat this op for op on vectors of doubles (cb_swiglu's vector
+ * variants): a change here must be made there too (tests/unit/test_vmath.c
+ * compares them bit for bit).
  */
 static inline double exp_fast(double x)
 {
@@ -76,7 +80,7 @@ static inline double exp_fast(double x)
 	p = p * r + 1.0;
 	p = p * r + 1.0;
 	/* 2^(k >> 5) by adding to the table entry's exponent field */
-	return cb_f64_from_bits(cb_f64_bits(EXP2_32[k & 31]) +
+	return cb_f64_from_bits(cb_f64_bits(cb_exp2_32[k & 31]) +
 				((cb_u64)(k >> 5) << 52)) * p;
 }
 
@@ -465,4 +469,43 @@ void cb_swiglu(float *gate, const float *up, int n)
 
 	for (i = 0; i < n; i++)
 		gate[i] = cb_siluf(gate[i]) * up[i];
+}
+
+/**
+ * cb_expf_sub() - a softmax row's exponentials, in place.
+ * @x: the scores; out: cb_expf(x[i] - m).
+ * @m: the row's maximum (any float).
+ * @n: elements.
+ *
+ * The reference of the variants' expf_sub_f32 (cb_ops.h).
+ */
+void cb_expf_sub(float *x, float m, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		x[i] = cb_expf(x[i] - m);
+}
+
+/**
+ * cb_swiglu_oss() - GPT-OSS's clamped SwiGLU, in place (cb_ffn_oss.c).
+ * @gate: the gate projection; out: (u + 1) * g * sigmoid(alpha * g) with
+ *        g = min(gate, limit), u = clamp(up, -limit, limit).
+ * @up: the up projection.
+ * @n: elements.
+ * @lim: the limit (finite, positive).
+ * @alpha: the sigmoid's alpha.
+ *
+ * Element by element, the reference of the variants' swiglu_oss_f32.
+ */
+void cb_swiglu_oss(float *gate, const float *up, int n, float lim, float alpha)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		float g = gate[i] > lim ? lim : gate[i];
+		float u = up[i] > lim ? lim : (up[i] < -lim ? -lim : up[i]);
+
+		gate[i] = (u + 1.0f) * (g * cb_sigmoidf(alpha * g));
+	}
 }

@@ -148,8 +148,23 @@ void cb_sincosf(float x, float *s, float *c);
 float cb_tanhf(float x);
 float cb_sigmoidf(float x);		/* 1 / (1 + e^-x) */
 float cb_siluf(float x);		/* x / (1 + e^-x), rounded once */
-/* SwiGLU in place: gate[i] = silu(gate[i]) * up[i], i < n */
+/*
+ * SwiGLU in place: gate[i] = silu(gate[i]) * up[i], i < n.  The scalar
+ * reference of the variants' swiglu_f32 op (cb_ops.h), which match it bit
+ * for bit; the engine calls the op.
+ */
 void cb_swiglu(float *gate, const float *up, int n);
+/* x[i] = cb_expf(x[i] - m), i < n: the reference of expf_sub_f32 (softmax rows) */
+void cb_expf_sub(float *x, float m, int n);
+/* GPT-OSS's clamped SwiGLU (cb_ffn_oss.c), the reference of swiglu_oss_f32 */
+void cb_swiglu_oss(float *gate, const float *up, int n, float lim, float alpha);
+/*
+ * The fast exponential's table and constants (cb_math.c), shared with its
+ * vector copies: 2^(j/32) for j < 32, 32 / ln 2 and ln 2 / 32.
+ */
+extern const double cb_exp2_32[32];
+#define CB_INV_LN2_32 (0x1.71547652b82fep+5)
+#define CB_LN2_32 (0x1.62e42fefa39efp-6)
 /*
  * base^e for base >= 0 (a negative base gives NaN, except that e == 0
  * gives 1): RoPE frequencies theta^(-2i/d).  Computed as exp(e * log(base))

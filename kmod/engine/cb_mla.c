@@ -170,8 +170,9 @@ static void attn_chunk(void *arg, int c)
 				for (i = 0; i < n; i++)
 					s[g][i] *= scale;
 				cb_att_tile_max(s[g], n, p0 == pbeg, &mx[g], &l[g], o[g], R);
+				e->ops->expf_sub_f32(s[g], mx[g], n);
 				for (i = 0; i < n; i++) {
-					float w = cb_expf(s[g][i] - mx[g]);
+					float w = s[g][i];
 
 					l[g] += w;
 					e->ops->axpy_f32(o[g], w, base + (cb_size)(p0 + i) * row,

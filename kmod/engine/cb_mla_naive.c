@@ -210,8 +210,9 @@ static void attn_chunk(void *arg, int c)
 			for (i = 0; i < n; i++)
 				s[i] = (s[i] + sr[i]) * scale;
 			cb_att_tile_max(s, n, p0 == pbeg, &mx, &l, o, dv);
+			e->ops->expf_sub_f32(s, mx, n);
 			for (i = 0; i < n; i++) {
-				float w = cb_expf(s[i] - mx);
+				float w = s[i];
 
 				l += w;
 				e->ops->axpy_f32(o, w, kv + (cb_size)i * ld + (cb_size)nh * dn +

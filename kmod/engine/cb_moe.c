@@ -34,8 +34,8 @@ static void route_chunk(void *arg, int c)
 		float *w = e->top_w + (cb_size)t * e->K;
 
 		if (e->cfg.shared_ffn) {
-			cb_swiglu(e->mlp_gate.f + (cb_size)t * e->F2 + c0,
-				  e->mlp_up + (cb_size)t * e->F2 + c0, c1 - c0);
+			e->ops->swiglu_f32(e->mlp_gate.f + (cb_size)t * e->F2 + c0,
+					   e->mlp_up + (cb_size)t * e->F2 + c0, c1 - c0);
 			cb_acts_quantize_cols(e, &e->mlp_gate, t, c0, c1);
 		}
 		if (p0)
@@ -105,8 +105,8 @@ static void expert_act_chunk(void *arg, int c)
 			cb_gpt_oss_swiglu(e, e->exp_gate.f + (cb_size)s * e->F + c0,
 					  e->exp_up + (cb_size)s * e->F + c0, c1 - c0);
 		else
-			cb_swiglu(e->exp_gate.f + (cb_size)s * e->F + c0,
-				  e->exp_up + (cb_size)s * e->F + c0, c1 - c0);
+			e->ops->swiglu_f32(e->exp_gate.f + (cb_size)s * e->F + c0,
+					   e->exp_up + (cb_size)s * e->F + c0, c1 - c0);
 		cb_acts_quantize_cols(e, &e->exp_gate, s, c0, c1);
 	}
 }

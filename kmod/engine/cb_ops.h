@@ -88,6 +88,16 @@ struct cb_isa_ops {
 	 * fast path does not take go to cb_topk_base().
 	 */
 	void (*topk_f32)(const float *logits, int n, int k, cb_u32 *ids, float *vals);
+	/*
+	 * SwiGLU in place, gate[i] = silu(gate[i]) * up[i] for i < n, and
+	 * GPT-OSS's clamped form: bit for bit cb_swiglu() and cb_swiglu_oss()
+	 * (cb_math.c, the scalar variant's ops) for every input, element by
+	 * element (tests/unit/test_vmath.c).  No alignment required.
+	 */
+	void (*swiglu_f32)(float *gate, const float *up, int n);
+	void (*swiglu_oss_f32)(float *gate, const float *up, int n, float lim, float alpha);
+	/* x[i] = cb_expf(x[i] - m) in place, bit for bit cb_expf_sub() */
+	void (*expf_sub_f32)(float *x, float m, int n);
 };
 
 /*
@@ -151,6 +161,14 @@ int cb_isa_avx512_vnni_valid(void);
 const struct cb_isa_ops *cb_isa_select(int max_level);
 /* The variant of exactly this level, or NULL if absent or not valid here. */
 const struct cb_isa_ops *cb_isa_get(int level);
+
+/* The vector SwiGLUs and softmax exps (cb_vmath_avx2.c, cb_vmath_avx512.c) */
+void cb_swiglu_avx2(float *gate, const float *up, int n);
+void cb_swiglu_oss_avx2(float *gate, const float *up, int n, float lim, float alpha);
+void cb_expf_sub_avx2(float *x, float m, int n);
+void cb_swiglu_avx512(float *gate, const float *up, int n);
+void cb_swiglu_oss_avx512(float *gate, const float *up, int n, float lim, float alpha);
+void cb_expf_sub_avx512(float *x, float m, int n);
 
 /* Scalar conversions, the reference for the SIMD ones. */
 float cb_f16_to_f32(cb_u16 h);

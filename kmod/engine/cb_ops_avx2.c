@@ -332,5 +332,8 @@ const struct cb_isa_ops cb_isa_avx2 = {
 	.axpy_f32 = avx2_axpy_f32,
 	.pv_f32 = avx2_pv_f32,
 	.topk_f32 = avx2_topk_f32,
+	.swiglu_f32 = cb_swiglu_avx2,
+	.swiglu_oss_f32 = cb_swiglu_oss_avx2,
+	.expf_sub_f32 = cb_expf_sub_avx2,
 };
 #endif /* __CHECKER__ */

@@ -529,6 +529,9 @@ const struct cb_isa_ops cb_isa_avx512 = {
 	.axpy_f32 = avx512_axpy_f32,
 	.pv_f32 = avx512_pv_f32,
 	.topk_f32 = avx512_topk_f32,
+	.swiglu_f32 = cb_swiglu_avx512,
+	.swiglu_oss_f32 = cb_swiglu_oss_avx512,
+	.expf_sub_f32 = cb_expf_sub_avx512,
 };
 
 const struct cb_isa_ops cb_isa_avx512_vnni = {
@@ -577,5 +580,8 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 	.axpy_f32 = avx512_axpy_f32,
 	.pv_f32 = avx512_pv_f32,
 	.topk_f32 = avx512_topk_f32,
+	.swiglu_f32 = cb_swiglu_avx512,
+	.swiglu_oss_f32 = cb_swiglu_oss_avx512,
+	.expf_sub_f32 = cb_expf_sub_avx512,
 };
 #endif /* __CHECKER__ */

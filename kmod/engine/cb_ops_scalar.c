@@ -446,4 +446,7 @@ const struct cb_isa_ops cb_isa_scalar = {
 	.axpy_f32 = axpy_f32,
 	.pv_f32 = pv_f32,
 	.topk_f32 = cb_topk_base,
+	.swiglu_f32 = cb_swiglu,
+	.swiglu_oss_f32 = cb_swiglu_oss,
+	.expf_sub_f32 = cb_expf_sub,
 };
