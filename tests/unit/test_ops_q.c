@@ -36,16 +36,8 @@
 #include "cb_ops.h"
 #include "host.h"
 
-static uint64_t rng_state = 0x452821e638d01377ull;
-
-static uint64_t rnd64(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+#define CB_TEST_RNG_SEED 0x452821e638d01377ull
+#include "cb_test_rng.h"
 
 static float rndf(void)
 {

@@ -18,16 +18,8 @@
 #include "cb_engine_priv.h"
 #include "cb_math.h"
 
-static uint64_t rng_state = 0x9b05688c2b3e6c1full;
-
-static uint64_t rnd64(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+#define CB_TEST_RNG_SEED 0x9b05688c2b3e6c1full
+#include "cb_test_rng.h"
 
 /* uniform in [-a, a) */
 static float rnd_in(float a)
