@@ -233,6 +233,22 @@ char *gguf_tokenizer_json(const struct gguf_file *f, size_t *len, char *err, siz
 char *gguf_tokenizer_config_json(const struct gguf_file *f, size_t *len, char *err,
 				 size_t errlen);
 
+/**
+ * struct gguf_tok_ids - a GGUF tokenizer's special ids, as a .colibri stores them
+ * @bos: tokenizer.ggml.bos_token_id, or -1
+ * @eos: tokenizer.ggml.eos_token_id, or -1
+ * @pad: tokenizer.ggml.padding_token_id, or -1
+ * @flags: COLIBRI_TOK_F_ADD_BOS (add_bos_token, or by default for a
+ *	"llama" SentencePiece vocabulary) and COLIBRI_TOK_F_ADD_EOS, each only
+ *	with its id present
+ */
+struct gguf_tok_ids {
+	int32_t bos, eos, pad;
+	uint32_t flags;
+};
+
+void gguf_tokenizer_ids(const struct gguf_file *f, struct gguf_tok_ids *ids);
+
 /* Both of the above, loaded: the tokenizer of a GGUF file. */
 struct cb_tokenizer *gguf_tokenizer_load(const struct gguf_file *f, char *err, size_t errlen);
 

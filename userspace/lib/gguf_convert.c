@@ -81,11 +81,11 @@ int gguf_convert(const char *src, const char *out, const char *name, int no_toke
 	const struct cb_tensor *t;
 	struct cb_format_slot s;
 	char *tj = NULL, gname[COLIBRI_FILE_NAME_LEN];
+	struct gguf_tok_ids ids;
 	struct gguf_str gs;
-	uint64_t v;
 	uint32_t i, n;
 	size_t tl = 0, k;
-	int add, r = -1;
+	int r = -1;
 
 	if (!m)
 		return -1;
@@ -103,20 +103,11 @@ int gguf_convert(const char *src, const char *out, const char *name, int no_toke
 		cb_tok_free(tok);
 		meta.tokenizer_json = tj;
 		meta.tokenizer_len = tl;
-		if (!gguf_get_uint(m->gf, "tokenizer.ggml.bos_token_id", &v) && v < INT32_MAX)
-			meta.bos_id = (int32_t)v;
-		if (!gguf_get_uint(m->gf, "tokenizer.ggml.eos_token_id", &v) && v < INT32_MAX)
-			meta.eos_id = (int32_t)v;
-		if (!gguf_get_uint(m->gf, "tokenizer.ggml.padding_token_id", &v) && v < INT32_MAX)
-			meta.pad_id = (int32_t)v;
-		if (gguf_get_bool(m->gf, "tokenizer.ggml.add_bos_token", &add))
-			add = !gguf_get_str(m->gf, "tokenizer.ggml.model", &gs) && gs.n == 5 &&
-			      !memcmp(gs.p, "llama", 5);
-		if (add && meta.bos_id >= 0)
-			meta.tok_flags |= COLIBRI_TOK_F_ADD_BOS;
-		if (!gguf_get_bool(m->gf, "tokenizer.ggml.add_eos_token", &add) && add &&
-		    meta.eos_id >= 0)
-			meta.tok_flags |= COLIBRI_TOK_F_ADD_EOS;
+		gguf_tokenizer_ids(m->gf, &ids);
+		meta.bos_id = ids.bos;
+		meta.eos_id = ids.eos;
+		meta.pad_id = ids.pad;
+		meta.tok_flags = ids.flags;
 	}
 	/* the chat template, verbatim (it stays mapped until the writer is done) */
 	if (!gguf_get_str(m->gf, "tokenizer.chat_template", &gs) && gs.n) {

@@ -11,6 +11,7 @@
 
 #include <cJSON.h>
 
+#include "colibri_format.h"
 #include "gguf.h"
 #include "gguf_pretok.h"
 #include "tokenizer.h"
@@ -632,4 +633,30 @@ struct cb_tokenizer *gguf_tokenizer_load(const struct gguf_file *f, char *err, s
 	}
 	free(cfg);
 	return tok;
+}
+
+static int32_t meta_id(const struct gguf_file *f, const char *key)
+{
+	uint64_t v;
+
+	return !gguf_get_uint(f, key, &v) && v < INT32_MAX ? (int32_t)v : -1;
+}
+
+void gguf_tokenizer_ids(const struct gguf_file *f, struct gguf_tok_ids *ids)
+{
+	struct gguf_str gs;
+	int add;
+
+	ids->bos = meta_id(f, "tokenizer.ggml.bos_token_id");
+	ids->eos = meta_id(f, "tokenizer.ggml.eos_token_id");
+	ids->pad = meta_id(f, "tokenizer.ggml.padding_token_id");
+	ids->flags = 0;
+	/* no add_bos_token key: llama.cpp adds BOS for SentencePiece vocabularies */
+	if (gguf_get_bool(f, "tokenizer.ggml.add_bos_token", &add))
+		add = !gguf_get_str(f, "tokenizer.ggml.model", &gs) && gs.n == 5 &&
+		      !memcmp(gs.p, "llama", 5);
+	if (add && ids->bos >= 0)
+		ids->flags |= COLIBRI_TOK_F_ADD_BOS;
+	if (!gguf_get_bool(f, "tokenizer.ggml.add_eos_token", &add) && add && ids->eos >= 0)
+		ids->flags |= COLIBRI_TOK_F_ADD_EOS;
 }
