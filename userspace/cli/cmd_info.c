@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
  * colibri info - describe a model: a .colibri file (validated, checksums
- * verified with --verify) or a Hugging Face directory.
+ * verified with --verify), a GGUF file (loaded as logits/generate/bench load
+ * it; one that cannot run is still described, with the reason) or a Hugging
+ * Face directory.
  *
  *   colibri info MODEL [--json] [--verify]
  */
@@ -15,6 +17,7 @@
 #include "cb_gpt_oss.h"
 #include "cbfile.h"
 #include "cli.h"
+#include "gguf.h"
 #include "hfmodel.h"
 #include "safetensors.h"
 #include "tokenizer.h"
@@ -359,6 +362,143 @@ static int info_hf(const char *dir, int json)
 	return 0;
 }
 
+/* general.name, printable ASCII only, or the file's base name */
+static void gguf_name(const struct gguf_file *gf, const char *path, char *out, size_t n)
+{
+	const char *base = strrchr(path, '/');
+	struct gguf_str gs;
+	size_t k = 0;
+
+	if (!gguf_get_str(gf, "general.name", &gs))
+		for (; k < gs.n && k < n - 1; k++)
+			out[k] = gs.p[k] >= 0x20 && gs.p[k] < 0x7f ? gs.p[k] : '_';
+	out[k] = 0;
+	if (!k)
+		snprintf(out, n, "%s", base ? base + 1 : path);
+}
+
+/*
+ * A GGUF file the engine will not run: what its header says (name,
+ * architecture, tensors by ggml type) on stdout, the loader's reason on
+ * stderr, exit 1.
+ */
+static int info_gguf_refused(const char *path, int json, const char *why)
+{
+	uint64_t cnt[64] = { 0 }, bytes[64] = { 0 }, other = 0, ob = 0, i;
+	char err[512], name[128], arch[64] = "?";
+	struct gguf_file *gf;
+	struct gguf_str gs;
+	cJSON *o, *d;
+	char *s;
+	int k;
+
+	gf = gguf_open(path, err, sizeof(err));
+	if (!gf) {
+		fprintf(stderr, "colibri info: %s\n", err);
+		return 1;
+	}
+	gguf_name(gf, path, name, sizeof(name));
+	if (!gguf_get_str(gf, "general.architecture", &gs))
+		snprintf(arch, sizeof(arch), "%.*s", (int)(gs.n < 63 ? gs.n : 63), gs.p);
+	for (i = 0; i < gf->n_tensors; i++) {
+		const struct gguf_tensor *t = &gf->tensors[i];
+
+		if (t->type < 64) {
+			cnt[t->type]++;
+			bytes[t->type] += t->nbytes;
+		} else {
+			other++;
+			ob += t->nbytes;
+		}
+	}
+	if (json) {
+		o = cJSON_CreateObject();
+		d = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", name);
+		cJSON_AddStringToObject(o, "source", path);
+		cJSON_AddStringToObject(o, "format", "GGUF");
+		cJSON_AddNumberToObject(o, "gguf_version", gf->version);
+		cJSON_AddStringToObject(o, "architecture", arch);
+		cJSON_AddNumberToObject(o, "n_tensors", (double)gf->n_tensors);
+		for (k = 0; k < 64; k++)
+			if (cnt[k])
+				cJSON_AddNumberToObject(d, gguf_type_name(k), (double)cnt[k]);
+		if (other)
+			cJSON_AddNumberToObject(d, "other", (double)other);
+		cJSON_AddItemToObject(o, "gguf_types", d);
+		cJSON_AddBoolToObject(o, "runs", 0);
+		cJSON_AddStringToObject(o, "error", why);
+		s = cJSON_Print(o);
+		if (s)
+			puts(s);
+		free(s);
+		cJSON_Delete(o);
+	} else {
+		printf("model:        %s\n", name);
+		printf("source:       %s (GGUF v%u)\n", path, gf->version);
+		printf("architecture: %s\n", arch);
+		printf("tensors:      %llu, by ggml type:\n", (unsigned long long)gf->n_tensors);
+		for (k = 0; k < 64; k++)
+			if (cnt[k])
+				printf("  %-8s    %llu tensors, %llu bytes\n", gguf_type_name(k),
+				       (unsigned long long)cnt[k], (unsigned long long)bytes[k]);
+		if (other)
+			printf("  other       %llu tensors, %llu bytes\n",
+			       (unsigned long long)other, (unsigned long long)ob);
+		printf("runs:         no (below)\n");
+	}
+	fflush(stdout);
+	fprintf(stderr, "colibri info: %s\n", why);
+	gguf_close(gf);
+	return 1;
+}
+
+static int info_gguf(const char *path, int json)
+{
+	struct gguf_tok_ids ids = { -1, -1, -1, 0 };
+	const struct gguf_file *gf;
+	struct gguf_model *m;
+	struct dtype_stat ds;
+	struct tok_desc td;
+	char err[512], name[128], fmt[32];
+	uint64_t wb = 0, i;
+	char *tok = NULL;
+	size_t tlen = 0;
+
+	m = gguf_model_load(path, err, sizeof(err));
+	if (!m)
+		return info_gguf_refused(path, json, err);
+	gf = m->gf;
+	memset(&ds, 0, sizeof(ds));
+	for (i = 0; i < gf->n_tensors; i++) {
+		int k = gguf_type_to_cb(gf->tensors[i].type);
+
+		if (k < 0 || k >= CB_DT__COUNT)
+			k = CB_DT__COUNT;
+		ds.count[k]++;
+		ds.bytes[k] += gf->tensors[i].nbytes;
+		wb += gf->tensors[i].nbytes;
+	}
+	if (gguf_find_kv(gf, "tokenizer.ggml.model")) {
+		tok = gguf_tokenizer_json(gf, &tlen, err, sizeof(err));
+		gguf_tokenizer_ids(gf, &ids);
+	}
+	describe_tokenizer(tok, tlen, &td);
+	if (!tok && gguf_find_kv(gf, "tokenizer.ggml.model"))
+		td.kind = "tokenizer metadata the tokenizer cannot read";
+	gguf_name(gf, path, name, sizeof(name));
+	snprintf(fmt, sizeof(fmt), "GGUF v%u", gf->version);
+	(json ? print_json : print_text)(path, name, m->hf.arch_name, &m->hf.cfg, &ds,
+					 gf->n_tensors, wb, gf->size, &td, ids.bos, ids.eos,
+					 ids.pad, !!(ids.flags & COLIBRI_TOK_F_ADD_BOS), fmt);
+	free(tok);
+	gguf_model_free(m);
+	return 0;
+}
+
+static const char usage[] =
+	"usage: colibri info MODEL.colibri|MODEL.gguf|HF_DIR [--json] [--verify]\n";
+
 int cmd_info(int argc, char **argv)
 {
 	const char *model = NULL;
@@ -371,17 +511,17 @@ int cmd_info(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--verify")) {
 			verify = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: colibri info MODEL.colibri|HF_DIR [--json] [--verify]\n");
+			fputs(usage, stdout);
 			return 0;
 		} else if (argv[i][0] != '-' && !model) {
 			model = argv[i];
 		} else {
-			fprintf(stderr, "usage: colibri info MODEL.colibri|HF_DIR [--json] [--verify]\n");
+			fputs(usage, stderr);
 			return 2;
 		}
 	}
 	if (!model) {
-		fprintf(stderr, "usage: colibri info MODEL.colibri|HF_DIR [--json] [--verify]\n");
+		fputs(usage, stderr);
 		return 2;
 	}
 	if (stat(model, &sb)) {
@@ -390,5 +530,13 @@ int cmd_info(int argc, char **argv)
 	}
 	if (S_ISDIR(sb.st_mode))
 		return info_hf(model, json);
+	if (gguf_is_gguf(model) == 1) {
+		if (verify) {
+			fprintf(stderr, "colibri info: --verify checks a .colibri file's %s\n",
+				"checksums; a GGUF file has none (its blocks are checked on every load)");
+			return 2;
+		}
+		return info_gguf(model, json);
+	}
 	return info_colibri(model, json, verify);
 }

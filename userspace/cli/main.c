@@ -26,7 +26,7 @@ static const struct subcommand subcommands[] = {
 	{ "logits", cmd_logits, "run a HF model directory in-process, print logits" },
 	{ "tokenize", cmd_tokenize, "encode text to token ids, or decode ids (--decode)" },
 	{ "convert", cmd_convert, "convert a Hugging Face model directory to a .colibri file" },
-	{ "info", cmd_info, "describe a .colibri file or HF directory (--json)" },
+	{ "info", cmd_info, "describe a .colibri, GGUF file or HF directory (--json)" },
 	{ "chat-template", cmd_chat_template, "render chat messages through a model's chat template" },
 	{ "serve", cmd_serve, "an OpenAI-compatible HTTP server over a model" },
 	{ "chat", cmd_chat, "chat with a model in the terminal" },
