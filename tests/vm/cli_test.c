@@ -13,11 +13,15 @@
  *    pinned model;
  *  - generation past the context stops there, exit 0, with the text the
  *    in-process engine prints;
- *  - `colibri bench` fits the guest's memory (1 GiB).
+ *  - `colibri bench` fits the guest's memory (1 GiB);
+ *  - `colibri load X.gguf` pins a GGUF file (converted on the way in) and
+ *    leaves no temporary file; the kernel's logits of it are the in-process
+ *    engine's of the GGUF itself.
  *
  * Runs from the top of the work tree (the shipped model is
  * models/shakespeare-moe.colibri, named "shakespeare-moe", 256 positions).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,6 +224,57 @@ TEST_F(cli, bench_fits_the_memory_of_the_guest)
 	log_run(_metadata, "bench --backend kernel", r);
 	ASSERT_EQ(0, r->status);
 	EXPECT_NE(NULL, strstr(r->out, "roofline ratio")) TH_LOG("stdout: %s", r->out);
+}
+
+/* Entries of /tmp whose name starts with @prefix. */
+static int tmp_entries(const char *prefix)
+{
+	struct dirent *e;
+	DIR *d = opendir("/tmp");
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
+#define GGUF_NAME "mixtral-gguf"
+
+TEST_F(cli, load_of_a_gguf_file_pins_it_and_removes_its_temporary_file)
+{
+	struct vm_cmd *r = &self->r, *u = &self->r2;
+	char gguf[4200];
+	int before;
+
+	snprintf(gguf, sizeof(gguf), "%s/mixtral-f32.gguf", fixtures());
+	ASSERT_EQ(0, access(gguf, R_OK)) TH_LOG("%s: run tests/vm/make-fixtures", gguf);
+	colibri_dev_unload(self->fd, GGUF_NAME, 1);
+	/* the guest's root is read-only; its /tmp is not */
+	setenv("TMPDIR", "/tmp", 1);
+	before = tmp_entries("colibri-load.");
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, vm_colibri_run(r, RUN_S, "load", gguf, "--name", GGUF_NAME, NULL));
+	log_run(_metadata, "load X.gguf", r);
+	ASSERT_EQ(0, r->status);
+	EXPECT_NE(NULL, strstr(r->err, "converting to a temporary .colibri in /tmp/"));
+	EXPECT_NE(NULL, strstr(r->out, "loaded " GGUF_NAME ":")) TH_LOG("stdout: %s", r->out);
+	EXPECT_EQ(1, loaded(self->fd, GGUF_NAME));
+	EXPECT_EQ(before, tmp_entries("colibri-load."));
+	/* by the name alone: the pinned copy, against the GGUF in-process */
+	ASSERT_EQ(0, vm_colibri_run(r, RUN_S, "logits", "--backend", "kernel", "--model",
+				    GGUF_NAME, "--tokens", "5 17 200 3", "--greedy", "6", NULL));
+	log_run(_metadata, "logits --backend kernel (pinned GGUF)", r);
+	ASSERT_EQ(0, r->status);
+	ASSERT_EQ(0, vm_colibri_run(u, RUN_S, "logits", "--backend", "user", "--model", gguf,
+				    "--tokens", "5 17 200 3", "--greedy", "6", NULL));
+	log_run(_metadata, "logits --backend user (the GGUF)", u);
+	ASSERT_EQ(0, u->status);
+	EXPECT_NE(0, strlen(u->out));
+	EXPECT_STREQ(u->out, r->out);
+	EXPECT_EQ(0, colibri_dev_unload(self->fd, GGUF_NAME, 1));
 }
 
 TEST_HARNESS_MAIN

@@ -28,6 +28,7 @@
 #include "cbfile.h"
 #include "chat_template.h"
 #include "cli.h"
+#include "cli_tmp.h"
 #include "gguf.h"
 #include "hf_gpt_oss.h"
 #include "hf_deepseek.h"
@@ -44,30 +45,6 @@ static void usage(FILE *f)
 	fprintf(f, "usage: colibri convert HF_DIR -o OUT.colibri "
 		"[--quant T] [--threads N] [--name NAME] [--no-tokenizer]\n"
 		"       colibri convert FILE.gguf -o OUT.colibri [--name NAME] [--no-tokenizer]\n");
-}
-
-/* ---- temporary file cleanup on signals ------------------------------- */
-
-static char sig_tmp[PATH_MAX];
-
-static void on_signal(int sig)
-{
-	if (sig_tmp[0])
-		unlink(sig_tmp);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void guard_tmp(const char *path)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	snprintf(sig_tmp, sizeof(sig_tmp), "%s", path ? path : "");
-	if (path) {
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-	}
 }
 
 /* ---- progress ---------------------------------------------------------- */
@@ -373,6 +350,7 @@ int cmd_convert(int argc, char **argv)
 	struct progress pg = { .on = isatty(2), .last = -1 };
 	char err[2 * PATH_MAX], defname[COLIBRI_FILE_NAME_LEN];
 	const char *where = NULL;	/* prefix of the error line */
+	const char *tmp;
 	char *tok_json = NULL;
 	struct cb_chat chat = { 0 };	/* the model's chat template, if any */
 	void *buf = NULL;
@@ -421,9 +399,10 @@ int cmd_convert(int argc, char **argv)
 		}
 		/* the writer inside names its temporary file this way */
 		snprintf(err, sizeof(err), "%s.tmp.%ld", out, (long)getpid());
-		guard_tmp(err);
+		tmp = err;
+		cli_tmp_guard(&tmp, 1);
 		rc = gguf_convert(src, out, name, no_tok, err, sizeof(err));
-		guard_tmp(NULL);
+		cli_tmp_guard(NULL, 0);
 		if (rc) {
 			fprintf(stderr, "colibri convert: %s\n", err);
 			return 1;
@@ -463,7 +442,8 @@ int cmd_convert(int argc, char **argv)
 		where = "config.json";
 		goto fail;
 	}
-	guard_tmp(cbfile_writer_tmp_path(w));
+	tmp = cbfile_writer_tmp_path(w);
+	cli_tmp_guard(&tmp, 1);
 	if (cfg.arch == CB_ARCH_GPT_OSS) {
 		/* fused experts, rebuilt in memory (userspace/lib/hf_gpt_oss.c) */
 		if (hf_gpt_oss_write(src, &quant, w, err, sizeof(err)))
@@ -507,7 +487,7 @@ finish:
 		goto fail;
 	}
 	w = NULL;
-	guard_tmp(NULL);
+	cli_tmp_guard(NULL, 0);
 	rc = 0;
 	goto out;
 fail_src:
@@ -519,7 +499,7 @@ fail:
 		fprintf(stderr, "colibri convert: %s\n", err);
 out:
 	cbfile_writer_abort(w);
-	guard_tmp(NULL);
+	cli_tmp_guard(NULL, 0);
 	st_set_close(st);
 	free(srcs);
 	free(dts);

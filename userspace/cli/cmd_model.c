@@ -4,11 +4,16 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_tmp.h"
+#include "gguf.h"
 #include "libcolibri.h"
 
 static int open_device(const char *cmd)
@@ -21,6 +26,50 @@ static int open_device(const char *cmd)
 	return fd;
 }
 
+/*
+ * LOAD of a GGUF file.  The kernel reads .colibri files only (one format to
+ * validate there), so the file is first converted as `colibri convert` does
+ * (tensors kept byte for byte) into a private directory under $TMPDIR (else
+ * /var/tmp), loaded, and removed: LOAD copies the weights into pinned memory,
+ * nothing in the kernel refers to the file afterwards.  That needs free space
+ * the size of the model there for the time of the call; the line on stderr
+ * says where.  Returns 0, a negative errno from LOAD, or 1 (said on stderr).
+ */
+static int load_gguf(int fd, const char *src, const char *name, unsigned int flags,
+		     char *name_out, unsigned long long *bytes)
+{
+	const char *td = getenv("TMPDIR"), *paths[3];
+	char dir[PATH_MAX], out[PATH_MAX], tmp[PATH_MAX + 32], err[PATH_MAX + 256];
+	struct stat st;
+	int ret;
+
+	if (snprintf(dir, sizeof(dir), "%s/colibri-load.XXXXXX", td && *td ? td : "/var/tmp") >=
+	    (int)sizeof(dir) || !mkdtemp(dir)) {
+		fprintf(stderr, "colibri load: a temporary directory in %s: %s\n",
+			td && *td ? td : "/var/tmp", strerror(errno));
+		return 1;
+	}
+	snprintf(out, sizeof(out), "%.*s/model.colibri", PATH_MAX - 16, dir);
+	/* gguf_convert() writes OUT.tmp.PID and renames it to OUT */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out, (long)getpid());
+	paths[0] = tmp;
+	paths[1] = out;
+	paths[2] = dir;
+	cli_tmp_guard(paths, 3);
+	fprintf(stderr, "colibri load: %s: GGUF, converting to a temporary .colibri in %s "
+		"(%.1f MiB)\n", src, dir, stat(src, &st) ? 0.0 : st.st_size / 1048576.0);
+	ret = gguf_convert(src, out, NULL, 0, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "colibri load: %s\n", err);
+	else
+		ret = colibri_dev_load_flags(fd, out, name, flags, name_out, bytes);
+	unlink(tmp);
+	unlink(out);
+	rmdir(dir);
+	cli_tmp_guard(NULL, 0);
+	return ret ? (ret < 0 ? ret : 1) : 0;
+}
+
 int cmd_load(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -30,7 +79,8 @@ int cmd_load(int argc, char **argv)
 		{ 0 }
 	};
 	static const char usage[] =
-		"usage: colibri load MODEL.colibri [--name NAME] [--numa local|interleave|replicate]\n";
+		"usage: colibri load MODEL.colibri|MODEL.gguf [--name NAME]\n"
+		"           [--numa local|interleave|replicate]\n";
 	char name_out[COLIBRI_NAME_LEN];
 	const char *name = "", *numa = "local";
 	unsigned long long bytes;
@@ -46,7 +96,9 @@ int cmd_load(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "%s%s", usage, c != 'h' ? "" :
-				"Pins the model in the kernel (needs CAP_SYS_ADMIN).\n"
+				"Pins the model in the kernel (needs CAP_SYS_ADMIN).  A GGUF file\n"
+				"is converted first, into a temporary .colibri under $TMPDIR (else\n"
+				"/var/tmp) that is removed once the kernel has the weights.\n"
 				"--numa: where its weights go on a NUMA machine: the loading task's\n"
 				"node (local, the default), spread over every node (interleave), or\n"
 				"a copy on every node, each read by that node's CPUs (replicate).\n");
@@ -66,9 +118,14 @@ int cmd_load(int argc, char **argv)
 	fd = open_device("load");
 	if (fd < 0)
 		return 1;
-	ret = colibri_dev_load_flags(fd, argv[optind], name, (unsigned int)flags, name_out,
-				     &bytes);
+	if (gguf_is_gguf(argv[optind]) == 1)
+		ret = load_gguf(fd, argv[optind], name, (unsigned int)flags, name_out, &bytes);
+	else
+		ret = colibri_dev_load_flags(fd, argv[optind], name, (unsigned int)flags,
+					     name_out, &bytes);
 	close(fd);
+	if (ret == 1)
+		return 1;
 	if (ret) {
 		fprintf(stderr, "colibri load: %s: %s%s\n", argv[optind], strerror(-ret),
 			ret == -EINVAL ? " (the kernel log says why)" :

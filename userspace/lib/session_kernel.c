@@ -114,8 +114,8 @@ static int kernel_model_open(struct colibri_model *m, const char *model, char *e
 		return ret;
 	}
 	if (!stat(model, &st) && (S_ISDIR(st.st_mode) || gguf_is_gguf(model))) {
-		snprintf(err, errlen, "%s: the kernel takes .colibri files (colibri convert makes one)",
-			 model);
+		snprintf(err, errlen, "%s: the kernel takes .colibri files (colibri convert makes "
+			 "one; colibri load pins a GGUF file, then use the model's name)", model);
 		ret = -EINVAL;
 		goto err_close;
 	}
