@@ -249,7 +249,8 @@ $(VM_SCRIPT_BINS): $(BUILD)/tests/vm/%: tests/vm/%.sh
 	@mkdir -p $(@D)
 	$(Q)install -m 755 $< $@
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCOLIBRI) tests/unit/cb_test.h tests/unit/cb_test_rng.h
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCOLIBRI) tests/unit/cb_test.h tests/unit/cb_test_rng.h \
+		tests/unit/cb_test_variant.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -MMD -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
 

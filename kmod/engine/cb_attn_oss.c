@@ -65,6 +65,7 @@ static void attn_chunk(void *arg, int c)
 	float scale = 1.0f / cb_sqrtf((float)hd);
 	float s[ATT_HEADS][ATT_TILE], m[ATT_HEADS], l[ATT_HEADS];
 	float *o[ATT_HEADS];
+	cb_size ldo;
 
 	if (pbeg >= end)
 		return;		/* this token has fewer splits */
@@ -72,6 +73,8 @@ static void attn_chunk(void *arg, int c)
 		int h0 = kvh * grp + g0;
 
 		ng = CB_MIN(ATT_HEADS, gend - g0);
+		/* the heads' outputs are rows of one stride (pv_f32 takes o[0]) */
+		ldo = nsplit == 1 ? (cb_size)hd : (cb_size)e->att_nsplit * (hd + 2);
 		for (g = 0; g < ng; g++) {
 			if (nsplit == 1)
 				o[g] = e->att.f + (cb_size)t * e->qdim + (cb_size)(h0 + g) * hd;
@@ -103,15 +106,19 @@ static void attn_chunk(void *arg, int c)
 					s[g][i] *= scale;
 				cb_att_tile_max(s[g], n, p0 == pbeg, &m[g], &l[g], o[g], hd);
 				e->ops->expf_sub_f32(s[g], m[g], n);
-				for (i = 0; i < n; i++) {
-					float w = s[g][i];
-					int vr = i < n1 ? row + i : i - n1;
-
-					l[g] += w;
-					e->ops->axpy_f32(o[g], w, e->v_cache + base +
-							 (cb_size)vr * e->kvdim, hd);
-				}
+				for (i = 0; i < n; i++)
+					l[g] += s[g][i];
 			}
+			/*
+			 * o_g += sum_i s[g][i] v_(p0+i) in position order, the
+			 * rows before the ring's end, then those from its start
+			 */
+			e->ops->pv_f32(o[0], ldo, &s[0][0], ATT_TILE,
+				       e->v_cache + base + (cb_size)row * e->kvdim, e->kvdim,
+				       ng, n1, hd);
+			if (n1 < n)
+				e->ops->pv_f32(o[0], ldo, &s[0][n1], ATT_TILE, e->v_cache + base,
+					       e->kvdim, ng, n - n1, hd);
 		}
 		for (g = 0; g < ng; g++) {
 			if (nsplit == 1) {

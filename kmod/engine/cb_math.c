@@ -35,7 +35,7 @@ static const double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
 /*
  * 2^(j/32), j = 0..31, correctly rounded to double: the table of the fast
  * exponential below (values from exact decimal arithmetic).  Shared with
- * the vector copies of exp_fast (cb_vmath_avx2.c, cb_vmath_avx512.c).
+ * the vector copies of exp_fast (cb_vmath_x86_tmpl.h).
  */
 const double cb_exp2_32[32] = {
 	0x1.0000000000000p+0, 0x1.059b0d3158574p+0,
@@ -63,8 +63,8 @@ static const double LN2_32 = CB_LN2_32;
  * e^x for |x| <= 700, relative error < 1e-13: for the float functions,
  * where that is 0.002 ULP.  x = (32 k' + j) ln2/32 + r with |r| <= ln2/64;
  * e^r by Taylor to degree 5 (truncation 0.0109^6 / 720 < 3e-15); r carries
- * the rounding of kd * LN2_32, below |x| 2^-53.  cb_vmath_avx2.c and
- * cb_vmath_avx512.c repeat this op for op on vectors of doubles (cb_swiglu's vector
+ * the rounding of kd * LN2_32, below |x| 2^-53.  cb_vmath_x86_tmpl.h
+ * repeats this op for op on vectors of doubles (cb_swiglu's vector
  * variants): a change here must be made there too (tests/unit/test_vmath.c
  * compares them bit for bit).
  */

@@ -144,6 +144,8 @@ static void attn_chunk(void *arg, int c)
 					      : cb_rope_softmax_mscale(cf) / cb_sqrtf((float)e->hd);
 	float s[MLA_HEADS][MLA_TILE], mx[MLA_HEADS], l[MLA_HEADS];
 	float *o[MLA_HEADS];
+	/* the heads' outputs are rows of one stride (pv_f32 takes o[0]) */
+	cb_size ldo = nsplit == 1 ? T * R : (cb_size)e->att_nsplit * (R + 2);
 
 	if (pbeg >= npos)
 		return;		/* this token has fewer splits */
@@ -171,14 +173,12 @@ static void attn_chunk(void *arg, int c)
 					s[g][i] *= scale;
 				cb_att_tile_max(s[g], n, p0 == pbeg, &mx[g], &l[g], o[g], R);
 				e->ops->expf_sub_f32(s[g], mx[g], n);
-				for (i = 0; i < n; i++) {
-					float w = s[g][i];
-
-					l[g] += w;
-					e->ops->axpy_f32(o[g], w, base + (cb_size)(p0 + i) * row,
-							 R);
-				}
+				for (i = 0; i < n; i++)
+					l[g] += s[g][i];
 			}
+			/* o_g += sum_i s[g][i] c_(p0+i), in position order: the latents */
+			e->ops->pv_f32(o[0], ldo, &s[0][0], MLA_TILE, base + (cb_size)p0 * row,
+				       (cb_size)row, ng, n, R);
 		}
 		for (g = 0; g < ng; g++)
 			cb_att_finish(o[g], R, nsplit, mx[g], l[g]);

@@ -47,8 +47,8 @@ CB_STATIC_ASSERT((cb_u64)CB_MAX_MLA_ROW * (CB_PS_DEQUANT + CB_PS_COPY) <= CB_CHU
  *	pass and layer, in positions of decompression (scalar code against an
  *	f32 gemm): 21 to 100 measured, under load;
  * NV_ATT_COST: a multiply-add of the attention loops (tiles of scores,
- *	exp, one axpy per position) against one of a gemm (absorbing q,
- *	projecting out, decompressing): about 3.
+ *	exp, P.V) against one of a gemm (absorbing q, projecting out,
+ *	decompressing): about 3, measured when P.V was one axpy per position.
  */
 #define NV_WEIGHT_POSITIONS 64
 #define NV_ATT_COST 3
@@ -211,13 +211,12 @@ static void attn_chunk(void *arg, int c)
 				s[i] = (s[i] + sr[i]) * scale;
 			cb_att_tile_max(s, n, p0 == pbeg, &mx, &l, o, dv);
 			e->ops->expf_sub_f32(s, mx, n);
-			for (i = 0; i < n; i++) {
-				float w = s[i];
-
-				l += w;
-				e->ops->axpy_f32(o, w, kv + (cb_size)i * ld + (cb_size)nh * dn +
-						 (cb_size)h * dv, dv);
-			}
+			for (i = 0; i < n; i++)
+				l += s[i];
+			/* o += sum_i s[i] v_(p0+i), in position order */
+			e->ops->pv_f32(o, (cb_size)dv, s, NV_TILE,
+				       kv + (cb_size)nh * dn + (cb_size)h * dv, (cb_size)ld,
+				       1, n, dv);
 		}
 		cb_att_finish(o, dv, nsplit, mx, l);
 	}

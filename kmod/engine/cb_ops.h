@@ -162,7 +162,7 @@ const struct cb_isa_ops *cb_isa_select(int max_level);
 /* The variant of exactly this level, or NULL if absent or not valid here. */
 const struct cb_isa_ops *cb_isa_get(int level);
 
-/* The vector SwiGLUs and softmax exps (cb_vmath_avx2.c, cb_vmath_avx512.c) */
+/* The vector SwiGLUs and softmax exps (cb_vmath_x86_tmpl.h, cb_vmath_avx2/512.c) */
 void cb_swiglu_avx2(float *gate, const float *up, int n);
 void cb_swiglu_oss_avx2(float *gate, const float *up, int n, float lim, float alpha);
 void cb_expf_sub_avx2(float *x, float m, int n);

@@ -48,23 +48,33 @@ static inline void cb_test_fail(const char *file, int line, const char *fmt, ...
 /* Marks the current test skipped; the caller should return. */
 #define CB_SKIP(why) (cb_test_skip_why = (why))
 
+/* Start and end of one test; CB_RUN() brackets a test function with them. */
+static inline void cb_test_begin(void)
+{
+	cb_test_cur_failed = 0;
+	cb_test_skip_why = NULL;
+}
+
+static inline void cb_test_end(const char *name)
+{
+	cb_test_num++;
+	if (cb_test_cur_failed) {
+		cb_test_failed++;
+		printf("not ok %d - %s\n", cb_test_num, name);
+	} else if (cb_test_skip_why) {
+		cb_test_skipped++;
+		printf("ok %d - %s # SKIP %s\n", cb_test_num, name, cb_test_skip_why);
+	} else {
+		printf("ok %d - %s\n", cb_test_num, name);
+	}
+	fflush(stdout);
+}
+
 #define CB_RUN(fn)							\
 	do {								\
-		cb_test_cur_failed = 0;					\
-		cb_test_skip_why = NULL;				\
+		cb_test_begin();					\
 		fn();							\
-		cb_test_num++;						\
-		if (cb_test_cur_failed) {				\
-			cb_test_failed++;				\
-			printf("not ok %d - %s\n", cb_test_num, #fn);	\
-		} else if (cb_test_skip_why) {				\
-			cb_test_skipped++;				\
-			printf("ok %d - %s # SKIP %s\n", cb_test_num,	\
-			       #fn, cb_test_skip_why);			\
-		} else {						\
-			printf("ok %d - %s\n", cb_test_num, #fn);	\
-		}							\
-		fflush(stdout);						\
+		cb_test_end(#fn);					\
 	} while (0)
 
 static inline int cb_test_done(void)

@@ -22,6 +22,7 @@
 #include "cb_test.h"
 #include "cb_engine_priv.h"
 #include "host.h"
+#include "cb_test_variant.h"
 
 #define CB_TEST_RNG_SEED 0x243f6a8885a308d3ull
 #include "cb_test_rng.h"
@@ -242,17 +243,6 @@ static void test_scalar_gemm_bf16_exact(void) { run_scalar_vs_exact(CB_DT_BF16);
 static void test_scalar_gemm_q8_0_exact(void) { run_scalar_vs_exact(CB_DT_Q8_0); }
 static void test_scalar_gemm_q4_0_exact(void) { run_scalar_vs_exact(CB_DT_Q4_0); }
 
-static const struct cb_isa_ops *variant(int level)
-{
-	const struct cb_isa_ops *ops = cb_isa_get(level);
-
-	if (!ops)
-		CB_SKIP(level == CB_ISA_AVX512_VNNI ? "CPU (or COLIBRI_ISA) lacks AVX512-VNNI" :
-			level == CB_ISA_AVX512 ? "CPU (or COLIBRI_ISA) lacks AVX-512" :
-			"CPU (or COLIBRI_ISA) lacks AVX2/FMA/F16C");
-	return ops;
-}
-
 /*
  * The scalar gemm into @want and @ops' into @got, each over the whole of
  * @p; returns check_out()'s count of outputs out of tolerance.
@@ -273,7 +263,7 @@ static int gemm_vs_scalar(const struct cb_isa_ops *ops, const struct problem *p,
  */
 static void run_gemm(int level, int dt)
 {
-	const struct cb_isa_ops *ops = variant(level);
+	const struct cb_isa_ops *ops = cb_test_variant(level);
 	const int *ks = is_block(dt) ? ks_block : ks_float;
 	int nk = is_block(dt) ? CB_ARRAY_SIZE(ks_block) : CB_ARRAY_SIZE(ks_float);
 	int ik, M, in, bad = 0, split_bad = 0, n = 0;
@@ -341,7 +331,7 @@ static void run_gemm_splits(int level, int dt)
 {
 	static const int ks[] = { 2048, 4096, 1056 };
 	static const int nrs[] = { 21, 7 };
-	const struct cb_isa_ops *ops = variant(level);
+	const struct cb_isa_ops *ops = cb_test_variant(level);
 	int ik, in, bad = 0, split_bad = 0, n = 0;
 
 	if (!ops)
@@ -419,7 +409,7 @@ static void run_gemm_prefill(int level, int dt)
 	static const int ks[] = { 1056, 96, 2048 };
 	static const int nrs[] = { 37, 13, 23 };
 	const int MMAX = 70;
-	const struct cb_isa_ops *ops = variant(level);
+	const struct cb_isa_ops *ops = cb_test_variant(level);
 	int ik, bad = 0, split_bad = 0, n = 0;
 
 	if (!ops)
@@ -509,7 +499,7 @@ static void make_quant_input(float *x, int n)
 
 static void run_quantize(int level)
 {
-	const struct cb_isa_ops *ops = variant(level);
+	const struct cb_isa_ops *ops = cb_test_variant(level);
 	int n, bad = 0, trial;
 
 	if (!ops)
@@ -555,30 +545,39 @@ static void run_quantize(int level)
 		 "scalar quantize_act[q8_0] is the reference");
 }
 
+/* one axpy_f32 call: y (buf) += alpha * a over n, and buf has one more float */
+struct axpy_call {
+	const float *a;
+	float alpha;
+	int n;
+};
+
+static void axpy_op(const struct cb_isa_ops *ops, float *buf, const void *arg)
+{
+	const struct axpy_call *c = arg;
+
+	ops->axpy_f32(buf, c->alpha, c->a, c->n);
+}
+
 static void run_axpy(int level)
 {
-	const struct cb_isa_ops *ops = variant(level);
+	const struct cb_isa_ops *ops = cb_test_variant(level);
 	int n, bad_axpy = 0;
 
 	if (!ops)
 		return;
 	for (n = 0; n < 300; n += 1 + n / 20) {
 		float *a = malloc(sizeof(float) * (n + 1));
-		float *y1 = malloc(sizeof(float) * (n + 1));
-		float *y2 = malloc(sizeof(float) * (n + 1));
-		float alpha = rndf() * 3;
+		float *y = malloc(sizeof(float) * (n + 1));
+		struct axpy_call c = { .a = a, .alpha = rndf() * 3, .n = n };
 
 		fill(a, n + 1, 2.0f);
-		fill(y1, n + 1, 1.0f);
-		memcpy(y2, y1, sizeof(float) * (n + 1));
-		/* +1 element must stay untouched: write n, not n + 1 */
-		cb_isa_scalar.axpy_f32(y1, alpha, a, n);
-		ops->axpy_f32(y2, alpha, a, n);
-		if (memcmp(y1, y2, sizeof(float) * (n + 1)))
+		fill(y, n + 1, 1.0f);
+		/* the +1 element must stay untouched: n written, not n + 1 */
+		if (cb_vs_scalar(ops, "axpy_f32", axpy_op, y, n + 1, &c, NULL))
 			bad_axpy++;
 		free(a);
-		free(y1);
-		free(y2);
+		free(y);
 	}
 	CB_CHECK(bad_axpy == 0, "%s axpy_f32: %d lengths not bit-identical",
 		 ops->name, bad_axpy);
@@ -626,7 +625,7 @@ static int pv_bad(const struct cb_isa_ops *ops)
 
 static void run_pv(int level)
 {
-	const struct cb_isa_ops *ops = variant(level);
+	const struct cb_isa_ops *ops = cb_test_variant(level);
 	int bad;
 
 	if (!ops)
@@ -656,7 +655,7 @@ static void run_gemm_dec_extremes(int level, int dt)
 {
 	static const cb_u16 dh[] = { 0x0001, 0x8001, 0x7bff, 0xfbff, 0x3c00, 0x0400 };
 	static const int nbs[] = { 1, 3, 65 }, nrs[] = { 7, 13 };
-	const struct cb_isa_ops *ops = variant(level);
+	const struct cb_isa_ops *ops = cb_test_variant(level);
 	const int M = 4, bsz = dt == CB_DT_Q4_0 ? 18 : 34;
 	int ik, in, bad = 0, n = 0;
 
@@ -711,43 +710,34 @@ static void run_gemm_dec_extremes(int level, int dt)
 	CB_CHECK(bad == 0, "%d outputs of M = 1 differ from M = 4", bad);
 }
 
-#define VARIANT_TESTS(lvl, nm)							\
-static void test_##nm##_gemm_f32(void) { run_gemm(lvl, CB_DT_F32); }		\
-static void test_##nm##_gemm_f16(void) { run_gemm(lvl, CB_DT_F16); }		\
-static void test_##nm##_gemm_bf16(void) { run_gemm(lvl, CB_DT_BF16); }		\
-static void test_##nm##_gemm_q8_0(void) { run_gemm(lvl, CB_DT_Q8_0); }		\
-static void test_##nm##_gemm_q4_0(void) { run_gemm(lvl, CB_DT_Q4_0); }		\
-static void test_##nm##_gemm_q8_0_splits(void) { run_gemm_splits(lvl, CB_DT_Q8_0); } \
-static void test_##nm##_gemm_q4_0_splits(void) { run_gemm_splits(lvl, CB_DT_Q4_0); } \
-static void test_##nm##_gemm_q8_0_prefill(void) { run_gemm_prefill(lvl, CB_DT_Q8_0); } \
-static void test_##nm##_gemm_q4_0_prefill(void) { run_gemm_prefill(lvl, CB_DT_Q4_0); } \
-static void test_##nm##_gemm_q8_0_dec_extremes(void) { run_gemm_dec_extremes(lvl, CB_DT_Q8_0); } \
-static void test_##nm##_gemm_q4_0_dec_extremes(void) { run_gemm_dec_extremes(lvl, CB_DT_Q4_0); } \
-static void test_##nm##_quantize_q8_0_bytes(void) { run_quantize(lvl); }	\
-static void test_##nm##_axpy(void) { run_axpy(lvl); }			\
-static void test_##nm##_pv(void) { run_pv(lvl); }
+static void gemm_f32(int level) { run_gemm(level, CB_DT_F32); }
+static void gemm_f16(int level) { run_gemm(level, CB_DT_F16); }
+static void gemm_bf16(int level) { run_gemm(level, CB_DT_BF16); }
+static void gemm_q8_0(int level) { run_gemm(level, CB_DT_Q8_0); }
+static void gemm_q4_0(int level) { run_gemm(level, CB_DT_Q4_0); }
+static void gemm_q8_0_splits(int level) { run_gemm_splits(level, CB_DT_Q8_0); }
+static void gemm_q4_0_splits(int level) { run_gemm_splits(level, CB_DT_Q4_0); }
+static void gemm_q8_0_prefill(int level) { run_gemm_prefill(level, CB_DT_Q8_0); }
+static void gemm_q4_0_prefill(int level) { run_gemm_prefill(level, CB_DT_Q4_0); }
+static void gemm_q8_0_dec_extremes(int level) { run_gemm_dec_extremes(level, CB_DT_Q8_0); }
+static void gemm_q4_0_dec_extremes(int level) { run_gemm_dec_extremes(level, CB_DT_Q4_0); }
 
-VARIANT_TESTS(CB_ISA_AVX2, avx2)
-VARIANT_TESTS(CB_ISA_AVX512, avx512)
-VARIANT_TESTS(CB_ISA_AVX512_VNNI, avx512_vnni)
-
-#define RUN_VARIANT(nm)							\
-	do {								\
-		CB_RUN(test_##nm##_gemm_f32);				\
-		CB_RUN(test_##nm##_gemm_f16);				\
-		CB_RUN(test_##nm##_gemm_bf16);				\
-		CB_RUN(test_##nm##_gemm_q8_0);				\
-		CB_RUN(test_##nm##_gemm_q4_0);				\
-		CB_RUN(test_##nm##_gemm_q8_0_splits);			\
-		CB_RUN(test_##nm##_gemm_q4_0_splits);			\
-		CB_RUN(test_##nm##_gemm_q8_0_prefill);			\
-		CB_RUN(test_##nm##_gemm_q4_0_prefill);			\
-		CB_RUN(test_##nm##_gemm_q8_0_dec_extremes);		\
-		CB_RUN(test_##nm##_gemm_q4_0_dec_extremes);		\
-		CB_RUN(test_##nm##_quantize_q8_0_bytes);		\
-		CB_RUN(test_##nm##_axpy);				\
-		CB_RUN(test_##nm##_pv);					\
-	} while (0)
+static const struct cb_variant_test variant_tests[] = {
+	{ "gemm_f32", gemm_f32 },
+	{ "gemm_f16", gemm_f16 },
+	{ "gemm_bf16", gemm_bf16 },
+	{ "gemm_q8_0", gemm_q8_0 },
+	{ "gemm_q4_0", gemm_q4_0 },
+	{ "gemm_q8_0_splits", gemm_q8_0_splits },
+	{ "gemm_q4_0_splits", gemm_q4_0_splits },
+	{ "gemm_q8_0_prefill", gemm_q8_0_prefill },
+	{ "gemm_q4_0_prefill", gemm_q4_0_prefill },
+	{ "gemm_q8_0_dec_extremes", gemm_q8_0_dec_extremes },
+	{ "gemm_q4_0_dec_extremes", gemm_q4_0_dec_extremes },
+	{ "quantize_q8_0_bytes", run_quantize },
+	{ "axpy", run_axpy },
+	{ "pv", run_pv },
+};
 
 /* The selection follows the preference list and the cap. */
 static void test_isa_select(void)
@@ -854,8 +844,6 @@ int main(void)
 	CB_RUN(test_scalar_gemm_q8_0_exact);
 	CB_RUN(test_scalar_gemm_q4_0_exact);
 	CB_RUN(test_scalar_pv);
-	RUN_VARIANT(avx2);
-	RUN_VARIANT(avx512);
-	RUN_VARIANT(avx512_vnni);
+	cb_run_variants(variant_tests, (int)CB_ARRAY_SIZE(variant_tests));
 	return cb_test_done();
 }
