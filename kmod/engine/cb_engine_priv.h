@@ -37,8 +37,6 @@
 #define CB_PS_ROUTE		8000	/* routing: per expert of a token */
 #define CB_PS_COPY		500	/* gathering a row, per element */
 #define CB_PS_PACK		1000	/* packing a q8_0 / q8_K row for gemm_pk, per element */
-/* gemm calls of at least this many tokens read packed activations, if the variant can */
-#define CB_PK_MIN_M		2
 
 /*
  * A phase over rows (tokens, slots, token-head pairs), where a row may be

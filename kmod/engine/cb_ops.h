@@ -60,6 +60,13 @@ struct cb_isa_ops {
 	 * cb_pk_k_row_bytes()).
 	 */
 	cb_gemm_fn gemm_pk[CB_DT__COUNT];
+	/*
+	 * gemm_pk[dt] is taken from pk_min_m[dt] tokens on (0: from
+	 * CB_PK_MIN_M), gemm[dt] below that: where the plain gemm has a tile
+	 * for a few tokens that is faster than packing (cb_kq_few_avx2.c).
+	 * cb_pk_takes() says which.
+	 */
+	cb_u8 pk_min_m[CB_DT__COUNT];
 	void (*pack_q8_0)(void *dst, const void *src, int k);
 	void (*pack_q8_K)(void *dst, const void *src, int k);
 
@@ -136,6 +143,17 @@ static inline cb_pack_fn cb_pk_pack_fn(const struct cb_isa_ops *ops, cb_u32 kind
 {
 	return kind == CB_ACT_Q8_0 ? ops->pack_q8_0 : kind == CB_ACT_Q8_K ? ops->pack_q8_K :
 	       CB_NULL;
+}
+
+/* gemm calls of at least this many tokens may read packed activations */
+#define CB_PK_MIN_M		2
+
+/* Whether a gemm call of @M tokens of weight type @dt takes gemm_pk[dt] */
+static inline int cb_pk_takes(const struct cb_isa_ops *ops, cb_u32 dt, int M)
+{
+	int from = CB_MAX(CB_PK_MIN_M, (int)ops->pk_min_m[dt]);
+
+	return ops->gemm_pk[dt] && cb_pk_pack_fn(ops, cb_dtype_act(dt)) && M >= from;
 }
 
 extern const struct cb_isa_ops cb_isa_scalar;

@@ -297,13 +297,21 @@ const struct cb_isa_ops cb_isa_avx2 = {
 		[CB_DT_BF16] = avx2_gemm_bf16,
 		[CB_DT_Q8_0] = avx2_gemm_q8_0,
 		[CB_DT_Q4_0] = avx2_gemm_q4_0,
-		CB_GEMM_Q_TABLE(avx2),
+		CB_GEMM_Q_TABLE_NO_Q46(avx2),
+		/* M >= 2: the few-token tiles (cb_kq_few_avx2.c) */
+		[CB_DT_Q4_K] = cb_avx2_gemm_few_q4_K,
+		[CB_DT_Q6_K] = cb_avx2_gemm_few_q6_K,
 	},
 	.gemm_pk = {
 		[CB_DT_Q8_0] = cb_avx2_gemm_pk_q8_0,
 		[CB_DT_Q4_0] = cb_avx2_gemm_pk_q4_0,
 		[CB_DT_Q4_K] = cb_avx2_gemm_pk_q4_K,
 		[CB_DT_Q6_K] = cb_avx2_gemm_pk_q6_K,
+	},
+	/* q4_K: 2 and 3 tokens faster unpacked; q6_K: no packed tile yet (performance.md (v)) */
+	.pk_min_m = {
+		[CB_DT_Q4_K] = 4,
+		[CB_DT_Q6_K] = 5,
 	},
 	.pack_q8_0 = cb_avx2_pack_q8_0,
 	.pack_q8_K = cb_avx2_pack_q8_K,

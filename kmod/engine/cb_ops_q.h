@@ -70,7 +70,20 @@ CB_GEMM_PROTO(cb_avx512_vnni_gemm_q6_K);
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_iq4_xs);
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_mxfp4);
 
-/* The designated initialisers of an ops table's gemm entries for them. */
+/*
+ * The designated initialisers of an ops table's gemm entries for them;
+ * _NO_Q46: all but q4_K and q6_K, for a table that takes other gemms there.
+ */
+#define CB_GEMM_Q_TABLE_NO_Q46(v)			\
+	[CB_DT_Q4_1] = cb_##v##_gemm_q4_1,		\
+	[CB_DT_Q5_0] = cb_##v##_gemm_q5_0,		\
+	[CB_DT_Q5_1] = cb_##v##_gemm_q5_1,		\
+	[CB_DT_IQ4_NL] = cb_##v##_gemm_iq4_nl,		\
+	[CB_DT_Q2_K] = cb_##v##_gemm_q2_K,		\
+	[CB_DT_Q3_K] = cb_##v##_gemm_q3_K,		\
+	[CB_DT_Q5_K] = cb_##v##_gemm_q5_K,		\
+	[CB_DT_IQ4_XS] = cb_##v##_gemm_iq4_xs,		\
+	[CB_DT_MXFP4] = cb_##v##_gemm_mxfp4
 #define CB_GEMM_Q_TABLE(v)				\
 	[CB_DT_Q4_1] = cb_##v##_gemm_q4_1,		\
 	[CB_DT_Q5_0] = cb_##v##_gemm_q5_0,		\
@@ -99,6 +112,14 @@ void cb_avx2_pack_q8_0(void *dst, const void *src, int k);
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q4_K);
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q6_K);
 void cb_avx2_pack_q8_K(void *dst, const void *src, int k);
+/*
+ * The AVX2 q4_K and q6_K gemms of a few tokens (cb_kq_few_avx2.c): gemm[] of
+ * the avx2 and avx512 variants, which take M = 1 on to their own gemms.
+ */
+CB_GEMM_PROTO(cb_avx2_gemm_few_q4_K);
+CB_GEMM_PROTO(cb_avx2_gemm_few_q6_K);
+CB_GEMM_PROTO(cb_avx512_gemm_few_q4_K);
+CB_GEMM_PROTO(cb_avx512_gemm_few_q6_K);
 /* The VNNI q4_K, q6_K gemms over packed q8_K activations, the packer (cb_pack_k_avx512.c) */
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q4_K);
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q6_K);

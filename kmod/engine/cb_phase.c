@@ -114,8 +114,8 @@ void cb_jobs_reset(struct cb_engine *e)
 }
 
 /*
- * Packed activations for job j, if its variant has a gemm over them, the
- * call has enough tokens and its rows fit what is left of the scratch
+ * Packed activations for job j, if its variant has a gemm over them for
+ * this many tokens (cb_pk_takes()) and its rows fit what is left of the scratch
  * (else j stays on the plain gemm: the same results, only slower).  Rows
  * an earlier job of the phase packed are shared.
  */
@@ -127,8 +127,7 @@ static void job_pack(struct cb_engine *e, struct cb_gemm_job *j)
 
 	j->pk = CB_NULL;
 	j->pk_own = 0;
-	if (!e->pk_buf || j->M < CB_PK_MIN_M || !e->ops->gemm_pk[j->dtype] ||
-	    !cb_pk_pack_fn(e->ops, kind))
+	if (!e->pk_buf || !cb_pk_takes(e->ops, j->dtype, j->M))
 		return;
 	for (i = 0; i < e->njobs - 1; i++) {
 		const struct cb_gemm_job *o = &e->jobs[i];

@@ -758,6 +758,82 @@ static void run_kq_dec_same(int level, int dt)
 	free(blks);
 }
 
+/*
+ * The few-token tiles (cb_kq_few_avx2.c: gemm[q4_K], gemm[q6_K] of the
+ * avx2 and avx512 variants at M >= 2) against the decode path: every M of
+ * 2..9 (tiles of 2, 3 and 4 tokens and their balanced splits), 4 to 13
+ * rows (the rows after the groups of 4 go to k_tile), the call started at
+ * row 0 and at row 1, 1 and 3 super-blocks of kq_extreme_rows' scales with
+ * random d and dmin, tokens of +127, -127 and random quants with random
+ * d: every output bit for bit the token's M = 1 call.
+ */
+static void run_kq_few(int level, int dt)
+{
+	static const int nrs[] = { 4, 7, 9, 13 };
+	const struct cb_isa_ops *ops = variant(level);
+	const int MX = 9;
+	int bad = 0, calls = 0, nb, in, r, b, m, M, r0, i;
+
+	if (!ops)
+		return;
+	for (nb = 1; nb <= 3; nb += 2)
+		for (in = 0; in < (int)CB_ARRAY_SIZE(nrs); in++) {
+			const int nrows = nrs[in], k = nb * CB_QK_K;
+			const size_t bsz = cb_dtype_row_bytes(dt, CB_QK_K), wrb = nb * bsz;
+			const size_t as = nb * sizeof(struct cb_block_q8_K);
+			cb_u8 *w = malloc(wrb * nrows);
+			struct cb_block_q8_K *x = malloc(as * MX);
+			float *one = malloc(sizeof(float) * MX * nrows);
+			float *got = malloc(sizeof(float) * MX * nrows);
+
+			kq_extreme_rows(dt, w, bsz, nrows * nb);
+			for (r = 0; r < nrows; r++)
+				for (b = 0; b < nb; b++) {
+					cb_u8 *p = w + r * wrb + b * bsz;
+					cb_u16 d = rnd_half(), dmin = rnd_half();
+
+					memcpy(p + (dt == CB_DT_Q6_K ? 208 : 0), &d, 2);
+					if (dt == CB_DT_Q4_K)
+						memcpy(p + 2, &dmin, 2);
+				}
+			for (m = 0; m < MX; m++)
+				for (b = 0; b < nb; b++) {
+					float d = ldexpf(1.0f + 0.5f * rndf(), (int)(rnd64() % 21) - 10);
+
+					kq_extreme_token(&x[m * nb + b], m % 3);
+					memcpy(&x[m * nb + b].d_bits, &d, 4);
+				}
+			for (m = 0; m < MX; m++)
+				ops->gemm[dt](one + m * nrows, nrows, w, wrb, &x[m * nb], as, 1, nrows, k);
+			for (M = 2; M <= MX; M++)
+				for (r0 = 0; r0 <= 1; r0++) {
+					memset(got, 0xff, sizeof(float) * MX * nrows);
+					ops->gemm[dt](got + r0, nrows, w + r0 * wrb, wrb, x, as, M,
+						      nrows - r0, k);
+					for (i = 0; i < M * nrows; i++)
+						if (i % nrows >= r0 && memcmp(&got[i], &one[i], 4) &&
+						    bad++ < 2)
+							CB_CHECK(0, "%s %s M=%d rows %d..%d nb=%d m=%d "
+								 "r=%d: %.9g, M = 1 %.9g", ops->name,
+								 cb_dtype_name(dt), M, r0, nrows - 1, nb,
+								 i / nrows, i % nrows, got[i], one[i]);
+					calls++;
+				}
+			free(w);
+			free(x);
+			free(one);
+			free(got);
+		}
+	printf("# %s %s few-token tiles against M = 1: %d calls\n", ops->name,
+	       cb_dtype_name(dt), calls);
+	CB_CHECK(bad == 0, "%d outputs of M >= 2 differ from M = 1", bad);
+}
+
+static void test_avx2_q4_K_few(void) { run_kq_few(CB_ISA_AVX2, CB_DT_Q4_K); }
+static void test_avx2_q6_K_few(void) { run_kq_few(CB_ISA_AVX2, CB_DT_Q6_K); }
+static void test_avx512_q4_K_few(void) { run_kq_few(CB_ISA_AVX512, CB_DT_Q4_K); }
+static void test_avx512_q6_K_few(void) { run_kq_few(CB_ISA_AVX512, CB_DT_Q6_K); }
+
 #define TYPE_TESTS(t)								\
 static void test_scalar_gemm_##t##_exact(void) { run_scalar_exact(CB_DT_##t); }	\
 static void test_avx2_gemm_##t(void) { run_variant(CB_ISA_AVX2, CB_DT_##t); }	\
@@ -864,6 +940,10 @@ int main(void)
 	CB_RUN(test_avx512_q6_K_dec_same);
 	CB_RUN(test_avx512_vnni_q4_K_dec_same);
 	CB_RUN(test_avx512_vnni_q6_K_dec_same);
+	CB_RUN(test_avx2_q4_K_few);
+	CB_RUN(test_avx2_q6_K_few);
+	CB_RUN(test_avx512_q4_K_few);
+	CB_RUN(test_avx512_q6_K_few);
 	CB_RUN(test_avx2_quantize_act_bytes);
 	CB_RUN(test_avx512_quantize_act_bytes);
 	CB_RUN(test_avx512_vnni_quantize_act_bytes);

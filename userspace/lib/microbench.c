@@ -86,15 +86,14 @@ static void gemm_chunk(void *arg, int c)
 
 /*
  * The engine's route for a call of M tokens: packed activations when the
- * variant has them (cb_job_add()), unless COLIBRI_GEMM_PACK=0 (to compare).
+ * variant takes them at this M (cb_pk_takes(), as cb_job_add()), unless
+ * COLIBRI_GEMM_PACK=0 (to compare).
  */
 static int use_pack(const struct cb_gemm_bench *b)
 {
 	const char *env = getenv("COLIBRI_GEMM_PACK");
 
-	if (!cb_pk_pack_fn(b->ops, cb_dtype_act(b->dt)))
-		return 0;
-	return b->ops->gemm_pk[b->dt] && b->M >= 2 && !(env && !strcmp(env, "0"));
+	return cb_pk_takes(b->ops, (cb_u32)b->dt, b->M) && !(env && !strcmp(env, "0"));
 }
 
 void cb_gemm_bench_free(struct cb_gemm_bench *b)
