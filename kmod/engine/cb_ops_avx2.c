@@ -306,12 +306,13 @@ const struct cb_isa_ops cb_isa_avx2 = {
 		[CB_DT_Q8_0] = cb_avx2_gemm_pk_q8_0,
 		[CB_DT_Q4_0] = cb_avx2_gemm_pk_q4_0,
 		[CB_DT_Q4_K] = cb_avx2_gemm_pk_q4_K,
-		[CB_DT_Q6_K] = cb_avx2_gemm_pk_q6_K,
 	},
-	/* q4_K: 2 and 3 tokens faster unpacked; q6_K: no packed tile yet (performance.md (v)) */
+	/*
+	 * q4_K: 2 and 3 tokens are faster unpacked (performance.md (v)); q6_K
+	 * has no packed tile: the few-token one is faster at every M ((u))
+	 */
 	.pk_min_m = {
 		[CB_DT_Q4_K] = 4,
-		[CB_DT_Q6_K] = 5,
 	},
 	.pack_q8_0 = cb_avx2_pack_q8_0,
 	.pack_q8_K = cb_avx2_pack_q8_K,

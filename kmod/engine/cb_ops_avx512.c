@@ -503,11 +503,9 @@ const struct cb_isa_ops cb_isa_avx512 = {
 		[CB_DT_Q8_0] = cb_avx2_gemm_pk_q8_0,
 		[CB_DT_Q4_0] = cb_avx2_gemm_pk_q4_0,
 		[CB_DT_Q4_K] = cb_avx2_gemm_pk_q4_K,
-		[CB_DT_Q6_K] = cb_avx2_gemm_pk_q6_K,
 	},
 	.pk_min_m = {
-		[CB_DT_Q4_K] = 4,
-		[CB_DT_Q6_K] = 5,
+		[CB_DT_Q4_K] = 4,	/* as the avx2 variant's */
 	},
 	.pack_q8_0 = cb_avx2_pack_q8_0,
 	.pack_q8_K = cb_avx2_pack_q8_K,

@@ -105,12 +105,8 @@ void cb_avx512_vnni_pack_q8_0(void *dst, const void *src, int k);
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q8_0);
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q4_0);
 void cb_avx2_pack_q8_0(void *dst, const void *src, int k);
-/*
- * The AVX2 (and AVX-512 without VNNI) q4_K and q6_K gemms over packed q8_K
- * rows (cb_pack_k_avx2.c)
- */
+/* The AVX2 (and AVX-512 without VNNI) q4_K gemm over packed q8_K rows (cb_pack_k_avx2.c) */
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q4_K);
-CB_GEMM_PROTO(cb_avx2_gemm_pk_q6_K);
 void cb_avx2_pack_q8_K(void *dst, const void *src, int k);
 /*
  * The AVX2 q4_K and q6_K gemms of a few tokens (cb_kq_few_avx2.c): gemm[] of

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_pack_k_avx2.c - the AVX2 variants' q4_K and q6_K gemms over packed q8_K
+ * cb_pack_k_avx2.c - the AVX2 variants' q4_K gemm over packed q8_K
  * activations, for prefill and batched steps (M >= 2); the AVX-512
  * variant without VNNI uses it too (its k_tile is the same 256-bit
  * template, the same float operations).
@@ -24,30 +24,20 @@
  * products of group g), one vpmaddwd by [sc_0..sc_7 | sc_0..sc_7], and a
  * quarter of a reduction shared by 4 rows x 4 tokens; the mins are one
  * vpmaddwd per pair of rows and token ([m | m'] by the token's group sums,
- * b32, in both halves).
- *
- * q6_K fits the same order: word g of half h covers weights 32g + 16h ..
- * + 15, its sub-block 2g + h, whose int8 scale is then a word of the
- * vpmaddwd operand.  But q (0..63) x (|x| <= 128) fills a word in 4
- * products, so only pairs of vpmaddubsw are added as words: four vpmaddwd
- * per row, token and super-block.  The offset 32 comes off as in k_tile,
- * through the token's 16-sums (b16, in the scales' order): one more
- * vpmaddwd of 32 sc by b16.  Per super-block a packed row holds
+ * b32, in both halves).  Per super-block a packed row holds
  *
  *   x[8][32]      the quants as above                      bytes   0..255
  *   b32[8]        s16: sum of quants 32g .. 32g + 31       bytes 256..271
  *   d             f32: the scale (d_bits)                  bytes 272..275
- *   b16[2][8]     s16: [h][g] = bsums[2g + h]              bytes 288..319
  *
  * in cb_pk_k_row_bytes(k) = k / 256 x 384 bytes (the rest zero).
  *
  * The bit contract (cb_ops.h): the integers are the scalar reference's
- * (isum = sum sc_g sum q x, less 32 sum sc_l bsum_l for q6_K; imin = sum
- * m_g sum x, 0 for q6_K; exact whatever the order), and the float steps
- * are k_tile's lane for lane: per super-block one conversion of each,
- * times the single rounding of d_w x d_x and of dmin_w x -d_x (q6_K: 0),
- * by FMA into two accumulators (k_tile's lanes r and r + 4), and out =
- * isum's + imin's.  tests/unit/test_pack.c compares every
+ * (isum = sum sc_g sum q x, imin = sum m_g sum x; exact whatever the
+ * order), and the float steps are k_tile's lane for lane: per super-block
+ * one conversion of each, times the single rounding of d_w x d_x and of
+ * dmin_w x -d_x, by FMA into two accumulators (k_tile's lanes r and r +
+ * 4), and out = isum's + imin's.  tests/unit/test_pack.c compares every
  * output bitwise with the gemm at M = 1.
  *
  * Weight rows are prefetched as k_tile does (one line ahead in the row
@@ -67,7 +57,6 @@
 #define PKA_SB 384	/* packed bytes per super-block */
 #define PKA_B32 256	/* offset of b32 */
 #define PKA_D 272	/* offset of d */
-#define PKA_B16 288	/* offset of b16 (q6_K) */
 #define PKA_PREFETCH 512
 
 void cb_avx2_pack_q8_K(void *dst, const void *src, int k)
@@ -85,12 +74,8 @@ void cb_avx2_pack_q8_K(void *dst, const void *src, int k)
 				for (g = 0; g < 8; g++)
 					__builtin_memcpy(o + 32 * j + 16 * h + 2 * g,
 							 xb[b].qs + 32 * g + 16 * h + 2 * j, 2);
-		for (g = 0; g < 8; g++) {
+		for (g = 0; g < 8; g++)
 			b32[g] = (cb_s16)(xb[b].bsums[2 * g] + xb[b].bsums[2 * g + 1]);
-			for (h = 0; h < 2; h++)
-				__builtin_memcpy(o + PKA_B16 + 16 * h + 2 * g,
-						 &xb[b].bsums[2 * g + h], 2);
-		}
 		__builtin_memcpy(o + PKA_D, &xb[b].d_bits, 4);
 	}
 }
@@ -109,14 +94,23 @@ static inline CB_ALWAYS_INLINE __m256i pka_ld(const void *p)
 }
 
 /*
- * Eight 32-weight groups n[g] (element order) to the packed order: v[j],
- * half h, word g = word j of half h of n[g] (8 x 8 words, in each half).
+ * A row's super-block of q4_K quants in the packed order: v[j], half h,
+ * word g = weights 32g + 16h + 2j, + 1 (nibble vectors n[g], word j of
+ * each half, transposed).
  */
-static inline CB_ALWAYS_INLINE void pka_transpose(__m256i v[8], const __m256i n[8])
+static inline CB_ALWAYS_INLINE void pka_q4k_w(__m256i v[8], const cb_u8 *qs)
 {
-	__m256i p[8], q[8];
+	const __m256i m4 = _mm256_set1_epi8(15);
+	__m256i n[8], p[8], q[8];
 	int c;
 
+#pragma GCC unroll 4
+	for (c = 0; c < 4; c++) {
+		__m256i t = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
+
+		n[2 * c] = _mm256_and_si256(t, m4);
+		n[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4);
+	}
 	/* p[2c]: words 0..3 of groups 2c, 2c + 1 interleaved; p[2c + 1]: words 4..7 */
 #pragma GCC unroll 4
 	for (c = 0; c < 4; c++) {
@@ -137,55 +131,6 @@ static inline CB_ALWAYS_INLINE void pka_transpose(__m256i v[8], const __m256i n[
 		v[2 * c] = _mm256_unpacklo_epi64(q[c], q[4 + c]);
 		v[2 * c + 1] = _mm256_unpackhi_epi64(q[c], q[4 + c]);
 	}
-}
-
-/*
- * A row's super-block of q4_K quants in the packed order: v[j], half h,
- * word g = weights 32g + 16h + 2j, + 1.
- */
-static inline CB_ALWAYS_INLINE void pka_q4k_w(__m256i v[8], const cb_u8 *qs)
-{
-	const __m256i m4 = _mm256_set1_epi8(15);
-	__m256i n[8];
-	int c;
-
-#pragma GCC unroll 4
-	for (c = 0; c < 4; c++) {
-		__m256i t = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
-
-		n[2 * c] = _mm256_and_si256(t, m4);
-		n[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(t, 4), m4);
-	}
-	pka_transpose(v, n);
-}
-
-/*
- * The same for q6_K's q = ql | qh << 4 (0..63; the offset 32 comes off
- * through the packed b16).  Group 4h + p: the low (p < 2) or high nibbles
- * of ql[64h + 32 (p & 1) ..], and bits 2p, 2p + 1 of qh[32h ..] moved to
- * bits 4, 5 (k_tile's group_w).
- */
-static inline CB_ALWAYS_INLINE void pka_q6k_w(__m256i v[8], const struct cb_block_q6_K *wb)
-{
-	const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
-	__m256i n[8];
-	int h;
-
-#pragma GCC unroll 2
-	for (h = 0; h < 2; h++) {
-		__m256i l0 = pka_ld(wb->ql + 64 * h), l1 = pka_ld(wb->ql + 64 * h + 32);
-		__m256i hb = pka_ld(wb->qh + 32 * h);
-
-		n[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, m4),
-					   _mm256_and_si256(_mm256_slli_epi16(hb, 4), m30));
-		n[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
-					       _mm256_and_si256(_mm256_slli_epi16(hb, 2), m30));
-		n[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-					       _mm256_and_si256(hb, m30));
-		n[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-					       _mm256_and_si256(_mm256_srli_epi16(hb, 2), m30));
-	}
-	pka_transpose(v, n);
 }
 
 /*
@@ -224,43 +169,15 @@ static inline CB_ALWAYS_INLINE __m256i pka_halves(__m256i a, __m256i b)
 }
 
 /*
- * One q6_K row by one packed token: sum sc (q x) - 32 sc b16 in 8 lanes,
- * pairs of vpmaddubsw added as words.
- */
-static inline CB_ALWAYS_INLINE __m256i pka_q6k_dot(const __m256i v[8], __m256i sc, const char *x)
-{
-	__m256i a, y;
-	int j;
-
-	/* a fresh pointer: the quants stay memory operands */
-	__asm__("" : "+r"(x));
-	a = _mm256_slli_epi32(_mm256_madd_epi16(sc, pka_ld(x + PKA_B16)), 5);
-#pragma GCC unroll 4
-	for (j = 0; j < 8; j += 2) {
-		y = _mm256_add_epi16(_mm256_maddubs_epi16(v[j], pka_ld(x + 32 * j)),
-				     _mm256_maddubs_epi16(v[j + 1], pka_ld(x + 32 * j + 32)));
-		y = _mm256_madd_epi16(y, sc);
-		a = j ? _mm256_add_epi32(a, y) : _mm256_sub_epi32(y, a);
-	}
-	return a;
-}
-
-/*
- * R rows x MT tokens of the q4_K or q6_K gemm over nb super-blocks; the
- * packed token rows at pk, ps bytes apart.  Lanes 4r + m of two vectors per
- * kind (rows 0, 1 and rows 2, 3).  q6_K: q x (0..63 x |x| <= 128) fills a
- * word in two pairs, so the scales (int8 per 16: half h, word g = sc_{2g +
- * h}) multiply every pair of vpmaddubsw; the offset is one more vpmaddwd,
- * 32 sc by the token's b16; no mins (k_tile's imin lanes: 0, times dmin 0).
+ * R rows x MT tokens of the q4_K gemm over nb super-blocks; the packed
+ * token rows at pk, ps bytes apart.  Lanes 4r + m of two vectors per kind
+ * (rows 0, 1 and rows 2, 3).
  */
 static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 					     const char *pk, cb_size ps, int R, int MT, int nb,
-					     int pf, int dt)
+					     int pf)
 {
-	const int q6 = dt == CB_DT_Q6_K;
-	const cb_size bsz = q6 ? sizeof(struct cb_block_q6_K) : sizeof(struct cb_block_q4_K);
-	/* q6_K's scales: even ones, then odd ones */
-	const __m128i sci = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+	const cb_size bsz = sizeof(struct cb_block_q4_K);
 	__m256 accd[2], accm[2];
 	float vd[16], vm[16];
 	int b, r, m, j, o;
@@ -295,20 +212,11 @@ static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char
 				_mm_prefetch(wr + o + PKA_PREFETCH, _MM_HINT_T0);
 				_mm_prefetch(wr + o + 4 * wrb, _MM_HINT_T1);
 			}
-			if (q6) {
-				const struct cb_block_q6_K *wb = (const void *)wr;
-				__m128i s16 = _mm_loadu_si128((const __m128i *)wb->scales);
-
-				hd |= (cb_u64)wb->d << (16 * r);
-				sc = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s16, sci));
-				pka_q6k_w(v, wb);
-			} else {
-				hd |= (cb_u64)*(const cb_u16 *)wr << (16 * r);
-				hm |= (cb_u64)*(const cb_u16 *)(wr + 2) << (16 * r);
-				s8[r] = pka_k4_scales((const cb_u8 *)wr + 4);
-				sc = _mm256_cvtepu8_epi16(_mm_unpacklo_epi64(s8[r], s8[r]));
-				pka_q4k_w(v, (const cb_u8 *)wr + 16);
-			}
+			hd |= (cb_u64)*(const cb_u16 *)wr << (16 * r);
+			hm |= (cb_u64)*(const cb_u16 *)(wr + 2) << (16 * r);
+			s8[r] = pka_k4_scales((const cb_u8 *)wr + 4);
+			sc = _mm256_cvtepu8_epi16(_mm_unpacklo_epi64(s8[r], s8[r]));
+			pka_q4k_w(v, (const cb_u8 *)wr + 16);
 			/* keep the tokens' quants in memory operands */
 			__asm__("" : "+r"(xr));
 #pragma GCC unroll 4
@@ -319,10 +227,6 @@ static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char
 				z[m] = _mm256_setzero_si256();
 				if (m >= MT)
 					continue;
-				if (q6) {
-					z[m] = pka_q6k_dot(v, sc, x);
-					continue;
-				}
 				y = _mm256_maddubs_epi16(v[0], pka_ld(x));
 #pragma GCC unroll 8
 				for (j = 1; j < 8; j++) {
@@ -350,12 +254,12 @@ static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char
 				__m128i b32;
 
 				y[m] = _mm256_setzero_si256();
-				if (m >= MT || 2 * r >= R || q6)
+				if (m >= MT || 2 * r >= R)
 					continue;
 				b32 = _mm_loadu_si128((const __m128i *)bp);
 				y[m] = _mm256_madd_epi16(mw, _mm256_broadcastsi128_si256(b32));
 			}
-			mn[r] = 2 * r < R && !q6 ? pka_reduce4(y) : _mm256_setzero_si256();
+			mn[r] = 2 * r < R ? pka_reduce4(y) : _mm256_setzero_si256();
 		}
 
 		/* [d_r | dmin_r] as k_tile converts them; d_x to lanes 4r + m */
@@ -396,24 +300,15 @@ static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char
 typedef void (*pka_tile_fn)(float *out, cb_size ldo, const char *w, cb_size wrb,
 			    const char *pk, cb_size ps, int nb);
 
-#define PKA_TILE(t, dt, R, MT, pf)						\
-static CB_NOINLINE void pka_##t##_##R##x##MT##_##pf(float *out, cb_size ldo,		\
-						    const char *w, cb_size wrb,	\
-						    const char *pk, cb_size ps, int nb)	\
-{ pka_tile(out, ldo, w, wrb, pk, ps, R, MT, nb, pf, dt); }
+#define PKA_TILE(R, MT, pf)							\
+static CB_NOINLINE void pka_q4k_##R##x##MT##_##pf(float *out, cb_size ldo,		\
+						  const char *w, cb_size wrb,		\
+						  const char *pk, cb_size ps, int nb)	\
+{ pka_tile(out, ldo, w, wrb, pk, ps, R, MT, nb, pf); }
 
-PKA_TILE(q4k, CB_DT_Q4_K, 4, 1, 1) PKA_TILE(q4k, CB_DT_Q4_K, 4, 2, 1)
-PKA_TILE(q4k, CB_DT_Q4_K, 4, 3, 1) PKA_TILE(q4k, CB_DT_Q4_K, 4, 4, 1)
-PKA_TILE(q4k, CB_DT_Q4_K, 4, 1, 0) PKA_TILE(q4k, CB_DT_Q4_K, 4, 2, 0)
-PKA_TILE(q4k, CB_DT_Q4_K, 4, 3, 0) PKA_TILE(q4k, CB_DT_Q4_K, 4, 4, 0)
-PKA_TILE(q4k, CB_DT_Q4_K, 1, 1, 1) PKA_TILE(q4k, CB_DT_Q4_K, 1, 2, 1)
-PKA_TILE(q4k, CB_DT_Q4_K, 1, 3, 1) PKA_TILE(q4k, CB_DT_Q4_K, 1, 4, 1)
-PKA_TILE(q6k, CB_DT_Q6_K, 4, 1, 1) PKA_TILE(q6k, CB_DT_Q6_K, 4, 2, 1)
-PKA_TILE(q6k, CB_DT_Q6_K, 4, 3, 1) PKA_TILE(q6k, CB_DT_Q6_K, 4, 4, 1)
-PKA_TILE(q6k, CB_DT_Q6_K, 4, 1, 0) PKA_TILE(q6k, CB_DT_Q6_K, 4, 2, 0)
-PKA_TILE(q6k, CB_DT_Q6_K, 4, 3, 0) PKA_TILE(q6k, CB_DT_Q6_K, 4, 4, 0)
-PKA_TILE(q6k, CB_DT_Q6_K, 1, 1, 1) PKA_TILE(q6k, CB_DT_Q6_K, 1, 2, 1)
-PKA_TILE(q6k, CB_DT_Q6_K, 1, 3, 1) PKA_TILE(q6k, CB_DT_Q6_K, 1, 4, 1)
+PKA_TILE(4, 1, 1) PKA_TILE(4, 2, 1) PKA_TILE(4, 3, 1) PKA_TILE(4, 4, 1)
+PKA_TILE(4, 1, 0) PKA_TILE(4, 2, 0) PKA_TILE(4, 3, 0) PKA_TILE(4, 4, 0)
+PKA_TILE(1, 1, 1) PKA_TILE(1, 2, 1) PKA_TILE(1, 3, 1) PKA_TILE(1, 4, 1)
 
 /* [rows 4 without prefetch, rows 4, one row][tokens - 1] */
 static const pka_tile_fn pka_q4k[3][PKA_MT] = {
@@ -422,20 +317,14 @@ static const pka_tile_fn pka_q4k[3][PKA_MT] = {
 	{ pka_q4k_1x1_1, pka_q4k_1x2_1, pka_q4k_1x3_1, pka_q4k_1x4_1 },
 };
 
-static const pka_tile_fn pka_q6k[3][PKA_MT] = {
-	{ pka_q6k_4x1_0, pka_q6k_4x2_0, pka_q6k_4x3_0, pka_q6k_4x4_0 },
-	{ pka_q6k_4x1_1, pka_q6k_4x2_1, pka_q6k_4x3_1, pka_q6k_4x4_1 },
-	{ pka_q6k_1x1_1, pka_q6k_1x2_1, pka_q6k_1x3_1, pka_q6k_1x4_1 },
-};
-
 /*
  * Row groups outside, token tiles inside, as even as they go (the fewest
  * of at most PKA_MT tokens); the first token tile of a row group
  * prefetches the weights.  Rows left over go one at a time.
  */
-static void pka_gemm(const pka_tile_fn tiles[3][PKA_MT], float *out, cb_size ldo, const char *w,
-		     cb_size wrb, const char *act, cb_size as, int M, int nrows, int k)
+CB_GEMM_PROTO(cb_avx2_gemm_pk_q4_K)
 {
+	const char *wc = w, *ac = act;
 	int nb = k / CB_QK_K, r0, m0, mt, step;
 
 	for (r0 = 0; r0 < nrows; r0 += step) {
@@ -445,20 +334,10 @@ static void pka_gemm(const pka_tile_fn tiles[3][PKA_MT], float *out, cb_size ldo
 			int kind = step == 1 ? 2 : m0 == 0;
 
 			mt = (M - m0 + n - 1) / n;
-			tiles[kind][mt - 1](out + (cb_size)m0 * ldo + r0, ldo,
-					    w + (cb_size)r0 * wrb, wrb, act + (cb_size)m0 * as, as,
-					    nb);
+			pka_q4k[kind][mt - 1](out + (cb_size)m0 * ldo + r0, ldo,
+					      wc + (cb_size)r0 * w_row_bytes, w_row_bytes,
+					      ac + (cb_size)m0 * act_stride, act_stride, nb);
 		}
 	}
-}
-
-CB_GEMM_PROTO(cb_avx2_gemm_pk_q4_K)
-{
-	pka_gemm(pka_q4k, out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k);
-}
-
-CB_GEMM_PROTO(cb_avx2_gemm_pk_q6_K)
-{
-	pka_gemm(pka_q6k, out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k);
 }
 #endif /* __CHECKER__ */

@@ -4,8 +4,7 @@
  * bit: over packed activations (ops->gemm_pk: q8_0 and q4_0 of the VNNI
  * variant, cb_pack_avx512.c, and of the AVX2 and AVX-512 variants,
  * cb_pack_avx2.c; the VNNI q4_K and q6_K over packed q8_K rows,
- * cb_pack_k_avx512.c, and the AVX2 and AVX-512 q4_K and q6_K,
- * cb_pack_k_avx2.c), at M = 1 (ops->gemm's decode tiles, the VNNI ones
+ * cb_pack_k_avx512.c, and the AVX2 and AVX-512 q4_K, cb_pack_k_avx2.c), at M = 1 (ops->gemm's decode tiles, the VNNI ones
  * in cb_q_dec_avx512.c) and at M >= 2 unpacked (ops->gemm's block tiles).
  *
  * The decode path (ops->gemm at M = 1, one token per call) defines every
@@ -19,10 +18,9 @@
  * pass's chunks.  Weights are raw random quants (q8_0's -128 included;
  * k-quants: any scale and min bytes) with finite f16 scales, and every
  * fifth row all ones bits but those (q4_K: q = 15 by sc = m = 63, the
- * largest sums of the tile's 16-bit step; q6_K: q = 63 by scales -128 and
- * 127); the activations include all-zero blocks, rows of +-127 only and a
- * q8_K row of -128 only (the AVX2 packed q4_K sums 16 products in a 16-bit
- * word: 16 x 15 x -128; its q6_K 4: 4 x 63 x -128).  The last weight row ends at an
+ * largest sums of the tile's 16-bit step); the activations include
+ * all-zero blocks, rows of +-127 only and a q8_K row of -128 only (the
+ * AVX2 packed q4_K sums 16 products in a 16-bit word: 16 x 15 x -128).  The last weight row ends at an
  * unmapped page, so a read past a row faults; the packer must write
  * exactly its row bytes per row.  Each variant packs with its own packer
  * and is compared with its own decode gemm.
@@ -86,11 +84,6 @@ static int weights_make(struct weights *W, int dt, int nrows, int k)
 
 				memcpy(blk + bi->scale_off[s], &d, 2);
 			}
-			/* q6_K's extreme rows: q = 63 by scales -128 and 127 */
-			if (dt == CB_DT_Q6_K && r % 5 == 4)
-				for (s = 0; s < 16; s++)
-					((struct cb_block_q6_K *)(void *)blk)->scales[s] =
-						(s + r / 5 + b) % 3 ? -128 : 127;
 		}
 	}
 	return 0;
@@ -292,18 +285,6 @@ static void test_avx512_packed_q4_K_equals_decode(void)
 	run_packed(CB_ISA_AVX512, CB_DT_Q4_K);
 }
 
-/* The AVX2 q6_K over packed q8_K rows (cb_pack_k_avx2.c) */
-static void test_avx2_packed_q6_K_equals_decode(void)
-{
-	run_packed(CB_ISA_AVX2, CB_DT_Q6_K);
-}
-
-/* AVX-512 without VNNI: the same gemm against its own k_tile */
-static void test_avx512_packed_q6_K_equals_decode(void)
-{
-	run_packed(CB_ISA_AVX512, CB_DT_Q6_K);
-}
-
 /* The packed row: 136 bytes per pair of blocks, rounded up to 64. */
 static void test_packed_row_bytes(void)
 {
@@ -332,7 +313,5 @@ int main(void)
 	CB_RUN(test_packed_q6_K_equals_decode);
 	CB_RUN(test_avx2_packed_q4_K_equals_decode);
 	CB_RUN(test_avx512_packed_q4_K_equals_decode);
-	CB_RUN(test_avx2_packed_q6_K_equals_decode);
-	CB_RUN(test_avx512_packed_q6_K_equals_decode);
 	return cb_test_done();
 }
