@@ -365,23 +365,6 @@ static inline CB_ALWAYS_INLINE int KQ(dec_has)(int dt)
 	return dt == CB_DT_Q4_K || dt == CB_DT_Q6_K;
 }
 
-/* k4_scales of rows 0 and 1 (blocks at p, p + wrb), one row per 128-bit lane. */
-static inline CB_ALWAYS_INLINE __m256i KQ(dec2_k4_scales)(const char *p, cb_size wrb)
-{
-	__m128i r0 = _mm_loadu_si128((const __m128i *)p);
-	__m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(r0),
-					    _mm_loadu_si128((const __m128i *)(p + wrb)), 1);
-	__m256i a = _mm256_shuffle_epi32(v, 0x98), b = _mm256_shuffle_epi32(v, 0x50);
-
-	a = _mm256_srlv_epi32(a, _mm256_setr_epi32(0, 0, 0, 4, 0, 0, 0, 4));
-	a = _mm256_and_si256(a, _mm256_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
-						  0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-	b = _mm256_and_si256(_mm256_srli_epi32(b, 2),
-			     _mm256_setr_epi32(0, 0x30303030, 0, 0x30303030,
-					       0, 0x30303030, 0, 0x30303030));
-	return _mm256_or_si256(a, b);
-}
-
 /* vpshufb control: every word = byte i of its lane, zero-extended */
 static inline CB_ALWAYS_INLINE __m256i KQ(bword)(int i)
 {
@@ -464,7 +447,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_s
 			 */
 			__asm__("" : "+r"(xr));
 			if (r % 2 == 0)
-				s[r / 2] = KQ(dec2_k4_scales)(blk + r * wrb + 4, wrb);
+				s[r / 2] = cb_k4_scales2(blk + r * wrb + 4, wrb);
 			sb = _mm256_permute4x64_epi64(s[r / 2], r % 2 ? 0xee : 0x44);
 			KQ(dec_prefetch)(blk + r * wrb, wrb, sizeof(struct cb_block_q4_K));
 			z[r] = KQ(dec2_q4k_row)((const void *)(blk + r * wrb), xr, sb, &n[r]);

@@ -36,6 +36,7 @@
 #ifndef __CHECKER__
 #include <immintrin.h>
 
+#include "cb_k4_scales_x86.h"
 #include "cb_math.h"
 #include "cb_ops.h"
 #include "cb_ops_q.h"
@@ -87,27 +88,6 @@ static inline CB_ALWAYS_INLINE void kf_prefetch(const char *p, cb_size wrb, int 
 		_mm_prefetch(p + o + KF_PREFETCH, _MM_HINT_T0);
 		_mm_prefetch(p + o + 4 * wrb, _MM_HINT_T1);
 	}
-}
-
-/*
- * q4_K's [sc_0..7, m_0..7] bytes of the rows at p and p + wrb (their
- * scales[12]), one row per 128-bit lane: k4_scales of cb_kq_x86_tmpl.h.
- * The 16 bytes read end inside each block.
- */
-static inline CB_ALWAYS_INLINE __m256i kf_k4_scales2(const char *p, cb_size wrb)
-{
-	__m128i r0 = _mm_loadu_si128((const __m128i *)p);
-	__m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(r0),
-					    _mm_loadu_si128((const __m128i *)(p + wrb)), 1);
-	__m256i a = _mm256_shuffle_epi32(v, 0x98), b = _mm256_shuffle_epi32(v, 0x50);
-
-	a = _mm256_srlv_epi32(a, _mm256_setr_epi32(0, 0, 0, 4, 0, 0, 0, 4));
-	a = _mm256_and_si256(a, _mm256_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
-						  0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-	b = _mm256_and_si256(_mm256_srli_epi32(b, 2),
-			     _mm256_setr_epi32(0, 0x30303030, 0, 0x30303030,
-					       0, 0x30303030, 0, 0x30303030));
-	return _mm256_or_si256(a, b);
 }
 
 /*
@@ -194,7 +174,7 @@ static inline CB_ALWAYS_INLINE void kf_q4k(float *out, cb_size ldo, const char *
 			/* the tokens from L1 per row, as memory operands */
 			__asm__("" : "+r"(xr));
 			if (r % 2 == 0)
-				s2 = kf_k4_scales2(blk + r * wrb + 4, wrb);
+				s2 = cb_k4_scales2(blk + r * wrb + 4, wrb);
 			sb = _mm256_permute4x64_epi64(s2, r % 2 ? 0xee : 0x44);
 			if (pf)
 				kf_prefetch(blk + r * wrb, wrb, sizeof(struct cb_block_q4_K));

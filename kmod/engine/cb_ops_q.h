@@ -85,17 +85,9 @@ CB_GEMM_PROTO(cb_avx512_vnni_gemm_mxfp4);
 	[CB_DT_IQ4_XS] = cb_##v##_gemm_iq4_xs,		\
 	[CB_DT_MXFP4] = cb_##v##_gemm_mxfp4
 #define CB_GEMM_Q_TABLE(v)				\
-	[CB_DT_Q4_1] = cb_##v##_gemm_q4_1,		\
-	[CB_DT_Q5_0] = cb_##v##_gemm_q5_0,		\
-	[CB_DT_Q5_1] = cb_##v##_gemm_q5_1,		\
-	[CB_DT_IQ4_NL] = cb_##v##_gemm_iq4_nl,		\
-	[CB_DT_Q2_K] = cb_##v##_gemm_q2_K,		\
-	[CB_DT_Q3_K] = cb_##v##_gemm_q3_K,		\
 	[CB_DT_Q4_K] = cb_##v##_gemm_q4_K,		\
-	[CB_DT_Q5_K] = cb_##v##_gemm_q5_K,		\
 	[CB_DT_Q6_K] = cb_##v##_gemm_q6_K,		\
-	[CB_DT_IQ4_XS] = cb_##v##_gemm_iq4_xs,		\
-	[CB_DT_MXFP4] = cb_##v##_gemm_mxfp4
+	CB_GEMM_Q_TABLE_NO_Q46(v)
 
 /* The VNNI gemms over packed q8_0 activations and the packer (cb_pack_avx512.c) */
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q8_0);
