@@ -35,9 +35,58 @@ static int open_device(const char *cmd)
  * the size of the model there for the time of the call; the line on stderr
  * says where.  Returns 0, a negative errno from LOAD, or 1 (said on stderr).
  */
+static int name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+/*
+ * The name a GGUF file is pinned under without --name: its general.name
+ * when that is a name the tools can pass around ([A-Za-z0-9._-], not
+ * starting with '.', at most COLIBRI_NAME_LEN - 1 bytes: "Mixtral 8x7B
+ * Instruct v0.1" is not), else the file's name without ".gguf", every
+ * other byte made '_', cut to fit.
+ */
+static void gguf_pin_name(const char *src, char out[COLIBRI_NAME_LEN])
+{
+	const char *base = strrchr(src, '/');
+	struct gguf_file *gf;
+	struct gguf_str gs;
+	char err[256];
+	size_t n, i;
+
+	gf = gguf_open(src, err, sizeof(err));
+	if (gf && !gguf_get_str(gf, "general.name", &gs) && gs.n && gs.n < COLIBRI_NAME_LEN &&
+	    gs.p[0] != '.') {
+		for (i = 0; i < gs.n && name_char(gs.p[i]); i++)
+			;
+		if (i == gs.n) {
+			memcpy(out, gs.p, gs.n);
+			out[gs.n] = 0;
+			gguf_close(gf);
+			return;
+		}
+	}
+	if (gf)
+		gguf_close(gf);
+	base = base ? base + 1 : src;
+	n = strlen(base);
+	if (n > 5 && !strcmp(base + n - 5, ".gguf"))
+		n -= 5;
+	if (n > COLIBRI_NAME_LEN - 1)
+		n = COLIBRI_NAME_LEN - 1;
+	for (i = 0; i < n; i++)
+		out[i] = name_char(base[i]) && (i || base[i] != '.') ? base[i] : '_';
+	out[n] = 0;
+}
+
 static int load_gguf(int fd, const char *src, const char *name, unsigned int flags,
 		     char *name_out, unsigned long long *bytes)
 {
+	char pin[COLIBRI_NAME_LEN];
+	double mib;
+
 	const char *td = getenv("TMPDIR"), *paths[3];
 	char dir[PATH_MAX], out[PATH_MAX], tmp[PATH_MAX + 32], err[PATH_MAX + 256];
 	struct stat st;
@@ -56,8 +105,14 @@ static int load_gguf(int fd, const char *src, const char *name, unsigned int fla
 	paths[1] = out;
 	paths[2] = dir;
 	cli_tmp_guard(paths, 3);
-	fprintf(stderr, "colibri load: %s: GGUF, converting to a temporary .colibri in %s "
-		"(%.1f MiB)\n", src, dir, stat(src, &st) ? 0.0 : st.st_size / 1048576.0);
+	if (!*name) {
+		gguf_pin_name(src, pin);
+		name = pin;
+	}
+	mib = stat(src, &st) ? 0.0 : st.st_size / 1048576.0;
+	fprintf(stderr, "colibri load: %s: GGUF, converting to a temporary .colibri in %s",
+		src, dir);
+	fprintf(stderr, " (%.1f MiB) to pin as %s\n", mib, name);
 	ret = gguf_convert(src, out, NULL, 0, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "colibri load: %s\n", err);
@@ -98,7 +153,9 @@ int cmd_load(int argc, char **argv)
 			fprintf(stderr, "%s%s", usage, c != 'h' ? "" :
 				"Pins the model in the kernel (needs CAP_SYS_ADMIN).  A GGUF file\n"
 				"is converted first, into a temporary .colibri under $TMPDIR (else\n"
-				"/var/tmp) that is removed once the kernel has the weights.\n"
+				"/var/tmp) that is removed once the kernel has the weights; without\n"
+				"--name it is pinned under its general.name if that is a plain name\n"
+				"([A-Za-z0-9._-]), else under its file name made one.\n"
 				"--numa: where its weights go on a NUMA machine: the loading task's\n"
 				"node (local, the default), spread over every node (interleave), or\n"
 				"a copy on every node, each read by that node's CPUs (replicate).\n");
