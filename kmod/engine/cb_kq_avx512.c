@@ -14,7 +14,7 @@
 #ifndef __CHECKER__
 #include <immintrin.h>
 
-#include "cb_k4_scales_x86.h"
+#include "cb_kq_x86_util.h"
 #include "cb_math.h"
 #include "cb_ops_q.h"
 

@@ -47,11 +47,11 @@
  */
 static inline CB_ALWAYS_INLINE __m256 KQ(dec_dw)(const char *p, cb_size wrb, int mins)
 {
-	__m128i h = _mm_cvtsi32_si128((int)KQ(rd32)(p));
+	__m128i h = _mm_cvtsi32_si128((int)cb_rd32(p));
 
-	h = _mm_insert_epi32(h, (int)KQ(rd32)(p + wrb), 1);
-	h = _mm_insert_epi32(h, (int)KQ(rd32)(p + 2 * wrb), 2);
-	h = _mm_insert_epi32(h, (int)KQ(rd32)(p + 3 * wrb), 3);
+	h = _mm_insert_epi32(h, (int)cb_rd32(p + wrb), 1);
+	h = _mm_insert_epi32(h, (int)cb_rd32(p + 2 * wrb), 2);
+	h = _mm_insert_epi32(h, (int)cb_rd32(p + 3 * wrb), 3);
 	if (mins)
 		h = _mm_shuffle_epi8(h, _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13,
 						      2, 3, 6, 7, 10, 11, 14, 15));
@@ -107,7 +107,7 @@ static inline CB_ALWAYS_INLINE int KQ(dec_has)(int dt)
 /* 32 bytes at p in the low half, 32 at q in the high half. */
 static inline CB_ALWAYS_INLINE __m512i KQ(ld2x32)(const void *p, const void *q)
 {
-	return _mm512_inserti64x4(_mm512_castsi256_si512(KQ(load)(p)), KQ(load)(q), 1);
+	return _mm512_inserti64x4(_mm512_castsi256_si512(cb_ld256(p)), cb_ld256(q), 1);
 }
 
 /* A vpermw index: words 0..15 take word a, words 16..31 word b. */
@@ -233,7 +233,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec_q4k)(float *out, const char *w, cb_si
 					       16 * (r % 2));
 		}
 
-		bp = _mm512_castsi256_si512(_mm256_madd_epi16(KQ(load)(xb->bsums),
+		bp = _mm512_castsi256_si512(_mm256_madd_epi16(cb_ld256(xb->bsums),
 							      _mm256_set1_epi16(1)));
 		bp = _mm512_permutexvar_epi16(_mm512_load_si512(bp_idx), bp);
 		mn = _mm512_permutex2var_epi16(sw[0], _mm512_load_si512(mins_idx), sw[1]);
@@ -267,7 +267,7 @@ static inline CB_ALWAYS_INLINE __m512i KQ(dec_q6k_row)(const struct cb_block_q6_
 #pragma GCC unroll 2
 	for (h = 0; h < 2; h++) {
 		__m512i l = _mm512_loadu_si512(wb->ql + 64 * h);
-		__m512i qh = _mm512_broadcast_i64x4(KQ(load)(wb->qh + 32 * h));
+		__m512i qh = _mm512_broadcast_i64x4(cb_ld256(wb->qh + 32 * h));
 		__m512i ql = _mm512_or_si512(_mm512_and_si512(l, m4),
 					     _mm512_and_si512(_mm512_sllv_epi16(qh, sl), m2));
 		__m512i qu = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4),
@@ -332,7 +332,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec_q6k)(float *out, const char *w, cb_si
 					       16 * (r % 2));
 		}
 
-		bs = _mm512_castsi256_si512(KQ(load)(xb->bsums));
+		bs = _mm512_castsi256_si512(cb_ld256(xb->bsums));
 		off = _mm512_madd_epi16(_mm512_permutex2var_epi16(sw[0],
 								  _mm512_load_si512(sc_idx[0]),
 								  sw[1]),
@@ -390,11 +390,11 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q4k_row)(const struct cb_block_q4
 
 #pragma GCC unroll 4
 	for (i = 0; i < 4; i++) {
-		__m256i q = KQ(load)(wb->qs + 32 * i);
+		__m256i q = cb_ld256(wb->qs + 32 * i);
 		__m256i pl = _mm256_maddubs_epi16(_mm256_and_si256(q, m4),
-						  KQ(load)(xb->qs + 64 * i));
+						  cb_ld256(xb->qs + 64 * i));
 		__m256i ph = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
-						  KQ(load)(xb->qs + 64 * i + 32));
+						  cb_ld256(xb->qs + 64 * i + 32));
 
 		if (i == 0)
 			z = _mm256_madd_epi16(pl, _mm256_shuffle_epi8(sb, KQ(bword)(0)));
@@ -407,7 +407,7 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q4k_row)(const struct cb_block_q4
 		 */
 		__asm__("" : "+x"(z));
 	}
-	*mn = _mm256_madd_epi16(_mm256_shuffle_epi8(sb, mi), KQ(load)(xb->bsums));
+	*mn = _mm256_madd_epi16(_mm256_shuffle_epi8(sb, mi), cb_ld256(xb->bsums));
 	return z;
 }
 
@@ -476,16 +476,6 @@ static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_s
 static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q6k_row)(const struct cb_block_q6_K *wb,
 							const struct cb_block_q8_K *xb, __m256i nbs)
 {
-	static const cb_u8 ctl[4][32] CB_ALIGNED(32) = {
-		{ 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-		  2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3 },
-		{ 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5,
-		  6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7 },
-		{ 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9,
-		  10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11 },
-		{ 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13,
-		  14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15 },
-	};
 	const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(0x30);
 	const __m256i sw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)wb->scales));
 	__m256i z = _mm256_slli_epi32(_mm256_madd_epi16(sw, nbs), 5);
@@ -493,8 +483,8 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q6k_row)(const struct cb_block_q6
 
 #pragma GCC unroll 2
 	for (h = 0; h < 2; h++) {
-		__m256i l0 = KQ(load)(wb->ql + 64 * h), l1 = KQ(load)(wb->ql + 64 * h + 32);
-		__m256i hb = KQ(load)(wb->qh + 32 * h);
+		__m256i l0 = cb_ld256(wb->ql + 64 * h), l1 = cb_ld256(wb->ql + 64 * h + 32);
+		__m256i hb = cb_ld256(wb->qh + 32 * h);
 		__m256i sh = _mm256_permute4x64_epi64(sw, h ? 0xee : 0x44);
 		__m256i q[4];
 
@@ -509,10 +499,10 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q6k_row)(const struct cb_block_q6
 #pragma GCC unroll 4
 		for (p = 0; p < 4; p++) {
 			const cb_s8 *xq = xb->qs + 128 * h + 32 * p;
-			__m256i pr = _mm256_maddubs_epi16(q[p], KQ(load)(xq));
+			__m256i pr = _mm256_maddubs_epi16(q[p], cb_ld256(xq));
 
 			z = KQ_DOT16(z, pr, _mm256_shuffle_epi8(sh, _mm256_load_si256((const void *)
-									       ctl[p])));
+									       cb_q6k_scale_ctl(p))));
 			__asm__("" : "+x"(z));	/* one running sum, as in dec2_q4k_row */
 		}
 	}
@@ -530,7 +520,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec2_q6k)(float *out, const char *w, cb_s
 	for (b = 0; b < nb; b++) {
 		const struct cb_block_q8_K *xb = (const struct cb_block_q8_K *)act + b;
 		const char *blk = w + (cb_size)b * sizeof(struct cb_block_q6_K);
-		const __m256i nbs = _mm256_sub_epi16(_mm256_setzero_si256(), KQ(load)(xb->bsums));
+		const __m256i nbs = _mm256_sub_epi16(_mm256_setzero_si256(), cb_ld256(xb->bsums));
 		__m256i z[4], i4;
 		__m128i t;
 

@@ -36,7 +36,7 @@
 #ifndef __CHECKER__
 #include <immintrin.h>
 
-#include "cb_k4_scales_x86.h"
+#include "cb_kq_x86_util.h"
 #include "cb_math.h"
 #include "cb_ops.h"
 #include "cb_ops_q.h"
@@ -44,19 +44,6 @@
 
 #define KF_MT 4		/* tokens per tile at most */
 #define KF_PREFETCH 512
-
-static inline CB_ALWAYS_INLINE cb_u32 kf_rd32(const void *p)
-{
-	cb_u32 v;
-
-	__builtin_memcpy(&v, p, 4);
-	return v;
-}
-
-static inline CB_ALWAYS_INLINE __m256i kf_ld(const void *p)
-{
-	return _mm256_loadu_si256((const __m256i *)p);
-}
 
 /*
  * vpmaddubsw of the unsigned bytes u by the 32 signed bytes at p, with p
@@ -180,7 +167,7 @@ static inline CB_ALWAYS_INLINE void kf_q4k(float *out, cb_size ldo, const char *
 				kf_prefetch(blk + r * wrb, wrb, sizeof(struct cb_block_q4_K));
 #pragma GCC unroll 4
 			for (i = 0; i < 4; i++) {
-				__m256i q = kf_ld(wb->qs + 32 * i);
+				__m256i q = cb_ld256(wb->qs + 32 * i);
 				__m256i lo = _mm256_and_si256(q, m4);
 				__m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
 				__m256i sl = _mm256_shuffle_epi8(sb, kf_bword(2 * i));
@@ -213,7 +200,7 @@ static inline CB_ALWAYS_INLINE void kf_q4k(float *out, cb_size ldo, const char *
 				if (m >= MT)
 					continue;
 				xb = (const void *)(xr + m * as);
-				t = kf_zip(z[m], _mm256_madd_epi16(sb, kf_ld(xb->bsums)));
+				t = kf_zip(z[m], _mm256_madd_epi16(sb, cb_ld256(xb->bsums)));
 				if (r % 2 == 0)
 					rp[m] = t;
 				else
@@ -221,8 +208,8 @@ static inline CB_ALWAYS_INLINE void kf_q4k(float *out, cb_size ldo, const char *
 			}
 		}
 		/* [d_r | dmin_r] of the four rows, in the lanes of their sums */
-		h = _mm_setr_epi32((int)kf_rd32(blk), (int)kf_rd32(blk + wrb),
-				   (int)kf_rd32(blk + 2 * wrb), (int)kf_rd32(blk + 3 * wrb));
+		h = _mm_setr_epi32((int)cb_rd32(blk), (int)cb_rd32(blk + wrb),
+				   (int)cb_rd32(blk + 2 * wrb), (int)cb_rd32(blk + 3 * wrb));
 		dw = _mm256_cvtph_ps(h);
 #pragma GCC unroll 4
 		for (m = 0; m < KF_MT; m++)
@@ -237,8 +224,8 @@ static inline CB_ALWAYS_INLINE void kf_q4k(float *out, cb_size ldo, const char *
 static inline CB_ALWAYS_INLINE void kf_q6k_half(__m256i *q, const struct cb_block_q6_K *wb, int h)
 {
 	const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(0x30);
-	const __m256i l0 = kf_ld(wb->ql + 64 * h), l1 = kf_ld(wb->ql + 64 * h + 32);
-	const __m256i hb = kf_ld(wb->qh + 32 * h);
+	const __m256i l0 = cb_ld256(wb->ql + 64 * h), l1 = cb_ld256(wb->ql + 64 * h + 32);
+	const __m256i hb = cb_ld256(wb->qh + 32 * h);
 
 	q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4),
 			       _mm256_and_si256(_mm256_slli_epi16(hb, 4), m2));
@@ -260,16 +247,6 @@ static inline CB_ALWAYS_INLINE void kf_q6k_half(__m256i *q, const struct cb_bloc
 static inline CB_ALWAYS_INLINE void kf_q6k(float *out, cb_size ldo, const char *w, cb_size wrb,
 					   const char *act, cb_size as, int MT, int nb, int pf)
 {
-	static const cb_u8 ctl[4][32] CB_ALIGNED(32) = {
-		{ 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-		  2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3 },
-		{ 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5,
-		  6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7 },
-		{ 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9,
-		  10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11 },
-		{ 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13,
-		  14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15 },
-	};
 	__m256 acc[KF_MT];
 	int b, r, m, g;
 
@@ -302,11 +279,11 @@ static inline CB_ALWAYS_INLINE void kf_q6k(float *out, cb_size ldo, const char *
 				const struct cb_block_q8_K *xb = (const void *)(xr + m * as);
 
 				if (m < MT)
-					z[m] = _mm256_madd_epi16(so, kf_ld(xb->bsums));
+					z[m] = _mm256_madd_epi16(so, cb_ld256(xb->bsums));
 			}
 #pragma GCC unroll 8
 			for (g = 0; g < 8; g++) {
-				const __m256i c = _mm256_load_si256((const void *)ctl[g % 4]);
+				const __m256i c = _mm256_load_si256((const void *)cb_q6k_scale_ctl(g % 4));
 
 				if (g % 4 == 0) {	/* half g / 4: its scales, its quants */
 					sh = _mm256_permute4x64_epi64(sw, g ? 0xee : 0x44);
@@ -341,9 +318,9 @@ static inline CB_ALWAYS_INLINE void kf_q6k(float *out, cb_size ldo, const char *
 			}
 		}
 		/* [d_r | 0]: d at byte 208, read with the two bytes before it */
-		dh = _mm_setr_epi32((int)kf_rd32(blk + 206), (int)kf_rd32(blk + wrb + 206),
-				    (int)kf_rd32(blk + 2 * wrb + 206),
-				    (int)kf_rd32(blk + 3 * wrb + 206));
+		dh = _mm_setr_epi32((int)cb_rd32(blk + 206), (int)cb_rd32(blk + wrb + 206),
+				    (int)cb_rd32(blk + 2 * wrb + 206),
+				    (int)cb_rd32(blk + 3 * wrb + 206));
 		dw = _mm256_cvtph_ps(_mm_srli_epi32(dh, 16));
 #pragma GCC unroll 4
 		for (m = 0; m < KF_MT; m++)

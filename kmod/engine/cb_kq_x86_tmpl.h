@@ -87,19 +87,6 @@ static inline CB_ALWAYS_INLINE float KQ(hsum)(__m256 v)
 	return _mm_cvtss_f32(s);
 }
 
-static inline CB_ALWAYS_INLINE __m256i KQ(load)(const void *p)
-{
-	return _mm256_loadu_si256((const __m256i *)p);
-}
-
-static inline CB_ALWAYS_INLINE cb_u32 KQ(rd32)(const void *p)
-{
-	cb_u32 v;
-
-	__builtin_memcpy(&v, p, 4);
-	return v;
-}
-
 /* Both prefetches for one row's bytes [off, off + n) of its block. */
 static inline CB_ALWAYS_INLINE void KQ(prefetch)(const char *w, cb_size wrb, int r, int R,
 						 cb_size off, int n)
@@ -185,7 +172,7 @@ static inline CB_ALWAYS_INLINE __m256i KQ(k4_scales)(const cb_u8 *s)
 /* q3_K: the 16 six-bit scales minus 32, as words. */
 static inline CB_ALWAYS_INLINE __m256i KQ(k3_scales)(const cb_u8 *s)
 {
-	cb_u32 u0 = KQ(rd32)(s), u1 = KQ(rd32)(s + 4), u2 = KQ(rd32)(s + 8);
+	cb_u32 u0 = cb_rd32(s), u1 = cb_rd32(s + 4), u2 = cb_rd32(s + 8);
 	cb_u32 a0 = (u0 & 0x0f0f0f0f) | ((u2 >> 0) & 0x03030303) << 4;
 	cb_u32 a1 = (u1 & 0x0f0f0f0f) | ((u2 >> 2) & 0x03030303) << 4;
 	cb_u32 a2 = ((u0 >> 4) & 0x0f0f0f0f) | ((u2 >> 4) & 0x03030303) << 4;
@@ -198,7 +185,7 @@ static inline CB_ALWAYS_INLINE __m256i KQ(k3_scales)(const cb_u8 *s)
 /* iq4_xs: the 8 six-bit scales minus 32, as words 0..7. */
 static inline CB_ALWAYS_INLINE __m256i KQ(iq4xs_scales)(const struct cb_block_iq4_xs *b)
 {
-	__m128i l = _mm_cvtsi32_si128((int)KQ(rd32)(b->scales_l));
+	__m128i l = _mm_cvtsi32_si128((int)cb_rd32(b->scales_l));
 	__m128i lo = _mm_and_si128(l, _mm_set1_epi8(15));
 	__m128i hi = _mm_and_si128(_mm_srli_epi16(l, 4), _mm_set1_epi8(15));
 	/* nibbles in order: scale j's low four bits in byte j */
@@ -238,7 +225,7 @@ static inline CB_ALWAYS_INLINE void KQ(row_prep)(struct KQ(row) *st, int dt, con
 		m = _mm256_extracti128_si256(st->sc, 1);
 		st->mn = _mm256_set_m128i(_mm_unpackhi_epi16(m, m), _mm_unpacklo_epi16(m, m));
 		if (dt == CB_DT_Q5_K)
-			st->hb = KQ(load)(((const struct cb_block_q5_K *)blk)->qh);
+			st->hb = cb_ld256(((const struct cb_block_q5_K *)blk)->qh);
 	} else if (dt == CB_DT_Q6_K) {
 		const struct cb_block_q6_K *b = (const void *)blk;
 
@@ -249,7 +236,7 @@ static inline CB_ALWAYS_INLINE void KQ(row_prep)(struct KQ(row) *st, int dt, con
 
 		st->sc = KQ(k3_scales)(b->scales);
 		st->off = _mm256_slli_epi16(st->sc, 2);
-		st->hb = KQ(load)(b->hmask);
+		st->hb = cb_ld256(b->hmask);
 	} else if (dt == CB_DT_Q2_K) {
 		__m128i s = _mm_loadu_si128((const __m128i *)((const struct cb_block_q2_K *)
 							       (const void *)blk)->scales);
@@ -295,7 +282,7 @@ static inline CB_ALWAYS_INLINE __m256i KQ(group_w)(const struct KQ(row) *st, int
 		const cb_u8 *qs = dt == CB_DT_Q4_K ?
 			((const struct cb_block_q4_K *)(const void *)blk)->qs :
 			((const struct cb_block_q5_K *)(const void *)blk)->qs;
-		__m256i q = KQ(load)(qs + 32 * (g / 2));
+		__m256i q = cb_ld256(qs + 32 * (g / 2));
 
 		q = g % 2 ? _mm256_and_si256(_mm256_srli_epi16(q, 4), m4) : _mm256_and_si256(q, m4);
 		if (dt == CB_DT_Q5_K)	/* fifth bit: bit g of qh[l] */
@@ -305,15 +292,15 @@ static inline CB_ALWAYS_INLINE __m256i KQ(group_w)(const struct KQ(row) *st, int
 	if (dt == CB_DT_Q6_K) {
 		const struct cb_block_q6_K *b = (const void *)blk;
 		int h = g / 4, p = g % 4;
-		__m256i l = KQ(load)(b->ql + 64 * h + 32 * (p & 1));
-		__m256i hi = KQ(load)(b->qh + 32 * h);
+		__m256i l = cb_ld256(b->ql + 64 * h + 32 * (p & 1));
+		__m256i hi = cb_ld256(b->qh + 32 * h);
 
 		l = p < 2 ? _mm256_and_si256(l, m4) : _mm256_and_si256(_mm256_srli_epi16(l, 4), m4);
 		return _mm256_or_si256(l, KQ(bitmove)(hi, 2 * p, 4, 0x30));
 	}
 	if (dt == CB_DT_Q3_K) {
 		const struct cb_block_q3_K *b = (const void *)blk;
-		__m256i q = KQ(bits2)(KQ(load)(b->qs + 32 * (g / 4)), g % 4);
+		__m256i q = KQ(bits2)(cb_ld256(b->qs + 32 * (g / 4)), g % 4);
 
 		/* third bit: bit g of hmask[l] */
 		return _mm256_or_si256(q, KQ(bitmove)(st->hb, g, 2, 0x04));
@@ -321,7 +308,7 @@ static inline CB_ALWAYS_INLINE __m256i KQ(group_w)(const struct KQ(row) *st, int
 	if (dt == CB_DT_Q2_K) {
 		const struct cb_block_q2_K *b = (const void *)blk;
 
-		return KQ(bits2)(KQ(load)(b->qs + 32 * (g / 4)), g % 4);
+		return KQ(bits2)(cb_ld256(b->qs + 32 * (g / 4)), g % 4);
 	}
 	{	/* iq4_xs: sub-block g is qs[16g .. 16g + 15], low nibbles first */
 		const struct cb_block_iq4_xs *b = (const void *)blk;
@@ -443,7 +430,7 @@ static inline CB_ALWAYS_INLINE void KQ(k_tile)(float *out, cb_size ldo, const ch
 					if (m >= MT)
 						continue;
 					xb = (const struct cb_block_q8_K *)(ar + m * as) + b;
-					x = KQ(load)(xb->qs + 32 * g);
+					x = cb_ld256(xb->qs + 32 * g);
 					if (dt == CB_DT_IQ4_XS)
 						x = _mm256_sign_epi8(x, wq);
 					x = _mm256_maddubs_epi16(aw, x);
@@ -459,12 +446,12 @@ static inline CB_ALWAYS_INLINE void KQ(k_tile)(float *out, cb_size ldo, const ch
 					continue;
 				xb = (const struct cb_block_q8_K *)(ar + m * as) + b;
 				if (dt == CB_DT_Q6_K || dt == CB_DT_Q3_K) {
-					__m256i o = _mm256_madd_epi16(st.off, KQ(load)(xb->bsums));
+					__m256i o = _mm256_madd_epi16(st.off, cb_ld256(xb->bsums));
 
 					isum[m] = _mm256_sub_epi32(isum[m], o);
 				}
 				if (mins) {	/* sum over sub-blocks of min * 16-sum */
-					__m256i t = _mm256_madd_epi16(st.mn, KQ(load)(xb->bsums));
+					__m256i t = _mm256_madd_epi16(st.mn, cb_ld256(xb->bsums));
 
 					mn = _mm_add_epi32(_mm256_castsi256_si128(t),
 							   _mm256_extracti128_si256(t, 1));
@@ -556,7 +543,7 @@ static inline CB_ALWAYS_INLINE __m256i KQ(lgroup_w)(int dt, const char *blk)
 	__m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), m4);
 
 	if (dt == CB_DT_Q5_0 || dt == CB_DT_Q5_1)
-		v = _mm256_or_si256(v, KQ(bits_to_0x10)(KQ(rd32)(qs - 4)));
+		v = _mm256_or_si256(v, KQ(bits_to_0x10)(cb_rd32(qs - 4)));
 	if (dt == CB_DT_IQ4_NL)
 		v = _mm256_shuffle_epi8(KQ(iq4_table)(), v);
 	if (dt == CB_DT_MXFP4)
@@ -647,7 +634,7 @@ static inline CB_ALWAYS_INLINE void KQ(l_tile)(float *out, cb_size ldo, const ch
 				continue;
 			xb = act + m * as + (cb_size)b * xsz;
 			dx = KQ(h2f)(*(const cb_u16 *)xb);
-			xv[m] = KQ(load)(xb + xq);
+			xv[m] = cb_ld256(xb + xq);
 			s[m] = _mm256_castps128_ps256(_mm_mul_ps(dw, _mm_set1_ps(dx)));
 			base[m] = _mm256_setzero_si256();
 			if (dt == CB_DT_Q5_0) {	/* sum (q - 16) x = sum q x - 16 sum x */

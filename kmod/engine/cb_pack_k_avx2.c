@@ -47,6 +47,7 @@
 #ifndef __CHECKER__
 #include <immintrin.h>
 
+#include "cb_kq_x86_util.h"
 #include "cb_math.h"
 #include "cb_ops.h"
 #include "cb_ops_q.h"
@@ -78,19 +79,6 @@ void cb_avx2_pack_q8_K(void *dst, const void *src, int k)
 			b32[g] = (cb_s16)(xb[b].bsums[2 * g] + xb[b].bsums[2 * g + 1]);
 		__builtin_memcpy(o + PKA_D, &xb[b].d_bits, 4);
 	}
-}
-
-static inline CB_ALWAYS_INLINE cb_u32 pka_rd32(const void *p)
-{
-	cb_u32 v;
-
-	__builtin_memcpy(&v, p, 4);
-	return v;
-}
-
-static inline CB_ALWAYS_INLINE __m256i pka_ld(const void *p)
-{
-	return _mm256_loadu_si256((const __m256i *)p);
 }
 
 /*
@@ -227,10 +215,11 @@ static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char
 				z[m] = _mm256_setzero_si256();
 				if (m >= MT)
 					continue;
-				y = _mm256_maddubs_epi16(v[0], pka_ld(x));
+				y = _mm256_maddubs_epi16(v[0], cb_ld256(x));
 #pragma GCC unroll 8
 				for (j = 1; j < 8; j++) {
-					__m256i p = _mm256_maddubs_epi16(v[j], pka_ld(x + 32 * j));
+					__m256i p = _mm256_maddubs_epi16(v[j],
+									 cb_ld256(x + 32 * j));
 
 					y = _mm256_add_epi16(y, p);
 				}
@@ -265,7 +254,7 @@ static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char
 		/* [d_r | dmin_r] as k_tile converts them; d_x to lanes 4r + m */
 #pragma GCC unroll 4
 		for (m = 0; m < PKA_MT; m++)
-			dx[m] = m < MT ? cb_f32_from_bits(pka_rd32(xp + m * ps + PKA_D)) : 0.0f;
+			dx[m] = m < MT ? cb_f32_from_bits(cb_rd32(xp + m * ps + PKA_D)) : 0.0f;
 		dw8 = _mm256_cvtph_ps(_mm_set_epi64x((long long)hm, (long long)hd));
 		dxv = _mm256_set_m128(_mm_loadu_ps(dx), _mm_loadu_ps(dx));
 		ndx = _mm256_xor_ps(dxv, _mm256_set1_ps(-0.0f));

@@ -41,6 +41,7 @@
 #ifndef __CHECKER__
 #include <immintrin.h>
 
+#include "cb_kq_x86_util.h"
 #include "cb_ops.h"
 #include "cb_ops_q.h"
 #include "cb_quant.h"
@@ -70,14 +71,6 @@ void cb_avx512_vnni_pack_q8_K(void *dst, const void *src, int k)
 			b32[l] = (cb_s16)(xb[b].bsums[2 * l] + xb[b].bsums[2 * l + 1]);
 		__builtin_memcpy(o + 336, &xb[b].d_bits, 4);
 	}
-}
-
-static inline CB_ALWAYS_INLINE cb_u32 pkk_rd32(const void *p)
-{
-	cb_u32 v;
-
-	__builtin_memcpy(&v, p, 4);
-	return v;
 }
 
 /* 128-bit lane r (a constant) of v */
@@ -246,7 +239,7 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 				_mm_prefetch(wr + o + 4 * wrb, _MM_HINT_T1);
 			}
 			/* [d | dmin] (q6_K: [d | 0]) */
-			hd = q6 ? (cb_u32)*(const cb_u16 *)(wr + 208) : pkk_rd32(wr);
+			hd = q6 ? (cb_u32)*(const cb_u16 *)(wr + 208) : cb_rd32(wr);
 			if (r < 2)
 				hd01 |= (cb_u64)hd << (32 * r);
 			else
@@ -299,9 +292,9 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 				tm[m] = _mm512_madd_epi16(mn, _mm512_broadcast_i32x4(b32));
 			}
 			if (m < 2)
-				x01 |= (cb_u64)pkk_rd32(xp + m * ps + 336) << (32 * m);
+				x01 |= (cb_u64)cb_rd32(xp + m * ps + 336) << (32 * m);
 			else
-				x23 |= (cb_u64)pkk_rd32(xp + m * ps + 336) << (32 * (m - 2));
+				x23 |= (cb_u64)cb_rd32(xp + m * ps + 336) << (32 * (m - 2));
 		}
 		mn = pkk_reduce4(tm[0], tm[1], tm[2], tm[3]);
 
