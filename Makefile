@@ -133,27 +133,27 @@ userspace: $(LIBCOLIBRI) $(COLIBRI)
 
 $(BUILD)/engine/%_avx2.o: kmod/engine/%_avx2.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ENGINE_CFLAGS) $(ISA_AVX2) -MMD -c $< -o $@
+	$(Q)$(CC) $(ENGINE_CFLAGS) $(ISA_AVX2) -MMD -MP -c $< -o $@
 
 $(BUILD)/engine/%_avx512.o: kmod/engine/%_avx512.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ENGINE_CFLAGS) $(ISA_AVX512) -MMD -c $< -o $@
+	$(Q)$(CC) $(ENGINE_CFLAGS) $(ISA_AVX512) -MMD -MP -c $< -o $@
 
 $(BUILD)/engine/%.o: kmod/engine/%.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ENGINE_CFLAGS) -MMD -c $< -o $@
+	$(Q)$(CC) $(ENGINE_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/lib/%.o: userspace/lib/%.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -MMD -c $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/cli/%.o: userspace/cli/%.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -MMD -c $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -MMD -MP -c $< -o $@
 
 $(BUILD)/serve/%.o: userspace/serve/%.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -MMD -c $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -MMD -MP -c $< -o $@
 
 $(LIBCOLIBRI): $(ENGINE_OBJS) $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -192,7 +192,7 @@ STATIC_CLI_OBJS := $(filter-out $(BUILD)/cli/cmd_serve.o,$(CLI_OBJS)) \
 
 $(BUILD)/static/cmd_serve_none.o: userspace/static/cmd_serve_none.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/cli -MMD -c -o $@ $<
+	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/cli -MMD -MP -c -o $@ $<
 
 $(BUILD)/colibri-static: $(STATIC_CLI_OBJS) $(LIBCOLIBRI) $(BUILD)/static/libcjson.a
 	$(Q)$(CC) -static $(LDFLAGS) -o $@ $(STATIC_CLI_OBJS) $(LIBCOLIBRI) $(STATIC_LIBS) -lpthread -lm
@@ -252,12 +252,12 @@ $(VM_SCRIPT_BINS): $(BUILD)/tests/vm/%: tests/vm/%.sh
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCOLIBRI) tests/unit/cb_test.h tests/unit/cb_test_rng.h \
 		tests/unit/cb_test_variant.h
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -MMD -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -MMD -MP -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
 
 # The server's own pieces (test_serve_*.c), with serve/'s objects.
 $(BUILD)/tests/unit/test_serve_%: tests/unit/test_serve_%.c $(SERVE_OBJS) $(LIBCOLIBRI) tests/unit/cb_test.h
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -Itests/unit -MMD -o $@ $< $(SERVE_OBJS) $(LIBCOLIBRI) $(USER_LIBS) $(SERVE_LIBS)
+	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -Itests/unit -MMD -MP -o $@ $< $(SERVE_OBJS) $(LIBCOLIBRI) $(USER_LIBS) $(SERVE_LIBS)
 
 # Programs on libcolibri's public API (docs/libcolibri.md): they see only
 # userspace/lib's headers (no engine, no uapi include path) and link only
@@ -266,7 +266,7 @@ EXAMPLE_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Iuserspace/lib
 
 $(BUILD)/tests/libcolibri/%.o: tests/libcolibri/%.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(EXAMPLE_CFLAGS) -MMD -c $< -o $@
+	$(Q)$(CC) $(EXAMPLE_CFLAGS) -MMD -MP -c $< -o $@
 
 $(EXAMPLE_BINS): $(BUILD)/tests/libcolibri/%: $(BUILD)/tests/libcolibri/%.o $(LIBCOLIBRI)
 	$(Q)$(CC) -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
@@ -284,7 +284,7 @@ $(KSFT_HDR):
 
 $(BUILD)/tests/vm/%: tests/vm/%.c $(KSFT_HDR) $(LIBCOLIBRI) $(wildcard tests/vm/*.h)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -Wno-sign-compare -Wno-misleading-indentation -Wno-format-truncation -I$(KSFT) -Itests/vm -MMD -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
+	$(Q)$(CC) $(USER_CFLAGS) -Wno-sign-compare -Wno-misleading-indentation -Wno-format-truncation -I$(KSFT) -Itests/vm -MMD -MP -o $@ $< $(LIBCOLIBRI) $(USER_LIBS)
 
 # The main job, in the VM because the host cannot load modules.
 demo: all

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
- * cb_kq_dec_x86_tmpl.h - the decode tiles (4 rows x 1 token) of q4_K and
- * q6_K on 512-bit vectors for the AVX-512 instances of cb_kq_x86_tmpl.h,
+ * cb_kq_dec_x86_tmpl.h - the decode tiles (4 rows x 1 token) of q4_K,
+ * q5_K and q6_K on 512-bit vectors for the AVX-512 instances of cb_kq_x86_tmpl.h,
  * and on 256-bit vectors for the AVX2 one.  cb_kq_x86_tmpl.h
  * includes this file and calls KQ(dec_tile) from its k_tile when
  * KQ(dec_has) says so.  Same KQ(), KQ_VNNI, KQ_PERMW as there.
@@ -22,16 +22,20 @@
  * - q4_K's mins and q6_K's offset 32: one vpmaddwd for the four rows
  *   (the rows' mins against the token's sums of 32) or one per row;
  * - the four rows' 16-lane sums are reduced in one tree that ends in the
- *   vector [isum r0..3 | imin r0..3] of the 256-bit tile.
+ *   vector [isum r0..3 | imin r0..3] of the 256-bit tile;
+ * - q5_K is q4_K (same scales, mins and qs layout) with the fifth bit of
+ *   each weight added to its nibble: per 64 weights one vptestmb of the
+ *   row's qh[32] (both halves) and one masked vpaddb.
  *
  * The integers are the scalar reference's, and the float steps are
  * k_tile's, lane for lane: one conversion, the product [d_r dx | -dmin_r
  * dx], one FMA into the same accumulator lanes, out = lane r + lane r + 4.
  * So a (row, token) gives the same bits in this tile as in any other.
  *
- * AVX2 (q4_K): the same order of work on ymm, without the permutes: the
- * token is read from L1 per row (16 registers), 32 weights cost the
- * unpacking, a vpmaddubsw, a vpshufb of the row's scale bytes into words
+ * AVX2 (q4_K, q5_K): the same order of work on ymm, without the permutes:
+ * the token is read from L1 per row (16 registers), 32 weights cost the
+ * unpacking (q5_K: and its fifth bits, k_tile's bitmove and an or), a
+ * vpmaddubsw, a vpshufb of the row's scale bytes into words
  * and vpmaddwd + vpaddd; per row one vpmaddwd of its mins (each twice)
  * against the token's 16-sums, and one tree for the eight 8-lane sums.
  * q6_K: per row the scales widened to words once (vpmovsxbw), the offset
@@ -101,7 +105,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec_prefetch)(const char *p, cb_size wrb,
 
 static inline CB_ALWAYS_INLINE int KQ(dec_has)(int dt)
 {
-	return dt == CB_DT_Q4_K || dt == CB_DT_Q6_K;
+	return dt == CB_DT_Q4_K || dt == CB_DT_Q5_K || dt == CB_DT_Q6_K;
 }
 
 /* 32 bytes at p in the low half, 32 at q in the high half. */
@@ -171,33 +175,66 @@ static inline CB_ALWAYS_INLINE __m512i KQ(dec_k4_scales)(__m512i v)
 	return _mm512_or_si512(a, b);
 }
 
-/* q4_K: one row's 16-lane sum of sc x (q . x) over its super-block. */
-static inline CB_ALWAYS_INLINE __m512i KQ(dec_q4k_row)(const struct cb_block_q4_K *wb,
+/*
+ * q5_K: w (one 64-byte vector of nibbles, groups (a, a + 2): element l of
+ * each 256-bit half is element l of its group) with its fifth bits, bit a
+ * (low half) and bit a + 2 (high half) of qh[l], as 16 added to the
+ * nibble: one vptestmb and one masked vpaddb.
+ */
+static inline CB_ALWAYS_INLINE __m512i KQ(dec_bit5)(__m512i w, __m512i qh, int a)
+{
+	const __m512i sel = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << a)),
+					       _mm256_set1_epi8((char)(1 << (a + 2))), 1);
+
+	return _mm512_mask_add_epi8(w, _mm512_test_epi8_mask(qh, sel), w, _mm512_set1_epi8(16));
+}
+
+/*
+ * The nibbles of v (m4: 15 in every byte) as weights of groups
+ * (a, a + 2), with q5_K's fifth bits (q5) from qh.
+ */
+static inline CB_ALWAYS_INLINE __m512i KQ(dec_nib)(__m512i v, __m512i m4, const cb_u8 *qh,
+						   int q5, int a)
+{
+	v = _mm512_and_si512(v, m4);
+	if (q5)
+		v = KQ(dec_bit5)(v, _mm512_broadcast_i64x4(cb_ld256(qh)), a);
+	return v;
+}
+
+/*
+ * q4_K and q5_K (q5: its fifth bits at qh): one row's 16-lane sum of
+ * sc x (q . x) over its super-block, nibbles at qs.  q5_K's products stay
+ * in vpmaddubsw's words: 2 x 31 x 128 < 2^15.
+ */
+static inline CB_ALWAYS_INLINE __m512i KQ(dec_q4k_row)(const cb_u8 *qs, const cb_u8 *qh, int q5,
 						       const __m512i *x, __m512i sw, int o)
 {
 	const __m512i m4 = _mm512_set1_epi8(15);
-	__m512i q0 = _mm512_loadu_si512(wb->qs), q1 = _mm512_loadu_si512(wb->qs + 64);
+	__m512i q0 = _mm512_loadu_si512(qs), q1 = _mm512_loadu_si512(qs + 64);
 	__m512i z;
 
 	/* the scale words of groups (0, 2), (1, 3), (4, 6), (5, 7) */
-	z = _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_and_si512(q0, m4), x[0]),
+	z = _mm512_madd_epi16(_mm512_maddubs_epi16(KQ(dec_nib)(q0, m4, qh, q5, 0), x[0]),
 			      _mm512_permutexvar_epi16(KQ(idx2)(o, o + 2), sw));
-	z = KQ_DOTZ(z, _mm512_maddubs_epi16(_mm512_and_si512(_mm512_srli_epi16(q0, 4), m4), x[1]),
+	z = KQ_DOTZ(z, _mm512_maddubs_epi16(KQ(dec_nib)(_mm512_srli_epi16(q0, 4), m4, qh, q5, 1),
+					    x[1]),
 		    _mm512_permutexvar_epi16(KQ(idx2)(o + 1, o + 3), sw));
-	z = KQ_DOTZ(z, _mm512_maddubs_epi16(_mm512_and_si512(q1, m4), x[2]),
+	z = KQ_DOTZ(z, _mm512_maddubs_epi16(KQ(dec_nib)(q1, m4, qh, q5, 4), x[2]),
 		    _mm512_permutexvar_epi16(KQ(idx2)(o + 4, o + 6), sw));
-	return KQ_DOTZ(z, _mm512_maddubs_epi16(_mm512_and_si512(_mm512_srli_epi16(q1, 4), m4),
-					       x[3]),
+	return KQ_DOTZ(z, _mm512_maddubs_epi16(KQ(dec_nib)(_mm512_srli_epi16(q1, 4), m4, qh, q5,
+							   5), x[3]),
 		       _mm512_permutexvar_epi16(KQ(idx2)(o + 5, o + 7), sw));
 }
 
 /*
- * q4_K, 4 rows x 1 token over nb super-blocks.  The mins: word 8l + 2r + k
- * of mw is row r's min 2l + k, of bp the token's sum of 32 over group
- * 2l + k, so vpmaddwd gives dword 4l + r = row r's part l of imin.
+ * q4_K or q5_K (q5), 4 rows x 1 token over nb super-blocks.  The mins:
+ * word 8l + 2r + k of mw is row r's min 2l + k, of bp the token's sum of
+ * 32 over group 2l + k, so vpmaddwd gives dword 4l + r = row r's part l
+ * of imin.
  */
 static inline CB_ALWAYS_INLINE void KQ(dec_q4k)(float *out, const char *w, cb_size wrb,
-						const char *act, int nb)
+						const char *act, int nb, int q5)
 {
 	static const cb_u16 mins_idx[32] CB_ALIGNED(64) = {
 		8, 9, 24, 25, 40, 41, 56, 57, 10, 11, 26, 27, 42, 43, 58, 59,
@@ -213,7 +250,8 @@ static inline CB_ALWAYS_INLINE void KQ(dec_q4k)(float *out, const char *w, cb_si
 
 	for (b = 0; b < nb; b++) {
 		const struct cb_block_q8_K *xb = (const struct cb_block_q8_K *)act + b;
-		const char *blk = w + (cb_size)b * sizeof(struct cb_block_q4_K);
+		const char *blk = w + (cb_size)b * (q5 ? sizeof(struct cb_block_q5_K) :
+						     sizeof(struct cb_block_q4_K));
 		__m512i x[4], z[4], s, sw[2], bp, mn;
 
 		x[0] = KQ(ld2x32)(xb->qs, xb->qs + 64);
@@ -228,9 +266,21 @@ static inline CB_ALWAYS_INLINE void KQ(dec_q4k)(float *out, const char *w, cb_si
 
 #pragma GCC unroll 4
 		for (r = 0; r < 4; r++) {
-			KQ(dec_prefetch)(blk + r * wrb, wrb, sizeof(struct cb_block_q4_K));
-			z[r] = KQ(dec_q4k_row)((const void *)(blk + r * wrb), x, sw[r / 2],
-					       16 * (r % 2));
+			const char *p = blk + r * wrb;
+
+			if (q5) {
+				const struct cb_block_q5_K *wb = (const void *)p;
+
+				KQ(dec_prefetch)(p, wrb, sizeof(*wb));
+				z[r] = KQ(dec_q4k_row)(wb->qs, wb->qh, 1, x, sw[r / 2],
+						       16 * (r % 2));
+			} else {
+				const struct cb_block_q4_K *wb = (const void *)p;
+
+				KQ(dec_prefetch)(p, wrb, sizeof(*wb));
+				z[r] = KQ(dec_q4k_row)(wb->qs, CB_NULL, 0, x, sw[r / 2],
+						       16 * (r % 2));
+			}
 		}
 
 		bp = _mm512_castsi256_si512(_mm256_madd_epi16(cb_ld256(xb->bsums),
@@ -355,14 +405,14 @@ static inline CB_ALWAYS_INLINE void KQ(dec_tile)(float *out, const char *w, cb_s
 	if (dt == CB_DT_Q6_K)
 		KQ(dec_q6k)(out, w, wrb, act, nb);
 	else
-		KQ(dec_q4k)(out, w, wrb, act, nb);
+		KQ(dec_q4k)(out, w, wrb, act, nb, dt == CB_DT_Q5_K);
 }
 
 #else /* !KQ_PERMW: AVX2, 16 ymm registers */
 
 static inline CB_ALWAYS_INLINE int KQ(dec_has)(int dt)
 {
-	return dt == CB_DT_Q4_K || dt == CB_DT_Q6_K;
+	return dt == CB_DT_Q4_K || dt == CB_DT_Q5_K || dt == CB_DT_Q6_K;
 }
 
 /* vpshufb control: every word = byte i of its lane, zero-extended */
@@ -372,11 +422,13 @@ static inline CB_ALWAYS_INLINE __m256i KQ(bword)(int i)
 }
 
 /*
- * q4_K: one row's 8-lane sum of sc x (q . x), and in *mn its mins against
- * the token's 16-sums (8 lanes).  sb: the row's [sc_0..7, m_0..7] bytes in
- * both lanes.  qs[32i ..]: low nibbles group 2i, high nibbles 2i + 1.
+ * q4_K or q5_K (q5, fifth bits at qh): one row's 8-lane sum of
+ * sc x (q . x), and in *mn its mins against the token's 16-sums (8 lanes).
+ * sb: the row's [sc_0..7, m_0..7] bytes in both lanes.  qs[32i ..]: low
+ * nibbles group 2i, high nibbles 2i + 1; bit g of qh[l] is the fifth bit
+ * of element l of group g (k_tile's bitmove).
  */
-static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q4k_row)(const struct cb_block_q4_K *wb,
+static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q4k_row)(const cb_u8 *qs, const cb_u8 *qh, int q5,
 							const struct cb_block_q8_K *xb,
 							__m256i sb, __m256i *mn)
 {
@@ -390,12 +442,24 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q4k_row)(const struct cb_block_q4
 
 #pragma GCC unroll 4
 	for (i = 0; i < 4; i++) {
-		__m256i q = cb_ld256(wb->qs + 32 * i);
-		__m256i pl = _mm256_maddubs_epi16(_mm256_and_si256(q, m4),
-						  cb_ld256(xb->qs + 64 * i));
-		__m256i ph = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
-						  cb_ld256(xb->qs + 64 * i + 32));
+		__m256i q = cb_ld256(qs + 32 * i);
+		__m256i pl, ph;
 
+		if (q5) {
+			const __m256i hb = cb_ld256(qh);
+
+			pl = _mm256_maddubs_epi16(_mm256_or_si256(_mm256_and_si256(q, m4),
+								  KQ(bitmove)(hb, 2 * i, 4, 0x10)),
+						  cb_ld256(xb->qs + 64 * i));
+			ph = _mm256_maddubs_epi16(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4),
+										   m4),
+								  KQ(bitmove)(hb, 2 * i + 1, 4, 0x10)),
+						  cb_ld256(xb->qs + 64 * i + 32));
+		} else {
+			pl = _mm256_maddubs_epi16(_mm256_and_si256(q, m4), cb_ld256(xb->qs + 64 * i));
+			ph = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
+						  cb_ld256(xb->qs + 64 * i + 32));
+		}
 		if (i == 0)
 			z = _mm256_madd_epi16(pl, _mm256_shuffle_epi8(sb, KQ(bword)(0)));
 		else
@@ -423,9 +487,9 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec2_zip4)(__m256i p01, __m256i p23)
 	return _mm256_add_epi32(_mm256_unpacklo_epi64(p01, p23), _mm256_unpackhi_epi64(p01, p23));
 }
 
-/* q4_K, 4 rows x 1 token over nb super-blocks, on ymm. */
+/* q4_K or q5_K (q5), 4 rows x 1 token over nb super-blocks, on ymm. */
 static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_size wrb,
-						 const char *act, int nb)
+						 const char *act, int nb, int q5)
 {
 	__m256 acc = _mm256_setzero_ps();
 	float v[8];
@@ -433,7 +497,8 @@ static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_s
 
 	for (b = 0; b < nb; b++) {
 		const struct cb_block_q8_K *xb = (const struct cb_block_q8_K *)act + b;
-		const char *blk = w + (cb_size)b * sizeof(struct cb_block_q4_K);
+		const char *blk = w + (cb_size)b * (q5 ? sizeof(struct cb_block_q5_K) :
+						     sizeof(struct cb_block_q4_K));
 		__m256i z[4], n[4], s[2], i4, m4;
 
 #pragma GCC unroll 4
@@ -449,8 +514,17 @@ static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_s
 			if (r % 2 == 0)
 				s[r / 2] = cb_k4_scales2(blk + r * wrb + 4, wrb);
 			sb = _mm256_permute4x64_epi64(s[r / 2], r % 2 ? 0xee : 0x44);
-			KQ(dec_prefetch)(blk + r * wrb, wrb, sizeof(struct cb_block_q4_K));
-			z[r] = KQ(dec2_q4k_row)((const void *)(blk + r * wrb), xr, sb, &n[r]);
+			if (q5) {
+				const struct cb_block_q5_K *wb = (const void *)(blk + r * wrb);
+
+				KQ(dec_prefetch)(blk + r * wrb, wrb, sizeof(*wb));
+				z[r] = KQ(dec2_q4k_row)(wb->qs, wb->qh, 1, xr, sb, &n[r]);
+			} else {
+				const struct cb_block_q4_K *wb = (const void *)(blk + r * wrb);
+
+				KQ(dec_prefetch)(blk + r * wrb, wrb, sizeof(*wb));
+				z[r] = KQ(dec2_q4k_row)(wb->qs, CB_NULL, 0, xr, sb, &n[r]);
+			}
 		}
 		i4 = KQ(dec2_zip4)(KQ(dec2_zip)(z[0], z[1]), KQ(dec2_zip)(z[2], z[3]));
 		m4 = KQ(dec2_zip4)(KQ(dec2_zip)(n[0], n[1]), KQ(dec2_zip)(n[2], n[3]));
@@ -499,10 +573,10 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q6k_row)(const struct cb_block_q6
 #pragma GCC unroll 4
 		for (p = 0; p < 4; p++) {
 			const cb_s8 *xq = xb->qs + 128 * h + 32 * p;
+			const void *ctl = cb_q6k_scale_ctl(p);
 			__m256i pr = _mm256_maddubs_epi16(q[p], cb_ld256(xq));
 
-			z = KQ_DOT16(z, pr, _mm256_shuffle_epi8(sh, _mm256_load_si256((const void *)
-									       cb_q6k_scale_ctl(p))));
+			z = KQ_DOT16(z, pr, _mm256_shuffle_epi8(sh, _mm256_load_si256(ctl)));
 			__asm__("" : "+x"(z));	/* one running sum, as in dec2_q4k_row */
 		}
 	}
@@ -550,7 +624,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec_tile)(float *out, const char *w, cb_s
 	if (dt == CB_DT_Q6_K)
 		KQ(dec2_q6k)(out, w, wrb, act, nb);
 	else
-		KQ(dec2_q4k)(out, w, wrb, act, nb);
+		KQ(dec2_q4k)(out, w, wrb, act, nb, dt == CB_DT_Q5_K);
 }
 
 #endif /* KQ_PERMW */

@@ -596,10 +596,11 @@ static void test_avx512_vnni_mxfp4_every_exponent(void)
 }
 
 /*
- * The k-quant integers at their bounds: q4_K rows whose 64 sub-blocks take
- * every scale 0..63 and every min 63..0, q6_K rows whose 256 sub-blocks
+ * The k-quant integers at their bounds: q4_K and q5_K rows whose 64
+ * sub-blocks take every scale 0..63 and every min 63..0 (q5_K: the fifth
+ * bits all 1, all 0 or random with the nibbles), q6_K rows whose 256 sub-blocks
  * take every signed scale -128..127, the quants at their ends (all 15 /
- * 63, all 0) or random, against tokens of all +127, all -127 and random.
+ * 31 / 63, all 0) or random, against tokens of all +127, all -127 and random.
  * With one super-block and d = dmin = d_x = 1 every variant's float steps
  * give fl(fl(isum) - fl(imin)), the scalar reference's value: so the
  * outputs must be bit for bit the scalar ones, for M = 1 (the decode
@@ -614,7 +615,7 @@ static void kq_extreme_rows(int dt, uint8_t *w, size_t wrb, int nrows)
 		int fill = r % 3 == 0 ? 0xff : r % 3 == 1 ? 0x00 : -1;
 
 		memset(b, 0, wrb);
-		if (dt == CB_DT_Q4_K) {
+		if (dt == CB_DT_Q4_K || dt == CB_DT_Q5_K) {
 			int sc[8], mn[8];
 
 			for (j = 0; j < 8; j++) {
@@ -628,8 +629,9 @@ static void kq_extreme_rows(int dt, uint8_t *w, size_t wrb, int nrows)
 				b[8 + j] = (uint8_t)(mn[j] | (mn[j + 4] >> 4) << 6);
 				b[12 + j] = (uint8_t)((sc[j + 4] & 15) | (mn[j + 4] & 15) << 4);
 			}
-			for (i = 0; i < 128; i++)
-				b[16 + i] = (uint8_t)(fill >= 0 ? fill : (int)rnd64());
+			/* q4_K: qs[128]; q5_K: qh[32] qs[128] */
+			for (i = 16; i < (int)wrb; i++)
+				b[i] = (uint8_t)(fill >= 0 ? fill : (int)rnd64());
 		} else {	/* q6_K: ql[128] qh[64] scales[16] d */
 			for (i = 0; i < 192; i++)
 				b[i] = (uint8_t)(fill >= 0 ? fill : (int)rnd64());
@@ -672,7 +674,7 @@ static int kq_diff(const struct cb_isa_ops *ops, int dt, const float *got, const
 static void run_kq_extremes(int level, int dt)
 {
 	const struct cb_isa_ops *ops = variant(level);
-	const int nrows = dt == CB_DT_Q4_K ? 8 : 16, M = 3, k = CB_QK_K;
+	const int nrows = dt == CB_DT_Q6_K ? 16 : 8, M = 3, k = CB_QK_K;
 	size_t wrb = cb_dtype_row_bytes(dt, k), as = sizeof(struct cb_block_q8_K);
 	uint8_t *w = malloc(wrb * nrows);
 	struct cb_block_q8_K x[3];
@@ -734,7 +736,7 @@ static void run_kq_dec_same(int level, int dt)
 
 			memcpy(p, blks + (r * nb + b) * bsz, bsz);
 			memcpy(p + (dt == CB_DT_Q6_K ? 208 : 0), &d, 2);
-			if (dt == CB_DT_Q4_K)
+			if (dt != CB_DT_Q6_K)
 				memcpy(p + 2, &dmin, 2);
 		}
 	for (m = 0; m < M; m++)
@@ -859,6 +861,13 @@ static void test_avx512_vnni_q4_K_extremes(void)
 {
 	run_kq_extremes(CB_ISA_AVX512_VNNI, CB_DT_Q4_K);
 }
+static void test_avx2_q5_K_extremes(void) { run_kq_extremes(CB_ISA_AVX2, CB_DT_Q5_K); }
+static void test_avx512_q5_K_extremes(void) { run_kq_extremes(CB_ISA_AVX512, CB_DT_Q5_K); }
+static void test_avx512_vnni_q5_K_extremes(void)
+{
+	run_kq_extremes(CB_ISA_AVX512_VNNI, CB_DT_Q5_K);
+}
+
 static void test_avx2_q6_K_extremes(void) { run_kq_extremes(CB_ISA_AVX2, CB_DT_Q6_K); }
 static void test_avx512_q6_K_extremes(void) { run_kq_extremes(CB_ISA_AVX512, CB_DT_Q6_K); }
 static void test_avx512_vnni_q6_K_extremes(void)
@@ -867,10 +876,16 @@ static void test_avx512_vnni_q6_K_extremes(void)
 }
 
 static void test_avx2_q4_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX2, CB_DT_Q4_K); }
+static void test_avx2_q5_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX2, CB_DT_Q5_K); }
 static void test_avx2_q6_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX2, CB_DT_Q6_K); }
 static void test_avx512_vnni_q4_K_dec_same(void)
 {
 	run_kq_dec_same(CB_ISA_AVX512_VNNI, CB_DT_Q4_K);
+}
+
+static void test_avx512_vnni_q5_K_dec_same(void)
+{
+	run_kq_dec_same(CB_ISA_AVX512_VNNI, CB_DT_Q5_K);
 }
 
 static void test_avx512_vnni_q6_K_dec_same(void)
@@ -879,6 +894,7 @@ static void test_avx512_vnni_q6_K_dec_same(void)
 }
 
 static void test_avx512_q4_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX512, CB_DT_Q4_K); }
+static void test_avx512_q5_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX512, CB_DT_Q5_K); }
 static void test_avx512_q6_K_dec_same(void) { run_kq_dec_same(CB_ISA_AVX512, CB_DT_Q6_K); }
 
 static void test_avx2_quantize_act_bytes(void) { run_quantize(CB_ISA_AVX2); }
@@ -931,10 +947,16 @@ int main(void)
 	CB_RUN(test_avx2_q4_K_extremes);
 	CB_RUN(test_avx512_q4_K_extremes);
 	CB_RUN(test_avx512_vnni_q4_K_extremes);
+	CB_RUN(test_avx2_q5_K_extremes);
+	CB_RUN(test_avx512_q5_K_extremes);
+	CB_RUN(test_avx512_vnni_q5_K_extremes);
 	CB_RUN(test_avx2_q6_K_extremes);
 	CB_RUN(test_avx512_q6_K_extremes);
 	CB_RUN(test_avx512_vnni_q6_K_extremes);
 	CB_RUN(test_avx2_q4_K_dec_same);
+	CB_RUN(test_avx2_q5_K_dec_same);
+	CB_RUN(test_avx512_q5_K_dec_same);
+	CB_RUN(test_avx512_vnni_q5_K_dec_same);
 	CB_RUN(test_avx2_q6_K_dec_same);
 	CB_RUN(test_avx512_q4_K_dec_same);
 	CB_RUN(test_avx512_q6_K_dec_same);
