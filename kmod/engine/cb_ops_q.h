@@ -108,8 +108,12 @@ CB_GEMM_PROTO(cb_avx2_gemm_few_q4_K);
 CB_GEMM_PROTO(cb_avx2_gemm_few_q6_K);
 CB_GEMM_PROTO(cb_avx512_gemm_few_q4_K);
 CB_GEMM_PROTO(cb_avx512_gemm_few_q6_K);
-/* The VNNI q4_K, q6_K gemms over packed q8_K activations, the packer (cb_pack_k_avx512.c) */
+/*
+ * The VNNI q4_K, q5_K, q6_K gemms over packed q8_K activations, the packer
+ * (cb_pack_k_avx512.c)
+ */
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q4_K);
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q5_K);
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q6_K);
 void cb_avx512_vnni_pack_q8_K(void *dst, const void *src, int k);
 

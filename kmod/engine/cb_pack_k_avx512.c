@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * cb_pack_k_avx512.c - the VNNI variant's q4_K and q6_K gemms over packed
- * q8_K activations, for prefill and batched steps (M >= 2).
+ * cb_pack_k_avx512.c - the VNNI variant's q4_K, q5_K and q6_K gemms over
+ * packed q8_K activations, for prefill and batched steps (M >= 2).
  *
  * The k-quant tiles of cb_kq_x86_tmpl.h spend two multiplies per 32
  * weights, row and token (vpmaddubsw, then vpdpwssd by the sub-block
@@ -13,11 +13,13 @@
  *   x[j][4l + i] = qs[16l + 4j + i]      j = 0..3, l = 0..15, i = 0..3
  *
  * and the weight rows are permuted to match (one vpermt2d, a shift and a
- * mask per zmm and row; q6_K: two permutes, a shift, a rotate, two masks
+ * mask per zmm and row; q5_K: that and a vpermd, a rotate, a mask and an
+ * or for the fifth bits; q6_K: two permutes, a shift, a rotate, two masks
  * and an or).  Per row and token a super-block is then four chained
  * vpdpbusd into one vector whose lane l is sum q x over sub-block l, one
  * multiply by the scale of lane l (q4_K: vpmaddwd, the sum is at most 16 x
- * 15 x 127 = 30480, a 16-bit word; q6_K: vpmulld, its chain starting at
+ * 15 x 127 = 30480, a 16-bit word; q5_K: vpmulld, its sum reaches 16 x 31
+ * x 127 = 62992, past a signed word; q6_K: vpmulld, its chain starting at
  * -32 bsum_l, which takes the offset 32 off), and a quarter of a 16-to-1
  * reduction tree shared by 4 rows x 4 tokens.  Per super-block a packed
  * row holds
@@ -30,7 +32,8 @@
  * in cb_pk_k_row_bytes(k) = k / 256 x 384 bytes (the rest zero).
  *
  * The bit contract (cb_ops.h): the integers are the scalar reference's
- * (isum = sum sc_g sum q x, less 32 sum sc_l bsum_l for q6_K; imin = sum
+ * (isum = sum sc_g sum q x, q with q5_K's fifth bit, less 32 sum sc_l
+ * bsum_l for q6_K; imin = sum
  * m_g sum x, 0 for q6_K; exact whatever the order), and the float steps
  * are k_tile's of cb_kq_x86_tmpl.h lane for lane: per super-block one
  * conversion of each, times the single rounding of d_w x d_x and of
@@ -101,6 +104,34 @@ static inline CB_ALWAYS_INLINE void pkk_q4k_w(__m512i v[4], const cb_u8 *qs, con
 	for (j = 0; j < 4; j++)
 		v[j] = _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutex2var_epi32(q0, ix[j], q1),
 							  cnt), m4);
+}
+
+/*
+ * q5_K: q4_K's vectors, each byte or'ed with its fifth bit (bit 4).
+ * Element 16l + 4j + i is weight 16 (l % 2) + 4j + i of group g = l / 2,
+ * whose fifth bit is bit g of that qh byte: dword 4 (l % 2) + j of qh,
+ * rotated left by 4 - g (mod 32: a rotate keeps each byte's bits in its
+ * byte, where a shift by a lane's own count would lose the top byte's).
+ */
+static inline CB_ALWAYS_INLINE void pkk_q5k_w(__m512i v[4], const struct cb_block_q5_K *wb,
+					      const __m512i *ix, __m512i cnt)
+{
+	const __m512i m10 = _mm512_set1_epi8(0x10);
+	const __m512i ih = _mm512_set_epi32(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
+	const __m512i rh = _mm512_set_epi32(29, 29, 30, 30, 31, 31, 0, 0,
+					    1, 1, 2, 2, 3, 3, 4, 4);
+	/* qh and the first half of qs: only qh's dwords 0..7 are indexed */
+	__m512i h = _mm512_loadu_si512(wb->qh);
+	int j;
+
+	pkk_q4k_w(v, wb->qs, ix, cnt);
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++) {
+		__m512i hi = _mm512_permutexvar_epi32(_mm512_add_epi32(ih, _mm512_set1_epi32(j)),
+						      h);
+
+		v[j] = _mm512_or_si512(v[j], _mm512_and_si512(_mm512_rolv_epi32(hi, rh), m10));
+	}
 }
 
 /*
@@ -182,11 +213,14 @@ static inline CB_ALWAYS_INLINE __m512i pkk_reduce_rows(const __m512i *b)
 }
 
 /*
- * R rows x MT tokens of the q4_K or q6_K gemm over nb super-blocks; the
- * packed token rows at pk, ps bytes apart.  Float lanes 4r + m.  q6_K:
- * each lane's sum starts at the token's -32 bsum, and is multiplied by its
- * signed scale as a dword (it may pass 16 bits); no mins (k_tile's imin
- * lanes: 0, times dmin 0).
+ * R rows x MT tokens of the q4_K, q5_K or q6_K gemm over nb super-blocks;
+ * the packed token rows at pk, ps bytes apart.  Float lanes 4r + m.  q5_K
+ * is q4_K's but for the fifth bit and the multiply: its lane sums reach
+ * 16 x 31 x 127 = 62992 (and -63488 with x = -128), past a signed word,
+ * so they are multiplied by the scale as dwords (vpmulld; vpmaddwd would
+ * take the low word as signed).  q6_K: each lane's sum starts at the
+ * token's -32 bsum, and is multiplied by its signed scale as a dword (it
+ * may pass 16 bits); no mins (k_tile's imin lanes: 0, times dmin 0).
  */
 static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 					     const char *pk, cb_size ps, int R, int MT, int nb,
@@ -196,8 +230,10 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 		8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31,
 		40, 41, 42, 43, 44, 45, 46, 47, 56, 57, 58, 59, 60, 61, 62, 63,
 	};
-	const int q6 = dt == CB_DT_Q6_K;
-	const cb_size bsz = q6 ? sizeof(struct cb_block_q6_K) : sizeof(struct cb_block_q4_K);
+	const int q6 = dt == CB_DT_Q6_K, q5 = dt == CB_DT_Q5_K;
+	const int wide = q6 || q5;	/* lane sums past a signed word: vpmulld */
+	const cb_size bsz = q6 ? sizeof(struct cb_block_q6_K) : q5 ?
+			    sizeof(struct cb_block_q5_K) : sizeof(struct cb_block_q4_K);
 	/* pkk_q4k_w's dword indices and shifts */
 	const __m512i cnt = _mm512_set_epi32(4, 4, 0, 0, 4, 4, 0, 0, 4, 4, 0, 0, 4, 4, 0, 0);
 	const __m128i sc2 = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
@@ -250,7 +286,10 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 				sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)
 									  (wr + 192)));
 			} else {
-				pkk_q4k_w(v, (const cb_u8 *)wr + 16, ix, cnt);
+				if (q5)
+					pkk_q5k_w(v, (const void *)wr, ix, cnt);
+				else
+					pkk_q4k_w(v, (const cb_u8 *)wr + 16, ix, cnt);
 				/* lane l: sc of group l / 2, a dword (a word and 0) */
 				sc = _mm512_cvtepu8_epi32(_mm_shuffle_epi8(pkk_lane(s, r), sc2));
 			}
@@ -269,7 +308,7 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 				y = _mm512_dpbusd_epi32(y, v[1], _mm512_loadu_si512(x + 64));
 				y = _mm512_dpbusd_epi32(y, v[2], _mm512_loadu_si512(x + 128));
 				y = _mm512_dpbusd_epi32(y, v[3], _mm512_loadu_si512(x + 192));
-				z[m] = q6 ? _mm512_mullo_epi32(y, sc) : _mm512_madd_epi16(y, sc);
+				z[m] = wide ? _mm512_mullo_epi32(y, sc) : _mm512_madd_epi16(y, sc);
 			}
 			bs[r] = pkk_reduce4(z[0], z[1], z[2], z[3]);
 		}
@@ -339,6 +378,12 @@ PKK_TILE(q4k, CB_DT_Q4_K, 4, 1, 0) PKK_TILE(q4k, CB_DT_Q4_K, 4, 2, 0)
 PKK_TILE(q4k, CB_DT_Q4_K, 4, 3, 0) PKK_TILE(q4k, CB_DT_Q4_K, 4, 4, 0)
 PKK_TILE(q4k, CB_DT_Q4_K, 1, 1, 1) PKK_TILE(q4k, CB_DT_Q4_K, 1, 2, 1)
 PKK_TILE(q4k, CB_DT_Q4_K, 1, 3, 1) PKK_TILE(q4k, CB_DT_Q4_K, 1, 4, 1)
+PKK_TILE(q5k, CB_DT_Q5_K, 4, 1, 1) PKK_TILE(q5k, CB_DT_Q5_K, 4, 2, 1)
+PKK_TILE(q5k, CB_DT_Q5_K, 4, 3, 1) PKK_TILE(q5k, CB_DT_Q5_K, 4, 4, 1)
+PKK_TILE(q5k, CB_DT_Q5_K, 4, 1, 0) PKK_TILE(q5k, CB_DT_Q5_K, 4, 2, 0)
+PKK_TILE(q5k, CB_DT_Q5_K, 4, 3, 0) PKK_TILE(q5k, CB_DT_Q5_K, 4, 4, 0)
+PKK_TILE(q5k, CB_DT_Q5_K, 1, 1, 1) PKK_TILE(q5k, CB_DT_Q5_K, 1, 2, 1)
+PKK_TILE(q5k, CB_DT_Q5_K, 1, 3, 1) PKK_TILE(q5k, CB_DT_Q5_K, 1, 4, 1)
 PKK_TILE(q6k, CB_DT_Q6_K, 4, 1, 1) PKK_TILE(q6k, CB_DT_Q6_K, 4, 2, 1)
 PKK_TILE(q6k, CB_DT_Q6_K, 4, 3, 1) PKK_TILE(q6k, CB_DT_Q6_K, 4, 4, 1)
 PKK_TILE(q6k, CB_DT_Q6_K, 4, 1, 0) PKK_TILE(q6k, CB_DT_Q6_K, 4, 2, 0)
@@ -351,6 +396,12 @@ static const pkk_tile_fn pkk_q4k[3][PKK_MT] = {
 	{ pkk_q4k_4x1_0, pkk_q4k_4x2_0, pkk_q4k_4x3_0, pkk_q4k_4x4_0 },
 	{ pkk_q4k_4x1_1, pkk_q4k_4x2_1, pkk_q4k_4x3_1, pkk_q4k_4x4_1 },
 	{ pkk_q4k_1x1_1, pkk_q4k_1x2_1, pkk_q4k_1x3_1, pkk_q4k_1x4_1 },
+};
+
+static const pkk_tile_fn pkk_q5k[3][PKK_MT] = {
+	{ pkk_q5k_4x1_0, pkk_q5k_4x2_0, pkk_q5k_4x3_0, pkk_q5k_4x4_0 },
+	{ pkk_q5k_4x1_1, pkk_q5k_4x2_1, pkk_q5k_4x3_1, pkk_q5k_4x4_1 },
+	{ pkk_q5k_1x1_1, pkk_q5k_1x2_1, pkk_q5k_1x3_1, pkk_q5k_1x4_1 },
 };
 
 static const pkk_tile_fn pkk_q6k[3][PKK_MT] = {
@@ -386,6 +437,11 @@ static void pkk_gemm(const pkk_tile_fn tiles[3][PKK_MT], float *out, cb_size ldo
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q4_K)
 {
 	pkk_gemm(pkk_q4k, out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k);
+}
+
+CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q5_K)
+{
+	pkk_gemm(pkk_q5k, out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k);
 }
 
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q6_K)

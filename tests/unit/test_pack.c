@@ -3,7 +3,7 @@
  * test_pack.c - each variant's quantized gemms against each other, bit for
  * bit: over packed activations (ops->gemm_pk: q8_0 and q4_0 of the VNNI
  * variant, cb_pack_avx512.c, and of the AVX2 and AVX-512 variants,
- * cb_pack_avx2.c; the VNNI q4_K and q6_K over packed q8_K rows,
+ * cb_pack_avx2.c; the VNNI q4_K, q5_K and q6_K over packed q8_K rows,
  * cb_pack_k_avx512.c, and the AVX2 and AVX-512 q4_K, cb_pack_k_avx2.c), at M = 1 (ops->gemm's decode tiles, the VNNI ones
  * in cb_q_dec_avx512.c) and at M >= 2 unpacked (ops->gemm's block tiles).
  *
@@ -18,7 +18,8 @@
  * pass's chunks.  Weights are raw random quants (q8_0's -128 included;
  * k-quants: any scale and min bytes) with finite f16 scales, and every
  * fifth row all ones bits but those (q4_K: q = 15 by sc = m = 63, the
- * largest sums of the tile's 16-bit step); the activations include
+ * largest sums of the tile's 16-bit step; q5_K: q = 31, sums past 16
+ * bits); the activations include
  * all-zero blocks, rows of +-127 only and a q8_K row of -128 only (the
  * AVX2 packed q4_K sums 16 products in a 16-bit word: 16 x 15 x -128).  The last weight row ends at an
  * unmapped page, so a read past a row faults; the packer must write
@@ -268,6 +269,12 @@ static void test_packed_q4_K_equals_decode(void)
 	run_packed(CB_ISA_AVX512_VNNI, CB_DT_Q4_K);
 }
 
+/* q5_K: sums of 16 x 31 x 127 in the all-ones rows, past 16 bits */
+static void test_packed_q5_K_equals_decode(void)
+{
+	run_packed(CB_ISA_AVX512_VNNI, CB_DT_Q5_K);
+}
+
 static void test_packed_q6_K_equals_decode(void)
 {
 	run_packed(CB_ISA_AVX512_VNNI, CB_DT_Q6_K);
@@ -310,6 +317,7 @@ int main(void)
 	CB_RUN(test_avx512_packed_q8_0_equals_decode);
 	CB_RUN(test_avx512_packed_q4_0_equals_decode);
 	CB_RUN(test_packed_q4_K_equals_decode);
+	CB_RUN(test_packed_q5_K_equals_decode);
 	CB_RUN(test_packed_q6_K_equals_decode);
 	CB_RUN(test_avx2_packed_q4_K_equals_decode);
 	CB_RUN(test_avx512_packed_q4_K_equals_decode);
