@@ -33,8 +33,8 @@
  *
  * The bit contract (cb_ops.h): the integers are the scalar reference's
  * (isum = sum sc_g sum q x, q with q5_K's fifth bit, less 32 sum sc_l
- * bsum_l for q6_K; imin = sum
- * m_g sum x, 0 for q6_K; exact whatever the order), and the float steps
+ * bsum_l for q6_K; imin = sum m_g sum x, 0 for q6_K; exact whatever the
+ * order), and the float steps
  * are k_tile's of cb_kq_x86_tmpl.h lane for lane: per super-block one
  * conversion of each, times the single rounding of d_w x d_x and of
  * dmin_w x -d_x, by FMA into two accumulators, and out = isum's + imin's.
