@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * cb_kq_dec_x86_tmpl.h - the decode tiles (4 rows x 1 token) of q4_K,
- * q5_K and q6_K on 512-bit vectors for the AVX-512 instances of cb_kq_x86_tmpl.h,
- * and on 256-bit vectors for the AVX2 one.  cb_kq_x86_tmpl.h
+ * q5_K and q6_K on 512-bit vectors for the AVX-512 instances of
+ * cb_kq_x86_tmpl.h, and on 256-bit vectors for the AVX2 one.  cb_kq_x86_tmpl.h
  * includes this file and calls KQ(dec_tile) from its k_tile when
  * KQ(dec_has) says so.  Same KQ(), KQ_VNNI, KQ_PERMW as there.
  *
@@ -228,13 +228,13 @@ static inline CB_ALWAYS_INLINE __m512i KQ(dec_q4k_row)(const cb_u8 *qs, const cb
 }
 
 /*
- * q4_K or q5_K (q5), 4 rows x 1 token over nb super-blocks.  The mins:
+ * q4_K or q5_K (dt), 4 rows x 1 token over nb super-blocks.  The mins:
  * word 8l + 2r + k of mw is row r's min 2l + k, of bp the token's sum of
  * 32 over group 2l + k, so vpmaddwd gives dword 4l + r = row r's part l
  * of imin.
  */
 static inline CB_ALWAYS_INLINE void KQ(dec_q4k)(float *out, const char *w, cb_size wrb,
-						const char *act, int nb, int q5)
+						const char *act, int nb, int dt)
 {
 	static const cb_u16 mins_idx[32] CB_ALIGNED(64) = {
 		8, 9, 24, 25, 40, 41, 56, 57, 10, 11, 26, 27, 42, 43, 58, 59,
@@ -250,8 +250,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec_q4k)(float *out, const char *w, cb_si
 
 	for (b = 0; b < nb; b++) {
 		const struct cb_block_q8_K *xb = (const struct cb_block_q8_K *)act + b;
-		const char *blk = w + (cb_size)b * (q5 ? sizeof(struct cb_block_q5_K) :
-						     sizeof(struct cb_block_q4_K));
+		const char *blk = w + (cb_size)b * KQ(blk_bytes)(dt);
 		__m512i x[4], z[4], s, sw[2], bp, mn;
 
 		x[0] = KQ(ld2x32)(xb->qs, xb->qs + 64);
@@ -268,19 +267,9 @@ static inline CB_ALWAYS_INLINE void KQ(dec_q4k)(float *out, const char *w, cb_si
 		for (r = 0; r < 4; r++) {
 			const char *p = blk + r * wrb;
 
-			if (q5) {
-				const struct cb_block_q5_K *wb = (const void *)p;
-
-				KQ(dec_prefetch)(p, wrb, sizeof(*wb));
-				z[r] = KQ(dec_q4k_row)(wb->qs, wb->qh, 1, x, sw[r / 2],
-						       16 * (r % 2));
-			} else {
-				const struct cb_block_q4_K *wb = (const void *)p;
-
-				KQ(dec_prefetch)(p, wrb, sizeof(*wb));
-				z[r] = KQ(dec_q4k_row)(wb->qs, CB_NULL, 0, x, sw[r / 2],
-						       16 * (r % 2));
-			}
+			KQ(dec_prefetch)(p, wrb, KQ(blk_bytes)(dt));
+			z[r] = KQ(dec_q4k_row)(KQ(k4_qs)(p, dt), KQ(k5_qh)(p), dt == CB_DT_Q5_K, x,
+					       sw[r / 2], 16 * (r % 2));
 		}
 
 		bp = _mm512_castsi256_si512(_mm256_madd_epi16(cb_ld256(xb->bsums),
@@ -405,7 +394,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec_tile)(float *out, const char *w, cb_s
 	if (dt == CB_DT_Q6_K)
 		KQ(dec_q6k)(out, w, wrb, act, nb);
 	else
-		KQ(dec_q4k)(out, w, wrb, act, nb, dt == CB_DT_Q5_K);
+		KQ(dec_q4k)(out, w, wrb, act, nb, dt);
 }
 
 #else /* !KQ_PERMW: AVX2, 16 ymm registers */
@@ -447,16 +436,16 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec2_q4k_row)(const cb_u8 *qs, const c
 
 		if (q5) {
 			const __m256i hb = cb_ld256(qh);
+			__m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4),
+						     KQ(bitmove)(hb, 2 * i, 4, 0x10));
+			__m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
+						     KQ(bitmove)(hb, 2 * i + 1, 4, 0x10));
 
-			pl = _mm256_maddubs_epi16(_mm256_or_si256(_mm256_and_si256(q, m4),
-								  KQ(bitmove)(hb, 2 * i, 4, 0x10)),
-						  cb_ld256(xb->qs + 64 * i));
-			ph = _mm256_maddubs_epi16(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4),
-										   m4),
-								  KQ(bitmove)(hb, 2 * i + 1, 4, 0x10)),
-						  cb_ld256(xb->qs + 64 * i + 32));
+			pl = _mm256_maddubs_epi16(lo, cb_ld256(xb->qs + 64 * i));
+			ph = _mm256_maddubs_epi16(hi, cb_ld256(xb->qs + 64 * i + 32));
 		} else {
-			pl = _mm256_maddubs_epi16(_mm256_and_si256(q, m4), cb_ld256(xb->qs + 64 * i));
+			pl = _mm256_maddubs_epi16(_mm256_and_si256(q, m4),
+						  cb_ld256(xb->qs + 64 * i));
 			ph = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
 						  cb_ld256(xb->qs + 64 * i + 32));
 		}
@@ -487,9 +476,9 @@ static inline CB_ALWAYS_INLINE __m256i KQ(dec2_zip4)(__m256i p01, __m256i p23)
 	return _mm256_add_epi32(_mm256_unpacklo_epi64(p01, p23), _mm256_unpackhi_epi64(p01, p23));
 }
 
-/* q4_K or q5_K (q5), 4 rows x 1 token over nb super-blocks, on ymm. */
+/* q4_K or q5_K (dt), 4 rows x 1 token over nb super-blocks, on ymm. */
 static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_size wrb,
-						 const char *act, int nb, int q5)
+						 const char *act, int nb, int dt)
 {
 	__m256 acc = _mm256_setzero_ps();
 	float v[8];
@@ -497,8 +486,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_s
 
 	for (b = 0; b < nb; b++) {
 		const struct cb_block_q8_K *xb = (const struct cb_block_q8_K *)act + b;
-		const char *blk = w + (cb_size)b * (q5 ? sizeof(struct cb_block_q5_K) :
-						     sizeof(struct cb_block_q4_K));
+		const char *blk = w + (cb_size)b * KQ(blk_bytes)(dt);
 		__m256i z[4], n[4], s[2], i4, m4;
 
 #pragma GCC unroll 4
@@ -514,17 +502,10 @@ static inline CB_ALWAYS_INLINE void KQ(dec2_q4k)(float *out, const char *w, cb_s
 			if (r % 2 == 0)
 				s[r / 2] = cb_k4_scales2(blk + r * wrb + 4, wrb);
 			sb = _mm256_permute4x64_epi64(s[r / 2], r % 2 ? 0xee : 0x44);
-			if (q5) {
-				const struct cb_block_q5_K *wb = (const void *)(blk + r * wrb);
-
-				KQ(dec_prefetch)(blk + r * wrb, wrb, sizeof(*wb));
-				z[r] = KQ(dec2_q4k_row)(wb->qs, wb->qh, 1, xr, sb, &n[r]);
-			} else {
-				const struct cb_block_q4_K *wb = (const void *)(blk + r * wrb);
-
-				KQ(dec_prefetch)(blk + r * wrb, wrb, sizeof(*wb));
-				z[r] = KQ(dec2_q4k_row)(wb->qs, CB_NULL, 0, xr, sb, &n[r]);
-			}
+			KQ(dec_prefetch)(blk + r * wrb, wrb, KQ(blk_bytes)(dt));
+			z[r] = KQ(dec2_q4k_row)(KQ(k4_qs)(blk + r * wrb, dt),
+						KQ(k5_qh)(blk + r * wrb), dt == CB_DT_Q5_K, xr,
+						sb, &n[r]);
 		}
 		i4 = KQ(dec2_zip4)(KQ(dec2_zip)(z[0], z[1]), KQ(dec2_zip)(z[2], z[3]));
 		m4 = KQ(dec2_zip4)(KQ(dec2_zip)(n[0], n[1]), KQ(dec2_zip)(n[2], n[3]));
@@ -624,7 +605,7 @@ static inline CB_ALWAYS_INLINE void KQ(dec_tile)(float *out, const char *w, cb_s
 	if (dt == CB_DT_Q6_K)
 		KQ(dec2_q6k)(out, w, wrb, act, nb);
 	else
-		KQ(dec2_q4k)(out, w, wrb, act, nb, dt == CB_DT_Q5_K);
+		KQ(dec2_q4k)(out, w, wrb, act, nb, dt);
 }
 
 #endif /* KQ_PERMW */

@@ -268,6 +268,19 @@ static inline CB_ALWAYS_INLINE __m256i KQ(bitmove)(__m256i v, int i, int j, int 
 	return _mm256_and_si256(v, _mm256_set1_epi8((char)mask));
 }
 
+/* The nibbles (qs) and q5_K's fifth bits (qh) of a q4_K or q5_K block at p. */
+static inline CB_ALWAYS_INLINE const cb_u8 *KQ(k4_qs)(const char *p, int dt)
+{
+	if (dt == CB_DT_Q5_K)
+		return ((const struct cb_block_q5_K *)(const void *)p)->qs;
+	return ((const struct cb_block_q4_K *)(const void *)p)->qs;
+}
+
+static inline CB_ALWAYS_INLINE const cb_u8 *KQ(k5_qh)(const char *p)
+{
+	return ((const struct cb_block_q5_K *)(const void *)p)->qh;
+}
+
 /*
  * Weights 32g .. 32g + 31 of a row's super-block as unsigned bytes in
  * element order (iq4_xs: the table values, signed; the caller takes their
@@ -279,10 +292,7 @@ static inline CB_ALWAYS_INLINE __m256i KQ(group_w)(const struct KQ(row) *st, int
 	const __m256i m4 = _mm256_set1_epi8(15);
 
 	if (dt == CB_DT_Q4_K || dt == CB_DT_Q5_K) {
-		const cb_u8 *qs = dt == CB_DT_Q4_K ?
-			((const struct cb_block_q4_K *)(const void *)blk)->qs :
-			((const struct cb_block_q5_K *)(const void *)blk)->qs;
-		__m256i q = cb_ld256(qs + 32 * (g / 2));
+		__m256i q = cb_ld256(KQ(k4_qs)(blk, dt) + 32 * (g / 2));
 
 		q = g % 2 ? _mm256_and_si256(_mm256_srli_epi16(q, 4), m4) : _mm256_and_si256(q, m4);
 		if (dt == CB_DT_Q5_K)	/* fifth bit: bit g of qh[l] */
