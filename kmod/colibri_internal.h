@@ -7,6 +7,7 @@
 
 #include <linux/completion.h>
 #include <linux/kobject.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
@@ -126,6 +127,22 @@ struct colibri_numa {
 };
 
 /**
+ * struct colibri_section - a section of a model's file kept in unpinned
+ * kernel memory (its tokenizer, its chat template), verified and then
+ * immutable.  Counted apart from the model, so that GET_TOKENIZER copies
+ * it out holding the section only: a copy that faults for ever then holds
+ * no model memory pinned past its UNLOAD.
+ */
+struct colibri_section {
+	struct kref ref;
+	u64 size;
+	u8 data[];
+};
+
+struct colibri_section *colibri_section_get(struct colibri_section *sec);
+void colibri_section_put(struct colibri_section *sec);
+
+/**
  * struct colibri_model - a loaded, sealed model shared by its sessions.
  *
  * Lifetime: the kobject's reference count.  The registry holds one
@@ -151,11 +168,9 @@ struct colibri_model {
 	struct cb_model_config cfg;
 	struct cb_model_weights w;
 	u64 file_size;
-	/* the file's tokenizer and chat template (kvmalloc), verified; or NULL */
-	void *tok;
-	u64 tok_size;
-	void *tmpl;
-	u64 tmpl_size;
+	/* the file's tokenizer and chat template, verified; or NULL */
+	struct colibri_section *tok;
+	struct colibri_section *tmpl;
 	u32 tok_kind, tok_flags;
 	s32 bos_id, eos_id, pad_id;
 	atomic_t nr_sessions;		/* sessions holding memory and a reference */
@@ -261,9 +276,17 @@ struct colibri_batcher {
  * made; once no request holds the session (->nr_reqs), it is detached:
  * its pinned memory, its slot and its model reference go, though the
  * struct lives on with its file.  Code outside the scheduler touches the
- * session's memory (->arena, ->bat, ->model) only under ->lock, after
- * checking ->revoked; the scheduler touches it only through a request,
- * which ->nr_reqs counts.
+ * session's engine slot and model (->bat, ->model) only under ->lock,
+ * after checking ->revoked, and never holds ->lock across an access to
+ * user memory or a wait: revocation takes it with mutex_lock().  The
+ * scheduler touches them only through a request, which ->nr_reqs counts.
+ *
+ * The io buffers (->io) are the file's mailbox, not revocable memory:
+ * unpinned, freed with the struct.  Whoever owns the session's next
+ * submission (the file's ->lock holder, or its ->uop) fills the tokens
+ * and reads the results with no lock held, so a user copy that faults
+ * for ever holds nobody else up; the scheduler reads and writes them only
+ * while that submission's request is in flight.
  */
 struct colibri_session {
 	struct kref ref;
@@ -275,7 +298,7 @@ struct colibri_session {
 	struct work_struct detach_work;	/* detaches once the last request ends */
 	struct list_head model_node;	/* in model->sessions */
 	struct colibri_model *model;	/* a reference until detached */
-	struct colibri_buf arena;	/* io buffers */
+	void *io;			/* io buffers (kvmalloc): see above */
 	struct colibri_batcher *bat;	/* the model's shared one, or ours */
 	u32 slot;			/* our sequence slot in bat->eng */
 	bool shared;			/* bat is the model's */
@@ -285,7 +308,7 @@ struct colibri_session {
 	u32 max_batch;
 	u32 vocab;
 	u32 trace_per_token;		/* u32s of trace per token */
-	/* io buffers inside ->arena */
+	/* io buffers inside ->io */
 	u32 *tokens;			/* [max_batch] */
 	u32 *seq;			/* [max_batch], all 0 */
 	u32 *pos;			/* [max_batch] */

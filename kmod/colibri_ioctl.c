@@ -5,6 +5,13 @@
  * struct in (colibri_copy_arg()), checks it, asks the part of the module
  * that owns the job (models, sessions, requests, dma-bufs) and copies the
  * answer out.  SUBMIT through io_uring is colibri_uring.c.
+ *
+ * User memory may fault for as long as its owner likes (a FUSE file that
+ * never answers, a userfaultfd nobody serves), so no handler touches it
+ * while holding a lock or a reference that anyone else waits for: not a
+ * session's ->lock (revocation takes it), not a model (UNLOAD(WAIT) waits
+ * for its memory to go).  The one lock held across user copies is the
+ * file's own ->lock, which only this file's callers take, interruptibly.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -198,12 +205,16 @@ static int colibri_ioc_list(void __user *uarg)
 	return 0;
 }
 
+/*
+ * GET_TOKENIZER: the section is copied out holding the section alone, not
+ * the model, so a copy that faults for ever keeps no model memory pinned
+ * past an UNLOAD(WAIT) (struct colibri_section).
+ */
 static int colibri_ioc_get_tokenizer(void __user *uarg)
 {
 	struct colibri_tokenizer arg;
+	struct colibri_section *sec;
 	struct colibri_model *m;
-	const void *sec;
-	u64 sec_size;
 	u32 usize;
 	int ret;
 
@@ -217,25 +228,20 @@ static int colibri_ioc_get_tokenizer(void __user *uarg)
 	m = colibri_model_find(arg.name);
 	if (!m)
 		return -ENOENT;
-	/* The sections are immutable while we hold the model. */
-	if (arg.flags & COLIBRI_TOKENIZER_CHAT_TEMPLATE) {
-		sec = m->tmpl;
-		sec_size = m->tmpl_size;
-	} else {
-		sec = m->tok;
-		sec_size = m->tok_size;
-	}
-	ret = 0;
-	if (sec_size && arg.buf_len >= sec_size &&
-	    copy_to_user(u64_to_user_ptr(arg.buf), sec, sec_size))
-		ret = -EFAULT;
-	arg.section_size = sec_size;
+	sec = colibri_section_get(arg.flags & COLIBRI_TOKENIZER_CHAT_TEMPLATE ? m->tmpl : m->tok);
+	arg.section_size = sec ? sec->size : 0;
 	arg.tok_kind = m->tok_kind;
 	arg.tok_flags = m->tok_flags;
 	arg.bos_id = m->bos_id;
 	arg.eos_id = m->eos_id;
 	arg.pad_id = m->pad_id;
 	colibri_model_put(m);
+
+	ret = 0;
+	if (sec && arg.buf_len >= sec->size &&
+	    copy_to_user(u64_to_user_ptr(arg.buf), sec->data, sec->size))
+		ret = -EFAULT;
+	colibri_section_put(sec);
 	if (!ret && copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
 		ret = -EFAULT;
 	return ret;
@@ -319,31 +325,29 @@ static int colibri_ioc_export_dmabuf(void __user *uarg)
 	return 0;
 }
 
-static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
+/*
+ * ATTACH, under the file's lock: a new session for @arg, answered in
+ * @arg.  The model's reference is dropped before the caller copies the
+ * answer out: the session holds its own, which an UNLOAD(WAIT) revokes.
+ */
+static int colibri_attach_locked(struct colibri_file *cf, struct colibri_attach *arg)
 {
-	struct colibri_attach arg;
 	struct colibri_model *m;
 	struct colibri_session *s;
-	u32 usize, ctx, batch;
+	u32 ctx, batch;
 	int ret;
 
-	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_ATTACH_SIZE_VER0, uarg, &usize);
-	if (ret)
-		return ret;
-	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
-	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
-		return -EINVAL;
 	ret = colibri_file_drop_revoked(cf);
 	if (ret)
 		return ret;
 
-	m = colibri_model_find(arg.name);
+	m = colibri_model_find(arg->name);
 	if (!m)
 		return -ENOENT;
 	/* Never more context than the model's (default_context if unspecified). */
-	ctx = arg.max_context ? arg.max_context :
+	ctx = arg->max_context ? arg->max_context :
 	      min(colibri_default_context, colibri_model_context(m));
-	batch = arg.max_batch ? arg.max_batch : 64;
+	batch = arg->max_batch ? arg->max_batch : 64;
 	ret = -EINVAL;
 	if (ctx > colibri_model_context(m) || batch > COLIBRI_MAX_BATCH)
 		goto out_put;
@@ -352,41 +356,67 @@ static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
 	if (ret)
 		goto out_put;
 
-	arg.max_context = ctx;
-	arg.max_batch = batch;
-	arg.bytes = s->bytes;
-	arg.vocab_size = m->cfg.vocab_size;
-	arg.n_layers = m->cfg.n_layers;
-	arg.top_k = m->cfg.n_experts ? m->cfg.top_k : 0;
-	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg)))) {
-		colibri_session_put(s);
-		ret = -EFAULT;
-		goto out_put;
-	}
+	arg->max_context = ctx;
+	arg->max_batch = batch;
+	arg->bytes = s->bytes;
+	arg->vocab_size = m->cfg.vocab_size;
+	arg->n_layers = m->cfg.n_layers;
+	arg->top_k = m->cfg.n_experts ? m->cfg.top_k : 0;
 	cf->sess = s;		/* the file owns the session's first reference */
-	ret = 0;
 out_put:
 	colibri_model_put(m);
 	return ret;
 }
 
 /*
- * Runs one piece of at most max_batch tokens already in s->tokens.  Called
- * with the session's lock held; drops it while the piece runs and takes
- * it back after (-ENODEV, not held, if the session was revoked meanwhile).
+ * The file's lock is held across the copy-out so that a failed one can
+ * take the session back; nobody but this file's own callers waits on it,
+ * and they wait interruptibly (or not at all: io_uring).
+ */
+static int colibri_ioc_attach(struct colibri_file *cf, void __user *uarg)
+{
+	struct colibri_attach arg;
+	u32 usize;
+	int ret;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_ATTACH_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 || memchr_inv(arg.reserved, 0, sizeof(arg.reserved)) ||
+	    colibri_name_valid(arg.name, sizeof(arg.name)) <= 0)
+		return -EINVAL;
+	if (mutex_lock_interruptible(&cf->lock))
+		return -EINTR;
+	ret = colibri_attach_locked(cf, &arg);
+	if (!ret && copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg)))) {
+		colibri_session_put(cf->sess);
+		cf->sess = NULL;
+		ret = -EFAULT;
+	}
+	mutex_unlock(&cf->lock);
+	return ret;
+}
+
+/*
+ * Runs one piece of at most max_batch tokens already in s->tokens: makes
+ * its request under the session's live lock, queues it and waits for it.
+ * Called, and returns, with no session lock held.
+ * Return: the sampled token (last piece), 0, or -errno (-ENODEV: revoked).
  */
 static int colibri_submit_piece(struct colibri_file *cf, const struct colibri_submit *a,
 				u32 n, u32 first_pos, bool last)
 {
 	struct colibri_session *s = cf->sess;
-	struct colibri_req *req = colibri_piece_req(s, a, n, first_pos, last);
+	struct colibri_req *req;
 	int ret;
 
-	if (IS_ERR(req)) {
-		colibri_session_unlock(s);
-		return PTR_ERR(req);
-	}
+	ret = colibri_session_lock(s);
+	if (ret)
+		return ret;
+	req = colibri_piece_req(s, a, n, first_pos, last);
 	colibri_session_unlock(s);
+	if (IS_ERR(req))
+		return PTR_ERR(req);
 	colibri_sched_queue(cf->sched, req);
 	ret = colibri_sched_wait(req);
 	if (ret == -EINTR && !completion_done(&req->done)) {
@@ -396,80 +426,97 @@ static int colibri_submit_piece(struct colibri_file *cf, const struct colibri_su
 		return -EINTR;
 	}
 	colibri_req_put(req);
-	if (ret < 0) {
+	if (ret < 0)
 		cf->need_reset = true;
-		return ret;
-	}
-	/* Our session's buffers hold the results: read them under its lock. */
-	return colibri_session_lock(s) ?: ret;
+	return ret;
 }
 
-static int colibri_ioc_submit(struct colibri_file *cf, void __user *uarg)
+/*
+ * SUBMIT, under the file's lock, which owns the session's io buffers:
+ * the tokens are copied in and the trace and logits out with no session
+ * lock held, so a fault that never resolves holds up this file alone,
+ * never an UNLOAD(WAIT) revoking the session or the scheduler.  A session
+ * revoked meanwhile makes the submission -ENODEV, results or not.
+ */
+static int colibri_submit_run(struct colibri_file *cf, struct colibri_submit *a)
 {
 	struct colibri_session *s = cf->sess;
-	struct colibri_submit arg;
-	u32 usize, done = 0, n, pos;
+	u32 done = 0, n, pos;
 	int ret, token = 0;
 
-	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_SUBMIT_SIZE_VER0, uarg, &usize);
-	if (ret)
-		return ret;
 	if (!s)
 		return -ENOTCONN;
 	/* An io_uring submission owns the session until its completion. */
 	if (smp_load_acquire(&cf->uop))
 		return -EBUSY;
-	ret = colibri_submit_validate(s, &arg);
+	ret = colibri_submit_validate(s, a);
 	if (ret)
 		return ret;
 	ret = colibri_file_idle(cf, true);
 	if (ret)
 		return ret;
-	ret = colibri_submit_begin(cf, arg.flags & COLIBRI_SUBMIT_RESET);
+	ret = colibri_submit_begin(cf, a->flags & COLIBRI_SUBMIT_RESET);
 	if (ret)
 		return ret;
-	/* From here on the session's lock is held but while a piece runs. */
 	pos = colibri_session_len(s);
-	ret = -ENOSPC;
-	if ((u64)pos + arg.n_tokens > s->max_context)
-		goto out_unlock;
+	colibri_session_unlock(s);
+	if ((u64)pos + a->n_tokens > s->max_context)
+		return -ENOSPC;
 
-	while (done < arg.n_tokens) {
-		n = min(arg.n_tokens - done, s->max_batch);
+	while (done < a->n_tokens) {
+		n = min(a->n_tokens - done, s->max_batch);
 		ret = -EFAULT;
-		if (copy_from_user(s->tokens, u64_to_user_ptr(arg.tokens) + done * 4ULL,
-				   n * 4ULL))
-			goto out_unlock;
-		ret = colibri_submit_piece(cf, &arg, n, pos + done, done + n == arg.n_tokens);
-		if (ret < 0) {
-			cf->need_reset |= done > 0;	/* pieces ran: start over */
-			return ret;	/* not held */
-		}
-		if (arg.flags & COLIBRI_SUBMIT_TRACE &&
-		    copy_to_user(u64_to_user_ptr(arg.trace) +
-				 (u64)done * s->trace_per_token * 4, s->trace,
-				 (u64)n * s->trace_per_token * 4)) {
-			ret = -EFAULT;
-			goto out_unlock;
-		}
+		if (copy_from_user(s->tokens, u64_to_user_ptr(a->tokens) + done * 4ULL, n * 4ULL))
+			goto fail;
+		ret = colibri_submit_piece(cf, a, n, pos + done, done + n == a->n_tokens);
+		if (ret < 0)
+			goto fail;
 		token = ret;
 		done += n;
+		if (a->flags & COLIBRI_SUBMIT_TRACE &&
+		    copy_to_user(u64_to_user_ptr(a->trace) +
+				 (u64)(done - n) * s->trace_per_token * 4, s->trace,
+				 (u64)n * s->trace_per_token * 4)) {
+			ret = -EFAULT;
+			goto fail;
+		}
 	}
 	ret = -EFAULT;
-	if (arg.n_tokens && arg.flags & COLIBRI_SUBMIT_LOGITS &&
-	    copy_to_user(u64_to_user_ptr(arg.logits), s->logits, (u64)s->vocab * 4))
-		goto out_unlock;
-	arg.token = arg.n_tokens ? token : -1;
-	arg.n_past = colibri_session_len(s);
+	if (a->n_tokens && a->flags & COLIBRI_SUBMIT_LOGITS &&
+	    copy_to_user(u64_to_user_ptr(a->logits), s->logits, (u64)s->vocab * 4))
+		goto fail;
+	/* The answer holds only if the session still does. */
+	ret = colibri_session_lock(s);
+	if (ret)
+		return ret;
+	a->token = a->n_tokens ? token : -1;
+	a->n_past = colibri_session_len(s);
 	colibri_session_unlock(s);
+	return 0;
+
+fail:
+	cf->need_reset |= done > 0;	/* pieces ran: start over */
+	return ret;
+}
+
+static int colibri_ioc_submit(struct colibri_file *cf, void __user *uarg)
+{
+	struct colibri_submit arg;
+	u32 usize;
+	int ret;
+
+	ret = colibri_copy_arg(&arg, sizeof(arg), COLIBRI_SUBMIT_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (mutex_lock_interruptible(&cf->lock))
+		return -EINTR;
+	ret = colibri_submit_run(cf, &arg);
+	mutex_unlock(&cf->lock);
+	if (ret)
+		return ret;
 	if (copy_to_user(uarg, &arg, min_t(size_t, usize, sizeof(arg))))
 		return -EFAULT;
 	return 0;
-
-out_unlock:
-	cf->need_reset |= done > 0;
-	colibri_session_unlock(s);
-	return ret;
 }
 
 /**
@@ -484,7 +531,6 @@ long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct colibri_file *cf = file->private_data;
 	void __user *uarg = (void __user *)arg;
-	long ret;
 
 	/* Size bits are ignored on purpose: the struct's @size rules. */
 	if (_IOC_TYPE(cmd) != COLIBRI_IOC_MAGIC ||
@@ -505,18 +551,10 @@ long colibri_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case _IOC_NR(COLIBRI_IOC_EXPORT_DMABUF):
 		return colibri_ioc_export_dmabuf(uarg);
 	case _IOC_NR(COLIBRI_IOC_ATTACH):
+		return colibri_ioc_attach(cf, uarg);
 	case _IOC_NR(COLIBRI_IOC_SUBMIT):
-		break;
+		return colibri_ioc_submit(cf, uarg);
 	default:
 		return -ENOTTY;
 	}
-
-	if (mutex_lock_interruptible(&cf->lock))
-		return -EINTR;
-	if (_IOC_NR(cmd) == _IOC_NR(COLIBRI_IOC_ATTACH))
-		ret = colibri_ioc_attach(cf, uarg);
-	else
-		ret = colibri_ioc_submit(cf, uarg);
-	mutex_unlock(&cf->lock);
-	return ret;
 }

@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/kobject.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
@@ -170,8 +171,8 @@ static void colibri_model_release(struct kobject *kobj)
 	colibri_numa_free(m);
 	colibri_buf_free(&m->mem);
 	kvfree(m->bind);
-	kvfree(m->tok);
-	kvfree(m->tmpl);
+	colibri_section_put(m->tok);
+	colibri_section_put(m->tmpl);
 	mutex_destroy(&m->batch_lock);
 	mutex_destroy(&m->sessions_lock);
 	kfree(m);
@@ -346,26 +347,30 @@ static int colibri_verify_tensors(const struct cb_format_info *info, const void 
  * template), read into unpinned kernel memory and checked against its
  * CRC32C from the header, so that GET_TOKENIZER can hand it to a process
  * that knows the model by name only.  @size was bounded by the validator.
+ * Counted on its own (struct colibri_section), so that GET_TOKENIZER
+ * copies it to user memory holding the section, not the model.
  */
 static int colibri_read_section(struct file *f, u64 off, u64 size, u32 want_crc,
-				const char *what, void **out, char *why)
+				const char *what, struct colibri_section **out, char *why)
 {
+	struct colibri_section *sec;
 	u64 done = 0;
 	u32 crc = 0;
-	void *p;
 	int ret;
 
-	p = kvmalloc(size, GFP_KERNEL_ACCOUNT);
-	if (!p)
+	sec = kvmalloc(struct_size(sec, data, size), GFP_KERNEL_ACCOUNT);
+	if (!sec)
 		return -ENOMEM;
-	*out = p;
-	ret = colibri_read_full(f, p, size, off);
+	kref_init(&sec->ref);
+	sec->size = size;
+	*out = sec;
+	ret = colibri_read_full(f, sec->data, size, off);
 	if (ret)
 		return ret;
 	while (done < size) {
 		u64 n = min_t(u64, size - done, SZ_4M);
 
-		crc = cb_crc32c(crc, (const u8 *)p + done, n);
+		crc = cb_crc32c(crc, sec->data + done, n);
 		done += n;
 		cond_resched();
 	}
@@ -374,6 +379,34 @@ static int colibri_read_section(struct file *f, u64 off, u64 size, u32 want_crc,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static void colibri_section_release(struct kref *ref)
+{
+	kvfree(container_of(ref, struct colibri_section, ref));
+}
+
+/**
+ * colibri_section_get() - a reference on a model's section.
+ * @sec: the section, or NULL (a model without one).
+ *
+ * Return: @sec.
+ */
+struct colibri_section *colibri_section_get(struct colibri_section *sec)
+{
+	if (sec)
+		kref_get(&sec->ref);
+	return sec;
+}
+
+/**
+ * colibri_section_put() - drop a reference taken with colibri_section_get().
+ * @sec: the section, or NULL.
+ */
+void colibri_section_put(struct colibri_section *sec)
+{
+	if (sec)
+		kref_put(&sec->ref, colibri_section_release);
 }
 
 static int colibri_read_tokenizer(struct file *f, const struct cb_format_info *info,
@@ -387,12 +420,10 @@ static int colibri_read_tokenizer(struct file *f, const struct cb_format_info *i
 	m->eos_id = info->eos_id;
 	m->pad_id = info->pad_id;
 	if (info->tok_kind != COLIBRI_TOK_NONE) {
-		m->tok_size = info->tok_size;
 		ret = colibri_read_section(f, info->tok_offset, info->tok_size,
 					   info->tok_crc32c, "tokenizer", &m->tok, why);
 	}
 	if (!ret && info->tmpl_size) {
-		m->tmpl_size = info->tmpl_size;
 		ret = colibri_read_section(f, info->tmpl_offset, info->tmpl_size,
 					   info->tmpl_crc32c, "chat template", &m->tmpl, why);
 	}

@@ -16,6 +16,13 @@
  * earlier when an UNLOAD(WAIT) revokes it: then as soon as no request
  * holds it, on the unloader's thread or (if a request was still in a
  * pass) on colibri_wq, after the scheduler finished that request.
+ *
+ * Its io buffers (->io: the tokens a submission brings, the logits and
+ * routing trace it takes back) are not part of that: they are the file's
+ * mailbox, in unpinned kernel memory that lives as long as the struct.
+ * A submitter copies user memory into and out of them without any lock
+ * (a page fault may take for ever: a FUSE file that never answers, a
+ * userfaultfd nobody serves), so revoking a session never waits for one.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -223,7 +230,6 @@ static void colibri_session_detach_locked(struct colibri_session *s)
 	else
 		colibri_batcher_free(s->bat);
 	s->bat = NULL;
-	colibri_buf_free(&s->arena);
 	colibri_uncharge(&s->charge);
 	atomic_dec(&colibri_nr_sessions);
 	colibri_model_drop_session(s->model, &s->model_node);
@@ -294,11 +300,12 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 	ret = colibri_charge_bytes(&s->charge, PAGE_ALIGN(io_bytes));
 	if (ret)
 		goto err_bat;
-	ret = colibri_buf_alloc(&s->arena, io_bytes, true);
-	if (ret)
+	ret = -ENOMEM;
+	s->io = kvzalloc(io_bytes, GFP_KERNEL_ACCOUNT);
+	if (!s->io)
 		goto err_bat;
 
-	cur = (u8 *)s->arena.vaddr;
+	cur = s->io;
 	s->tokens = colibri_carve(&cur, (u64)max_batch * 4);
 	s->seq = colibri_carve(&cur, (u64)max_batch * 4);
 	s->pos = colibri_carve(&cur, (u64)max_batch * 4);
@@ -309,7 +316,7 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 	kref_init(&s->ref);
 	mutex_init(&s->lock);
 	INIT_WORK(&s->detach_work, colibri_session_detach_work);
-	s->bytes = s->arena.size + (s->shared ? 0 : s->bat->buf.size);
+	s->bytes = PAGE_ALIGN(io_bytes) + (s->shared ? 0 : s->bat->buf.size);
 	s->max_context = max_context;
 	s->max_batch = max_batch;
 	s->vocab = m->cfg.vocab_size;
@@ -317,12 +324,12 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 	/* Last: from here on an UNLOAD(WAIT) may revoke it. */
 	ret = colibri_model_add_session(m, &s->model_node);
 	if (ret)
-		goto err_arena;
+		goto err_io;
 	return s;
 
-err_arena:
+err_io:
 	mutex_destroy(&s->lock);
-	colibri_buf_free(&s->arena);
+	kvfree(s->io);
 err_bat:
 	if (s->shared)
 		colibri_session_unshare(s);
@@ -347,6 +354,7 @@ static void colibri_session_release(struct kref *ref)
 	mutex_unlock(&s->lock);
 	WARN_ON_ONCE(!s->detached);
 	mutex_destroy(&s->lock);
+	kvfree(s->io);
 	kfree(s);
 }
 

@@ -3,14 +3,16 @@
  * colibri_uring.c - COLIBRI_IOC_SUBMIT through io_uring (IORING_OP_URING_CMD).
  *
  * Issue, in the submitting task: read the SQE's payload once (it lives in
- * the ring shared with userspace), copy the struct colibri_submit and the
- * first piece's tokens in, claim the file's session (cf->uop) and queue the
- * piece to the scheduler; return -EIOCBQUEUED.  The scheduler calls ->end
- * on its own thread when the piece is finished; that only schedules task
- * work, so everything that touches user memory runs again in the
- * submitter's context (colibri_uring_tw): copy the trace out, queue the
- * next piece of a long submission, and at the end copy the logits and the
- * struct out, release the session and post the CQE.
+ * the ring shared with userspace), copy the struct colibri_submit in,
+ * claim the file's session (cf->uop), copy the first piece's tokens in and
+ * queue the piece to the scheduler; return -EIOCBQUEUED.  As for the
+ * ioctl (colibri_ioctl.c), user memory is never touched under a lock
+ * anyone else waits for: the claimed session's io buffers are the uop's.
+ * The scheduler calls ->end on its own thread when the piece is finished;
+ * that only schedules task work, so everything that touches user memory
+ * runs again in the submitter's context (colibri_uring_tw): copy the trace
+ * out, queue the next piece of a long submission, and at the end copy the
+ * logits and the struct out, release the session and post the CQE.
  *
  * Ownership: a uop lives from issue to the CQE and is freed right before
  * io_uring_cmd_done(); it holds one reference on the piece in flight
@@ -97,9 +99,10 @@ static void colibri_uring_queue(struct colibri_uop *uop, struct colibri_req *req
 }
 
 /*
- * Copies the next piece's tokens in (we are in the submitter's context)
- * and builds its request.  Caller holds the session's live lock.
- * Return: 0 or -errno.
+ * Copies the next piece's tokens in (we are in the submitter's context,
+ * and the uop owns the session's io buffers: no lock is held across the
+ * copy) and builds its request under the session's live lock.
+ * Return: 0 or -errno (-ENODEV: revoked).
  */
 static int colibri_uring_next(struct colibri_uop *uop, struct colibri_req **reqp)
 {
@@ -107,12 +110,17 @@ static int colibri_uring_next(struct colibri_uop *uop, struct colibri_req **reqp
 	const struct colibri_submit *a = &uop->arg;
 	u32 n = min(a->n_tokens - uop->done, s->max_batch);
 	struct colibri_req *req;
+	int ret;
 
 	if (copy_from_user(s->tokens, u64_to_user_ptr(a->tokens) + uop->done * 4ULL,
 			   n * 4ULL))
 		return -EFAULT;
+	ret = colibri_session_lock(s);
+	if (ret)
+		return ret;
 	req = colibri_piece_req(s, a, n, uop->pos + uop->done,
 				uop->done + n == a->n_tokens);
+	colibri_session_unlock(s);
 	if (IS_ERR(req))
 		return PTR_ERR(req);
 	uop->n = n;
@@ -122,8 +130,9 @@ static int colibri_uring_next(struct colibri_uop *uop, struct colibri_req **reqp
 
 /*
  * The CQE: copy the results out (unless the submitter is gone), reset the
- * sequence after a failure, release the session and complete.  A revoked
- * session's memory is gone: -ENODEV, and nothing of it is touched.
+ * sequence after a failure, release the session and complete.  The logits
+ * and the struct are copied with no lock held; a session revoked by then
+ * makes it -ENODEV, and nothing of its memory is touched.
  */
 static void colibri_uring_finish(struct colibri_uop *uop, int ret, bool dead,
 				 unsigned int issue_flags)
@@ -134,17 +143,15 @@ static void colibri_uring_finish(struct colibri_uop *uop, int ret, bool dead,
 	struct colibri_submit *a = &uop->arg;
 	u32 n_past = 0;
 
+	if (ret >= 0 && a->flags & COLIBRI_SUBMIT_LOGITS &&
+	    copy_to_user(u64_to_user_ptr(a->logits), s->logits, (u64)s->vocab * 4))
+		ret = -EFAULT;
 	if (colibri_session_lock(s)) {
 		ret = dead || ret == -ECANCELED ? -ECANCELED : -ENODEV;
 	} else if (ret >= 0) {
 		a->token = ret;
-		a->n_past = colibri_session_len(s);
-		if (a->flags & COLIBRI_SUBMIT_LOGITS &&
-		    copy_to_user(u64_to_user_ptr(a->logits), s->logits, (u64)s->vocab * 4))
-			ret = -EFAULT;
-		else if (copy_to_user(uop->uarg, a, min_t(size_t, uop->usize, sizeof(*a))))
-			ret = -EFAULT;
 		n_past = colibri_session_len(s);
+		a->n_past = n_past;
 		colibri_session_unlock(s);
 	} else {
 		/* Some pieces may have run: start over, as an interrupted ioctl does. */
@@ -153,6 +160,8 @@ static void colibri_uring_finish(struct colibri_uop *uop, int ret, bool dead,
 			ret = -ECANCELED;
 		colibri_session_unlock(s);
 	}
+	if (ret >= 0 && copy_to_user(uop->uarg, a, min_t(size_t, uop->usize, sizeof(*a))))
+		ret = -EFAULT;
 	kfree(uop);
 	/* The session is free again; publish its state with it. */
 	smp_store_release(&cf->uop, NULL);
@@ -186,28 +195,22 @@ static void colibri_uring_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	}
 	if (ret < 0)
 		goto finish;
-	if (colibri_session_lock(s)) {
-		ret = -ENODEV;
-		goto finish;
-	}
+	uop->done += uop->n;
+	/* The piece's trace, out of our io buffers: no lock held. */
 	if (uop->arg.flags & COLIBRI_SUBMIT_TRACE &&
 	    copy_to_user(u64_to_user_ptr(uop->arg.trace) +
-			 (u64)uop->done * s->trace_per_token * 4, s->trace,
+			 (u64)(uop->done - uop->n) * s->trace_per_token * 4, s->trace,
 			 (u64)uop->n * s->trace_per_token * 4)) {
 		ret = -EFAULT;
-		goto finish_unlock;
+		goto finish;
 	}
-	uop->done += uop->n;
 	if (uop->done == uop->arg.n_tokens)
-		goto finish_unlock;
+		goto finish;
 	ret = colibri_uring_next(uop, &req);
 	if (ret)
-		goto finish_unlock;
-	colibri_session_unlock(s);
+		goto finish;
 	colibri_uring_queue(uop, req);
 	return;
-finish_unlock:
-	colibri_session_unlock(s);
 finish:
 	colibri_uring_finish(uop, ret, false, issue_flags);
 }
@@ -241,11 +244,11 @@ static void colibri_uring_cancel(struct io_uring_cmd *cmd)
 
 /*
  * Under cf->lock: checks the submission against the session, applies a
- * reset, and builds the first piece.  Return: 1 for a reset-only
- * submission (done already), 0 with *reqp set, or -errno.
+ * reset, and claims the session's io buffers for the uop (cf->uop).
+ * Return: 1 for a reset-only submission (done already, nothing claimed;
+ * the caller copies the answer out), 0 once claimed, or -errno.
  */
-static int colibri_uring_start(struct colibri_file *cf, struct colibri_uop *uop,
-			       struct colibri_req **reqp)
+static int colibri_uring_start(struct colibri_file *cf, struct colibri_uop *uop)
 {
 	struct colibri_session *s = cf->sess;
 	struct colibri_submit *a = &uop->arg;
@@ -267,20 +270,14 @@ static int colibri_uring_start(struct colibri_file *cf, struct colibri_uop *uop,
 		return ret;
 	uop->sess = s;
 	uop->pos = colibri_session_len(s);
+	colibri_session_unlock(s);
 	if (!a->n_tokens) {
 		a->token = -1;
 		a->n_past = uop->pos;
-		colibri_session_unlock(s);
-		if (copy_to_user(uop->uarg, a, min_t(size_t, uop->usize, sizeof(*a))))
-			return -EFAULT;
 		return 1;
 	}
-	ret = -ENOSPC;
-	if ((u64)uop->pos + a->n_tokens <= s->max_context)
-		ret = colibri_uring_next(uop, reqp);
-	colibri_session_unlock(s);
-	if (ret)
-		return ret;
+	if ((u64)uop->pos + a->n_tokens > s->max_context)
+		return -ENOSPC;
 	WRITE_ONCE(cf->uop, uop);
 	return 0;
 }
@@ -341,12 +338,21 @@ int colibri_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		ret = -EBUSY;
 		goto err_free;
 	}
-	ret = colibri_uring_start(cf, uop, &req);
+	ret = colibri_uring_start(cf, uop);
 	mutex_unlock(&cf->lock);
+	if (ret == 1 && copy_to_user(uop->uarg, &uop->arg,
+				     min_t(size_t, uop->usize, sizeof(uop->arg))))
+		ret = -EFAULT;
 	if (ret)
 		goto err_free;
 
 	/* cf->uop is ours: the session's io buffers are, until the CQE. */
+	ret = colibri_uring_next(uop, &req);
+	if (ret) {
+		/* Give the session back, as the completion does. */
+		smp_store_release(&cf->uop, NULL);
+		goto err_free;
+	}
 	*colibri_uop_slot(cmd) = uop;
 	colibri_ucmd_mark_cancelable(cmd, issue_flags);
 	colibri_uring_queue(uop, req);
