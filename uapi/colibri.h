@@ -196,10 +196,12 @@ struct colibri_unload {
  *	default_context); out: the value used.
  * @max_batch: in: most tokens one forward pass of this session carries
  *	(0: 64); longer submissions are split.  out: the value used.
- * @bytes: out: pinned bytes the session alone occupies: its KV cache,
- *	scratch and buffers; a session on its model's shared engine (one
- *	sequence slot of it) counts only its buffers, the engine shows in
- *	/sys/kernel/colibri/models/NAME/shared_bytes.
+ * @bytes: out: bytes the session alone holds: its io buffers (tokens,
+ *	logits, routing trace; unpinned kernel memory) and, on an engine of
+ *	its own, that engine's pinned KV cache and scratch; a session on its
+ *	model's shared engine (one sequence slot of it) counts only its io
+ *	buffers, the engine shows in /sys/kernel/colibri/models/NAME/shared_bytes.
+ *	GET_INFO's mem_used counts the pinned part only.
  * @vocab_size: out: the model's vocabulary size (length of a logits row).
  * @n_layers: out: layers (for the routing trace).
  * @top_k: out: experts per token (for the routing trace).
@@ -208,7 +210,7 @@ struct colibri_unload {
  * Any process that may open the device may attach.  One attach per open
  * file; a file whose session was revoked by an UNLOAD may attach again.
  *
- * What the session alone pins (@bytes) is charged to the attaching task:
+ * What the session alone holds (@bytes) is charged to the attaching task:
  * to its user's RLIMIT_MEMLOCK (the user's locked_vm, as io_uring counts
  * it; not with CAP_IPC_LOCK), to its memory cgroup, and to its user's
  * share of the module (the max_sessions_per_user and mem_limit_per_user_mb

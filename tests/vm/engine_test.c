@@ -762,10 +762,19 @@ TEST(four_processes_share_one_model)
 	/* Four slots of one shared engine (when batch_slots allows). */
 	eng_bytes = vm_model_attr("shared", "shared_bytes");
 	EXPECT_EQ(vm_modparam("batch_slots") >= 4 ? 4 : 0, vm_model_attr("shared", "shared_sessions"));
-	/* The model once, the engine once, four sessions: no copy of the weights. */
-	EXPECT_EQ(used_model + eng_bytes + 4 * sess_bytes, used_all)
-		TH_LOG("model %llu, engine %llu, session %llu, all %llu", used_model,
-		       eng_bytes, sess_bytes, used_all);
+	/*
+	 * The model once, the engine once, and four sessions whose io
+	 * buffers (their ATTACH.bytes on a shared engine) are not pinned:
+	 * no copy of the weights.  Private engines (batch_slots < 4) pin
+	 * their own KV caches on top.
+	 */
+	if (vm_modparam("batch_slots") >= 4) {
+		EXPECT_EQ(used_model + eng_bytes, used_all)
+			TH_LOG("model %llu, engine %llu, session %llu, all %llu", used_model,
+			       eng_bytes, sess_bytes, used_all);
+	} else {
+		EXPECT_LT(used_model + eng_bytes, used_all);
+	}
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(pids[i], waitpid(pids[i], &st, 0));
 		EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("child %d", i);
