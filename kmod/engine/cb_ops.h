@@ -194,7 +194,7 @@ cb_u16 cb_f32_to_f16(float f);		/* round to nearest even */
 float cb_bf16_to_f32(cb_u16 h);
 cb_u16 cb_f32_to_bf16(float f);		/* round to nearest even */
 
-/* Quantize / dequantize rows (scalar; converters and tests use these). */
+/* Quantize / dequantize rows (scalar, cb_quant_row.c; converters and tests use these). */
 void cb_quantize_row(cb_u32 dt, void *dst, const float *x, int n);
 void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n);
 /*
