@@ -37,7 +37,7 @@ typedef void (*cb_gemm_fn)(float *out, cb_size ldo, const void *w,
 struct cb_isa_ops {
 	const char *name;
 	enum cb_isa_level level;
-	int (*valid)(void);	/* all CPU features present? (cb_isa.c) */
+	int (*valid)(void);	/* all CPU features present? (cb_isa_valid.c) */
 
 	cb_gemm_fn gemm[CB_DT__COUNT];
 	/*
@@ -162,7 +162,7 @@ extern const struct cb_isa_ops cb_isa_avx512;
 extern const struct cb_isa_ops cb_isa_avx512_vnni;
 
 /*
- * The variants' valid() hooks.  They live in cb_isa.c, an integer-only
+ * The variants' valid() hooks.  They live in cb_isa_valid.c, an integer-only
  * object (no SSE, Kbuild's cb-int-only), because the module asks them
  * outside FPU sections (at load and at every engine's init), while the
  * variants' own objects are compiled with SSE and their ISA.
