@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
- * hf_gpt_oss.h - the GPT-OSS parts of the Hugging Face reader (hfmodel.c).
+ * hf_gpt_oss.h - the GPT-OSS parts of the Hugging Face reader (hfmodel.c):
+ * config.json's keys and the fused experts (hf_gpt_oss.c), and `colibri
+ * convert` of a GPT-OSS directory (hf_gpt_oss_write.c).
  */
 #ifndef COLIBRI_HF_GPT_OSS_H
 #define COLIBRI_HF_GPT_OSS_H
