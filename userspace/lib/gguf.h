@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hfmodel.h"
+#include "hf_loader.h"
 
 /* Metadata value types (GGUF ABI). */
 enum gguf_vtype {

@@ -35,7 +35,7 @@
 #include "cb_format.h"
 #include "cb_ops.h"
 #include "hf_gpt_oss.h"
-#include "hfmodel.h"
+#include "hf_loader.h"
 #include "quant_preset.h"
 #include "safetensors.h"
 
@@ -127,27 +127,7 @@ static const struct st_tensor *find(const struct hf_model *m, const char *name, 
 	}
 	if (st_check_values(t, err, errlen))
 		return NULL;
-	return hf_gpt_oss_check_shape(t, name, ndim, shape, err, errlen) ? NULL : t;
-}
-
-int hf_gpt_oss_check_shape(const struct st_tensor *t, const char *name, int ndim,
-			   const uint64_t *shape, char *err, size_t errlen)
-{
-	char want[96];
-	int i, k = 0;
-
-	if (t->ndim == ndim) {
-		for (i = 0; i < ndim && t->shape[i] == shape[i]; i++)
-			;
-		if (i == ndim)
-			return 0;
-	}
-	for (i = 0; i < ndim; i++)
-		k += snprintf(want + k, sizeof(want) - k, "%s%llu", i ? " x " : "",
-			      (unsigned long long)shape[i]);
-	snprintf(err, errlen, "tensor '%s': shape does not match config.json (want %s)", name,
-		 want);
-	return -1;
+	return hf_check_shape(t, name, ndim, shape, err, errlen) ? NULL : t;
 }
 
 /* Memory the model frees with itself. */

@@ -34,15 +34,6 @@ int hf_gpt_oss_config(const cJSON *root, struct cb_model_config *c, const char *
 int hf_gpt_oss_experts(struct hf_model *m, const struct cb_quant *q, cb_u32 l,
 		       char *err, size_t errlen);
 
-struct st_tensor;
-
-/*
- * 0 if @t has @ndim dimensions of exactly @shape, else -1 with "tensor
- * '@name': shape does not match config.json (want A x B ...)" in @err.
- */
-int hf_gpt_oss_check_shape(const struct st_tensor *t, const char *name, int ndim,
-			   const uint64_t *shape, char *err, size_t errlen);
-
 /*
  * The original MXFP4 layout (hf_gpt_oss_mxfp4.c).  hf_gpt_oss_has_mxfp4():
  * whether @base ("model.layers.N.mlp.experts.gate_up_proj" or
