@@ -35,6 +35,7 @@
 #include "cb_format.h"
 #include "cb_ops.h"
 #include "hf_gpt_oss.h"
+#include "hf_gpt_oss_mxfp4.h"
 #include "hf_loader.h"
 #include "quant_preset.h"
 #include "safetensors.h"

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "cb_ops.h"
-#include "hf_gpt_oss.h"
+#include "hf_gpt_oss_mxfp4.h"
 #include "hf_loader.h"
 #include "mxfp4_hf.h"
 #include "safetensors.h"
