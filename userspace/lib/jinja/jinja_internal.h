@@ -3,13 +3,14 @@
  * jinja_internal.h - what the interpreter's files share (not libcolibri
  * API; that is ../jinja.h).
  *
+ *   jinja_arena.c    memory (arenas) and errors
  *   jinja_lex.c      preprocessing (lstrip/trim blocks, generation tags)
  *                    and the tokenizer
  *   jinja_parse.c    tokens -> syntax tree: statements, token helpers
  *   jinja_expr.c     ... expressions (jinja_parser.h joins the two)
  *   jinja_eval.c     statements and expressions
- *   jinja_value.c    values: memory, conversion from JSON, to text and to
- *                    JSON, truthiness, equality, comparison
+ *   jinja_value.c    values: containers, conversion from JSON, to text and
+ *                    to JSON, truthiness, equality, comparison
  *   jinja_text.c     UTF-8, UTF-16 lengths, case mapping, trim
  *   jinja_filters.c  filters and tests
  *   jinja_methods.c  string and dict methods, global functions
