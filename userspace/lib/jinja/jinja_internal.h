@@ -11,7 +11,7 @@
  *   jinja_eval.c     statements and expressions
  *   jinja_value.c    values: containers, conversion from JSON, to text and
  *                    to JSON, truthiness, equality, comparison
- *   jinja_text.c     UTF-8, UTF-16 lengths, case mapping, trim
+ *   jinja_text.c     UTF-8, UTF-16 lengths, case mapping, whitespace, trim
  *   jinja_filters.c  filters and tests
  *   jinja_methods.c  string and dict methods, global functions
  *
@@ -84,9 +84,6 @@ struct jj_tok {
 
 /* Preprocess and tokenize @c->src. */
 int jj_lex(struct jj_ctx *c, struct jj_tok **toks, size_t *ntoks);
-
-/* JavaScript's \s at @s[0..n): its length in bytes, 0 if not whitespace. */
-size_t jj_ws_len(const char *s, size_t n);
 
 /* ---- syntax tree --------------------------------------------------------- */
 
@@ -364,6 +361,8 @@ int jj_call_builtin(struct jj_ctx *c, const struct jj_func *f, struct jj_args *a
 int jj_globals(struct jj_ctx *c, struct jj_env *e);
 /* obj.items() */
 struct jj_val jj_items(struct jj_ctx *c, const struct jj_map *m);
+/* JavaScript's \s at @s[0..n): its length in bytes, 0 if not whitespace. */
+size_t jj_ws_len(const char *s, size_t n);
 /* JavaScript's trim/trimStart/trimEnd. */
 void jj_trim(const char **s, size_t *n, bool left, bool right);
 
