@@ -6,8 +6,9 @@
  *   jinja_arena.c    memory (arenas) and errors
  *   jinja_lex.c      preprocessing (lstrip/trim blocks, generation tags)
  *                    and the tokenizer
- *   jinja_parse.c    tokens -> syntax tree: statements, token helpers
- *   jinja_expr.c     ... expressions (jinja_parser.h joins the two)
+ *   jinja_parser.c   the parser's token helpers (jinja_parser.h)
+ *   jinja_expr.c     tokens -> syntax tree: expressions
+ *   jinja_parse.c    ... statements, on the expressions
  *   jinja_eval.c     statements and expressions
  *   jinja_value.c    values: containers, conversion from JSON, to text and
  *                    to JSON, truthiness, equality, comparison
