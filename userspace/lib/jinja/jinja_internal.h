@@ -346,9 +346,12 @@ struct jj_val jj_lookup(struct jj_env *e, const char *name, size_t n);
 int jj_call(struct jj_ctx *c, const struct jj_val *fn, struct jj_args *args, struct jj_env *e,
 	    struct jj_val *out);
 
-/* Filters (FILTER nodes, with @operand evaluated) and tests. */
+/*
+ * Filters (FILTER nodes, with @operand and the arguments @args evaluated;
+ * @args NULL for a filter without parentheses) and tests.
+ */
 int jj_apply_filter(struct jj_ctx *c, const struct jj_node *f, struct jj_val *operand,
-		    struct jj_env *e, struct jj_val *out);
+		    const struct jj_args *args, struct jj_val *out);
 /* 1/0, or -1 (unknown test, bad operand). */
 int jj_test(struct jj_ctx *c, const char *name, size_t n, const struct jj_val *v,
 	    const struct jj_val *arg, uint32_t pos);
