@@ -11,8 +11,9 @@
 #   make check-unit   native tests only
 #   make check-vm     VM tests only (KERNELS="6.1 6.12" to choose)
 #   make lint         checkpatch.pl on our sources, sparse (C=1) on the module,
-#                     kmod/'s layout (tests/layout/run: no cycle, no file over
-#                     1000 lines)
+#                     the tree's layout (tests/layout/run: no call or include
+#                     cycle, no file over 1000 lines, no FPU code in the
+#                     integer-only engine objects)
 #   make static       build/colibri-static: the tool linked statically
 #   make install      the tool, libcolibri, the udev rule and systemd units
 #                     (DESTDIR, PREFIX=/usr/local; docs/admin.md)

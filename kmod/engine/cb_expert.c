@@ -12,10 +12,10 @@
  * call covers (cb_ops.h), so one call over all @n tokens equals the
  * engine's chunked jobs.
  *
- * It needs only the ops (cb_ops_*.c, cb_isa.c), cb_quant.c, cb_math.c and
- * its scratch layout (cb_sizes.c, integer only, where
- * cb_expert_scratch_size() lives), so a separate module (an accelerator, a
- * reference executor) can link it without the engine proper.
+ * It needs only the ops (cb_ops_*.c, cb_isa.c, cb_isa_valid.c),
+ * cb_quant.c, cb_math.c and its scratch layout (cb_sizes.c, integer only,
+ * where cb_expert_scratch_size() lives), so a separate module (an
+ * accelerator, a reference executor) can link it without the engine proper.
  */
 #include "cb_engine_priv.h"
 #include "cb_math.h"

@@ -9,32 +9,11 @@
  *
  * Integer only, built without SSE (Kbuild's cb-int-only): the module
  * chooses outside FPU sections, at load and in every cb_engine_init().
- * The valid() hooks are here for the same reason; the tables they belong
- * to are in the variants' objects (data only is read from them).
+ * The tables are in the variants' objects (data only is read from them);
+ * their valid() hooks, integer only for the same reason, are in
+ * cb_isa_valid.c, below the variants.
  */
 #include "cb_ops.h"
-
-int cb_isa_scalar_valid(void)
-{
-	return 1;
-}
-
-int cb_isa_avx2_valid(void)
-{
-	return cb_cpu_has(CB_CPU_AVX2) && cb_cpu_has(CB_CPU_FMA) && cb_cpu_has(CB_CPU_F16C);
-}
-
-int cb_isa_avx512_valid(void)
-{
-	/* the 256-bit parts and F16C conversions need AVX2/FMA/F16C too */
-	return cb_cpu_has(CB_CPU_AVX512F) && cb_cpu_has(CB_CPU_AVX512BW) &&
-	       cb_cpu_has(CB_CPU_AVX512VL) && cb_isa_avx2_valid();
-}
-
-int cb_isa_avx512_vnni_valid(void)
-{
-	return cb_isa_avx512_valid() && cb_cpu_has(CB_CPU_AVX512VNNI);
-}
 
 static const struct cb_isa_ops *const cb_isa_list[] = {
 	&cb_isa_avx512_vnni,

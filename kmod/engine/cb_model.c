@@ -5,7 +5,7 @@
  * The arena is carved by one function (layout()) that both sizes it and,
  * given a real base, assigns the engine's pointers, so the two can never
  * disagree.  No floating point here, and no call into code that has it:
- * init may be called from non-FPU code (tests/fpu/run checks).
+ * init may be called from non-FPU code (tests/layout/run checks).
  */
 #include "cb_engine_priv.h"
 #include "cb_gpt_oss.h"

@@ -37,7 +37,7 @@ typedef void (*cb_gemm_fn)(float *out, cb_size ldo, const void *w,
 struct cb_isa_ops {
 	const char *name;
 	enum cb_isa_level level;
-	int (*valid)(void);	/* all CPU features present? (cb_isa.c) */
+	int (*valid)(void);	/* all CPU features present? (cb_isa_valid.c) */
 
 	cb_gemm_fn gemm[CB_DT__COUNT];
 	/*
@@ -162,7 +162,7 @@ extern const struct cb_isa_ops cb_isa_avx512;
 extern const struct cb_isa_ops cb_isa_avx512_vnni;
 
 /*
- * The variants' valid() hooks.  They live in cb_isa.c, an integer-only
+ * The variants' valid() hooks.  They live in cb_isa_valid.c, an integer-only
  * object (no SSE, Kbuild's cb-int-only), because the module asks them
  * outside FPU sections (at load and at every engine's init), while the
  * variants' own objects are compiled with SSE and their ISA.
@@ -194,7 +194,7 @@ cb_u16 cb_f32_to_f16(float f);		/* round to nearest even */
 float cb_bf16_to_f32(cb_u16 h);
 cb_u16 cb_f32_to_bf16(float f);		/* round to nearest even */
 
-/* Quantize / dequantize rows (scalar; converters and tests use these). */
+/* Quantize / dequantize rows (scalar, cb_quant_row.c; converters and tests use these). */
 void cb_quantize_row(cb_u32 dt, void *dst, const float *x, int n);
 void cb_dequantize_row(cb_u32 dt, float *dst, const void *src, int n);
 /*

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * cb_quant_ref.h - the scalar quantizers and dequantizers of every block
- * type, behind cb_quantize_row() / cb_dequantize_row() (cb_quant.c).
+ * type, behind cb_quantize_row() / cb_dequantize_row() (cb_quant_row.c).
  *
  * FPU-side header: only engine objects include it.
  *

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hfmodel.h"
+#include "hf_loader.h"
 
 /* Metadata value types (GGUF ABI). */
 enum gguf_vtype {
@@ -70,6 +70,7 @@ enum gguf_ttype {
  * gguf_type_to_cb() - the engine weight type (enum cb_dtype) of a ggml type
  * whose bytes the engine reads as they are, or -1 (the IQ1/IQ2/IQ3
  * families, TQ1_0/TQ2_0, integer and f64 tensors, unknown numbers).
+ * In gguf_loader.c, which reads tensors with it.
  */
 int gguf_type_to_cb(uint32_t type);
 

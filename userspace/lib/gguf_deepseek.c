@@ -34,7 +34,7 @@
 
 #include "cb_ops.h"
 #include "gguf_deepseek.h"
-#include "hfmodel.h"
+#include "hf_loader.h"
 
 static cb_u32 bits_of(float f)
 {

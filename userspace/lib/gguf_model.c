@@ -25,20 +25,8 @@
 #include "gguf.h"
 #include "gguf_gpt_oss.h"
 #include "gguf_deepseek.h"
+#include "gguf_loader.h"
 #include "rope_scaling.h"
-
-static void seterr(struct gloader *ld, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	n = snprintf(ld->err, ld->errlen, "%s: ", ld->gf->path);
-	if (n < 0 || (size_t)n >= ld->errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(ld->err + n, ld->errlen - n, fmt, ap);
-	va_end(ap);
-}
 
 static cb_u32 f32_bits(float f)
 {
@@ -49,49 +37,6 @@ static cb_u32 f32_bits(float f)
 }
 
 /* ---- metadata ---------------------------------------------------------- */
-
-/* ARCH.suffix as an unsigned integer that fits u32; def when absent. */
-static int meta_u32(struct gloader *ld, const char *suffix, long long def, cb_u32 *out)
-{
-	char key[128];
-	uint64_t v;
-	int r;
-
-	snprintf(key, sizeof(key), "%s.%s", ld->arch, suffix);
-	r = gguf_get_uint(ld->gf, key, &v);
-	if (r == -1) {
-		if (def < 0) {
-			seterr(ld, "metadata '%s' is missing", key);
-			return -1;
-		}
-		*out = (cb_u32)def;
-		return 0;
-	}
-	if (r || v > 0xffffffffu) {
-		seterr(ld, "metadata '%s' is not an integer in range", key);
-		return -1;
-	}
-	*out = (cb_u32)v;
-	return 0;
-}
-
-static int meta_f32(struct gloader *ld, const char *suffix, float def, float *out)
-{
-	char key[128];
-	int r;
-
-	snprintf(key, sizeof(key), "%s.%s", ld->arch, suffix);
-	r = gguf_get_f32(ld->gf, key, out);
-	if (r == -1) {
-		*out = def;
-		return 0;
-	}
-	if (r || !(*out == *out)) {
-		seterr(ld, "metadata '%s' is not a number", key);
-		return -1;
-	}
-	return 0;
-}
 
 static const struct gguf_tensor *tfind(struct gloader *ld, const char *fmt, ...)
 {
@@ -137,34 +82,34 @@ static int parse_config(struct gloader *ld)
 		c->arch = CB_ARCH_DEEPSEEK_V2;		/* V3 if sigmoid (gguf_deepseek.c) */
 		c->rope_layout = CB_ROPE_INTERLEAVED;	/* llama.cpp's "normal" RoPE */
 	} else {
-		seterr(ld, "architecture '%s' is not supported (llama, qwen2moe, qwen3moe, "
-		       "olmoe, gpt-oss and deepseek2 are)", ld->arch);
+		gguf_ld_err(ld, "architecture '%s' is not supported (llama, qwen2moe, qwen3moe, "
+			    "olmoe, gpt-oss and deepseek2 are)", ld->arch);
 		return -1;
 	}
 
-	if (meta_u32(ld, "embedding_length", -1, &c->hidden) ||
-	    meta_u32(ld, "block_count", -1, &c->n_layers) ||
-	    meta_u32(ld, "attention.head_count", -1, &c->n_heads) ||
-	    meta_u32(ld, "attention.head_count_kv", c->n_heads, &c->n_kv_heads) ||
-	    meta_u32(ld, "context_length", 4096, &ctx) ||
-	    meta_u32(ld, "expert_count", 0, &c->n_experts) ||
-	    meta_u32(ld, "expert_used_count", 0, &c->top_k) ||
-	    meta_u32(ld, "expert_gating_func", 1, &gating))
+	if (gguf_ld_u32(ld, "embedding_length", -1, &c->hidden) ||
+	    gguf_ld_u32(ld, "block_count", -1, &c->n_layers) ||
+	    gguf_ld_u32(ld, "attention.head_count", -1, &c->n_heads) ||
+	    gguf_ld_u32(ld, "attention.head_count_kv", c->n_heads, &c->n_kv_heads) ||
+	    gguf_ld_u32(ld, "context_length", 4096, &ctx) ||
+	    gguf_ld_u32(ld, "expert_count", 0, &c->n_experts) ||
+	    gguf_ld_u32(ld, "expert_used_count", 0, &c->top_k) ||
+	    gguf_ld_u32(ld, "expert_gating_func", 1, &gating))
 		return -1;
 	if (!c->n_heads || !c->hidden || !c->n_layers) {
-		seterr(ld, "embedding_length, block_count and attention.head_count must be "
-		       "non-zero");
+		gguf_ld_err(ld, "embedding_length, block_count and attention.head_count must be "
+			    "non-zero");
 		return -1;
 	}
 	if (c->n_layers > CB_MAX_LAYERS || c->n_experts > CB_MAX_EXPERTS) {
-		seterr(ld, "%u layers / %u experts exceed the engine's limits (%d / %d)",
-		       c->n_layers, c->n_experts, CB_MAX_LAYERS, CB_MAX_EXPERTS);
+		gguf_ld_err(ld, "%u layers / %u experts exceed the engine's limits (%d / %d)",
+			    c->n_layers, c->n_experts, CB_MAX_LAYERS, CB_MAX_EXPERTS);
 		return -1;
 	}
 	/* gpt-oss and deepseek2: their own, below */
 	if (gating != 1 && c->arch != CB_ARCH_GPT_OSS && c->arch != CB_ARCH_DEEPSEEK_V2) {
-		seterr(ld, "%s.expert_gating_func %u is not supported (only softmax, 1)",
-		       ld->arch, gating);
+		gguf_ld_err(ld, "%s.expert_gating_func %u is not supported (only softmax, 1)",
+			    ld->arch, gating);
 		return -1;
 	}
 	c->max_context = ctx;
@@ -172,13 +117,13 @@ static int parse_config(struct gloader *ld)
 		return -1;
 	if (cb_is_mla(c))
 		goto heads;	/* MLA's head dims: gguf_deepseek_config() */
-	if (meta_u32(ld, "attention.key_length", c->hidden / c->n_heads, &kl) ||
-	    meta_u32(ld, "attention.value_length", kl, &vl) ||
-	    meta_u32(ld, "rope.dimension_count", kl, &rd))
+	if (gguf_ld_u32(ld, "attention.key_length", c->hidden / c->n_heads, &kl) ||
+	    gguf_ld_u32(ld, "attention.value_length", kl, &vl) ||
+	    gguf_ld_u32(ld, "rope.dimension_count", kl, &rd))
 		return -1;
 	if (vl != kl || rd != kl) {
-		seterr(ld, "key_length %u, value_length %u and rope.dimension_count %u differ "
-		       "(partial rotary or asymmetric heads are not supported)", kl, vl, rd);
+		gguf_ld_err(ld, "key_length %u, value_length %u and rope.dimension_count %u differ "
+			    "(partial rotary or asymmetric heads are not supported)", kl, vl, rd);
 		return -1;
 	}
 heads:
@@ -186,18 +131,19 @@ heads:
 	/* the engine's limits, checked here so that no product below wraps */
 	if (c->n_heads > 1024 || !c->n_kv_heads || c->n_heads % c->n_kv_heads ||
 	    !c->head_dim || c->head_dim > 1024 || c->head_dim % 2 || c->hidden > (1u << 20)) {
-		seterr(ld, "attention shape out of range (embedding_length %u, head_count %u, "
-		       "head_count_kv %u, key_length %u)", c->hidden, c->n_heads, c->n_kv_heads,
-		       c->head_dim);
+		gguf_ld_err(ld, "attention shape out of range (embedding_length %u, head_count %u, "
+			    "head_count_kv %u, key_length %u)", c->hidden, c->n_heads,
+			    c->n_kv_heads, c->head_dim);
 		return -1;
 	}
-	if (meta_f32(ld, "rope.freq_base", 10000.0f, &theta) ||
-	    meta_f32(ld, "rope.scale_linear", 1.0f, &scale) ||
-	    meta_f32(ld, "attention.layer_norm_rms_epsilon", 1e-5f, &eps) ||
-	    meta_f32(ld, "attention.clamp_kqv", 0.0f, &clamp))
+	if (gguf_ld_f32(ld, "rope.freq_base", 10000.0f, &theta) ||
+	    gguf_ld_f32(ld, "rope.scale_linear", 1.0f, &scale) ||
+	    gguf_ld_f32(ld, "attention.layer_norm_rms_epsilon", 1e-5f, &eps) ||
+	    gguf_ld_f32(ld, "attention.clamp_kqv", 0.0f, &clamp))
 		return -1;
 	if (scale != 1.0f) {
-		seterr(ld, "linear RoPE scaling (%s.rope.scale_linear) is not supported", ld->arch);
+		gguf_ld_err(ld, "linear RoPE scaling (%s.rope.scale_linear) is not supported",
+			    ld->arch);
 		return -1;
 	}
 	c->rope_theta_bits = f32_bits(theta);
@@ -206,17 +152,18 @@ heads:
 		c->clip_qkv_bits = f32_bits(clamp);
 	if (rope_scaling_from_gguf(gf, ld->arch, c->max_context, &c->rope_scaling, key,
 				   sizeof(key))) {
-		seterr(ld, "%s", key);
+		gguf_ld_err(ld, "%s", key);
 		return -1;
 	}
 	if (gguf_find_tensor(gf, "rope_freqs.weight")) {
-		seterr(ld, "rope_freqs.weight (Llama-3 RoPE frequency factors) is not supported");
+		gguf_ld_err(ld, "rope_freqs.weight (Llama-3 RoPE frequency factors) is not "
+			    "supported");
 		return -1;
 	}
 	snprintf(key, sizeof(key), "%s.expert_weights_norm", ld->arch);
 	r = gguf_get_bool(gf, key, &b);
 	if (r == -2) {
-		seterr(ld, "metadata '%s' is not a bool", key);
+		gguf_ld_err(ld, "metadata '%s' is not a bool", key);
 		return -1;
 	}
 	if (!r)
@@ -226,8 +173,8 @@ heads:
 	if (c->arch == CB_ARCH_GPT_OSS && gguf_gpt_oss_config(ld->gf, c, ld->err, ld->errlen))
 		return -1;
 	if (c->n_experts && (!c->top_k || c->top_k > c->n_experts || c->top_k > CB_MAX_TOP_K)) {
-		seterr(ld, "expert_used_count %u is out of range (1..%u)", c->top_k,
-		       c->n_experts < CB_MAX_TOP_K ? c->n_experts : CB_MAX_TOP_K);
+		gguf_ld_err(ld, "expert_used_count %u is out of range (1..%u)", c->top_k,
+			    c->n_experts < CB_MAX_TOP_K ? c->n_experts : CB_MAX_TOP_K);
 		return -1;
 	}
 	if (!c->n_experts)
@@ -237,152 +184,23 @@ heads:
 	c->tied_embeddings = !gguf_find_tensor(gf, "output.weight");
 	t = gguf_find_tensor(gf, "token_embd.weight");
 	if (!t) {
-		seterr(ld, "tensor 'token_embd.weight' is missing");
+		gguf_ld_err(ld, "tensor 'token_embd.weight' is missing");
 		return -1;
 	}
 	if (t->n_dims != 2 || t->ne[1] > 0xffffffffu) {
-		seterr(ld, "tensor 'token_embd.weight' is not a matrix");
+		gguf_ld_err(ld, "tensor 'token_embd.weight' is not a matrix");
 		return -1;
 	}
 	c->vocab_size = (cb_u32)t->ne[1];
 	if (c->vocab_size > (1u << 24)) {
-		seterr(ld, "vocabulary of %u tokens exceeds the engine's limit", c->vocab_size);
+		gguf_ld_err(ld, "vocabulary of %u tokens exceeds the engine's limit",
+			    c->vocab_size);
 		return -1;
 	}
 	return 0;
 }
 
 /* ---- tensors ----------------------------------------------------------- */
-
-int gguf_type_to_cb(uint32_t type)
-{
-	switch (type) {
-	case GGUF_TT_F32: return CB_DT_F32;
-	case GGUF_TT_F16: return CB_DT_F16;
-	case GGUF_TT_BF16: return CB_DT_BF16;
-	case GGUF_TT_Q8_0: return CB_DT_Q8_0;
-	case GGUF_TT_Q4_0: return CB_DT_Q4_0;
-	case GGUF_TT_Q4_1: return CB_DT_Q4_1;
-	case GGUF_TT_Q5_0: return CB_DT_Q5_0;
-	case GGUF_TT_Q5_1: return CB_DT_Q5_1;
-	case GGUF_TT_IQ4_NL: return CB_DT_IQ4_NL;
-	case GGUF_TT_Q2_K: return CB_DT_Q2_K;
-	case GGUF_TT_Q3_K: return CB_DT_Q3_K;
-	case GGUF_TT_Q4_K: return CB_DT_Q4_K;
-	case GGUF_TT_Q5_K: return CB_DT_Q5_K;
-	case GGUF_TT_Q6_K: return CB_DT_Q6_K;
-	case GGUF_TT_IQ4_XS: return CB_DT_IQ4_XS;
-	case GGUF_TT_MXFP4: return CB_DT_MXFP4;
-	default: return -1;
-	}
-}
-
-static void shape_str(char *buf, size_t n, const struct gguf_tensor *t)
-{
-	int k, o = 0;
-
-	for (k = 0; k < (int)t->n_dims && o >= 0 && (size_t)o < n; k++)
-		o += snprintf(buf + o, n - o, k ? ", %llu" : "%llu", (unsigned long long)t->ne[k]);
-}
-
-/*
- * The tensor @name as @rows x @cols (or [n_exp][rows][cols] when n_exp > 0:
- * then @out gets n_exp entries, stride @ostride bytes apart).  Vectors
- * (rows == 1 && vector) must end up f32; F16/BF16 vectors are widened.
- */
-static int get(struct gloader *ld, struct cb_tensor *out, size_t ostride, const char *name,
-	       cb_u32 n_exp, cb_u32 rows, cb_u32 cols, int vector)
-{
-	const struct gguf_tensor *t = gguf_find_tensor(ld->gf, name);
-	cb_u64 want[GGUF_MAX_DIMS] = { cols, rows, n_exp ? n_exp : 1, 1 };
-	cb_u64 rb, i;
-	cb_s64 bad;
-	int dt, k, ok = 1;
-	char sh[96];
-
-	if (!t) {
-		seterr(ld, "tensor '%s' is missing", name);
-		return -1;
-	}
-	dt = gguf_type_to_cb(t->type);
-	if (dt < 0) {
-		seterr(ld, "tensor '%s': type %s is not supported (supported: F32, F16, BF16, "
-		       "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, "
-		       "IQ4_XS, MXFP4)", name, gguf_type_name(t->type));
-		return -1;
-	}
-	for (k = 0; k < GGUF_MAX_DIMS; k++)
-		ok &= t->ne[k] == want[k];
-	if (!ok) {
-		shape_str(sh, sizeof(sh), t);
-		if (n_exp)
-			seterr(ld, "tensor '%s': shape [%s] (GGUF order), expected [%u, %u, %u] "
-			       "from the metadata", name, sh, cols, rows, n_exp);
-		else
-			seterr(ld, "tensor '%s': shape [%s] (GGUF order), expected [%u, %u] from "
-			       "the metadata", name, sh, cols, rows);
-		return -1;
-	}
-	rb = cb_dtype_row_bytes(dt, cols);
-	if (!rb) {
-		seterr(ld, "tensor '%s': rows of %u elements are not a whole number of %s "
-		       "blocks (%u)", name, cols, gguf_type_name(t->type), cb_dtype_block(dt));
-		return -1;
-	}
-	if (t->nbytes != rb * rows * (n_exp ? n_exp : 1)) {
-		seterr(ld, "tensor '%s': %llu bytes of %s do not match its shape", name,
-		       (unsigned long long)t->nbytes, gguf_type_name(t->type));
-		return -1;
-	}
-	bad = cb_quant_find_bad_scale((cb_u32)dt, t->data,
-				      t->nbytes / cb_dtype_info(dt)->block_bytes);
-	if (bad >= 0) {
-		seterr(ld, "tensor '%s': %s block %lld has a scale that is not finite", name,
-		       gguf_type_name(t->type), (long long)bad);
-		return -1;
-	}
-	if (vector && dt != CB_DT_F32) {
-		float *v;
-
-		if (dt != CB_DT_F16 && dt != CB_DT_BF16) {
-			seterr(ld, "%s: a norm or bias stored as %s is not supported", name,
-			       gguf_type_name(t->type));
-			return -1;
-		}
-		v = malloc((size_t)cols * sizeof(float));
-		if (!v || hf_model_own(&ld->m->hf, v)) {
-			free(v);
-			seterr(ld, "out of memory");
-			return -1;
-		}
-		for (i = 0; i < cols; i++) {
-			cb_u16 h;
-
-			memcpy(&h, (const char *)t->data + 2 * i, 2);
-			v[i] = dt == CB_DT_F16 ? cb_f16_to_f32(h) : cb_bf16_to_f32(h);
-		}
-		out->data = v;
-		out->dtype = CB_DT_F32;
-		out->rows = 1;
-		out->cols = cols;
-		return 0;
-	}
-	/* the mapping is page aligned and offsets are multiples of general.alignment */
-	if ((uintptr_t)t->data % (dt == CB_DT_F32 ? 4 : 2)) {
-		seterr(ld, "tensor '%s': data is not aligned to its element size "
-		       "(general.alignment %u)", name, ld->gf->alignment);
-		return -1;
-	}
-	for (i = 0; i < (n_exp ? n_exp : 1); i++) {
-		struct cb_tensor *o = (struct cb_tensor *)((char *)out + i * ostride);
-
-		o->data = (const char *)t->data + i * rows * rb;	/* expert i in place */
-		o->dtype = dt;
-		o->rows = rows;
-		o->cols = cols;
-	}
-	return 0;
-}
 
 static int load_experts(struct gloader *ld, cb_u32 l, struct cb_expert_weights *ew)
 {
@@ -400,8 +218,8 @@ static int load_experts(struct gloader *ld, cb_u32 l, struct cb_expert_weights *
 
 		snprintf(n, sizeof(n), "blk.%u.ffn_%s_exps.weight", l, part[p]);
 		if (gguf_find_tensor(ld->gf, n)) {
-			if (get(ld, (struct cb_tensor *)((char *)ew + field), sizeof(*ew), n,
-				c->n_experts, rows, cols, 0))
+			if (gguf_ld_get(ld, (struct cb_tensor *)((char *)ew + field), sizeof(*ew),
+					n, c->n_experts, rows, cols, 0))
 				return -1;
 			continue;
 		}
@@ -409,13 +227,13 @@ static int load_experts(struct gloader *ld, cb_u32 l, struct cb_expert_weights *
 		for (x = 0; x < c->n_experts; x++) {
 			snprintf(n, sizeof(n), "blk.%u.ffn_%s.%u.weight", l, part[p], x);
 			if (!gguf_find_tensor(ld->gf, n)) {
-				seterr(ld, "tensor 'blk.%u.ffn_%s_exps.weight' (or "
-				       "'blk.%u.ffn_%s.%u.weight') is missing", l, part[p], l,
-				       part[p], x);
+				gguf_ld_err(ld, "tensor 'blk.%u.ffn_%s_exps.weight' (or "
+					    "'blk.%u.ffn_%s.%u.weight') is missing", l, part[p], l,
+					    part[p], x);
 				return -1;
 			}
-			if (get(ld, (struct cb_tensor *)((char *)&ew[x] + field), 0, n, 0, rows,
-				cols, 0))
+			if (gguf_ld_get(ld, (struct cb_tensor *)((char *)&ew[x] + field), 0, n, 0,
+					rows, cols, 0))
 				return -1;
 		}
 	}
@@ -428,7 +246,7 @@ static int ffn_of(struct gloader *ld, const char *name, cb_u32 *out)
 	const struct gguf_tensor *t = gguf_find_tensor(ld->gf, name);
 
 	if (!t || t->n_dims < 2 || t->ne[1] > (1u << 20)) {
-		seterr(ld, "tensor '%s' is missing or not a matrix", name);
+		gguf_ld_err(ld, "tensor '%s' is missing or not a matrix", name);
 		return -1;
 	}
 	*out = (cb_u32)t->ne[1];
@@ -446,8 +264,8 @@ static int scan_layers(struct gloader *ld)
 		int moe = tfind(ld, "blk.%u.ffn_gate_inp.weight", l) != NULL;
 
 		if (moe && !c->n_experts) {
-			seterr(ld, "blk.%u.ffn_gate_inp.weight present but %s.expert_count is 0",
-			       l, ld->arch);
+			gguf_ld_err(ld, "blk.%u.ffn_gate_inp.weight present but %s.expert_count "
+				    "is 0", l, ld->arch);
 			return -1;
 		}
 		if (!moe) {
@@ -475,8 +293,8 @@ static int scan_layers(struct gloader *ld)
 		}
 	}
 	if (c->n_experts && !c->expert_ffn) {
-		seterr(ld, "%s.expert_count is %u but no layer has experts (ffn_gate_inp)",
-		       ld->arch, c->n_experts);
+		gguf_ld_err(ld, "%s.expert_count is %u but no layer has experts (ffn_gate_inp)",
+			    ld->arch, c->n_experts);
 		return -1;
 	}
 	/* cross-check the sizes the metadata states, where it states them */
@@ -485,20 +303,20 @@ static int scan_layers(struct gloader *ld)
 				c->arch == CB_ARCH_GPT_OSS || cb_is_mla(c) ?
 				"expert_feed_forward_length" : "feed_forward_length";
 
-		if (meta_u32(ld, k, c->expert_ffn, &meta))
+		if (gguf_ld_u32(ld, k, c->expert_ffn, &meta))
 			return -1;
 		if (meta != c->expert_ffn) {
-			seterr(ld, "%s.%s is %u but the expert tensors have %u rows", ld->arch, k,
-			       meta, c->expert_ffn);
+			gguf_ld_err(ld, "%s.%s is %u but the expert tensors have %u rows",
+				    ld->arch, k, meta, c->expert_ffn);
 			return -1;
 		}
 	}
 	if (c->shared_ffn) {
-		if (meta_u32(ld, "expert_shared_feed_forward_length", c->shared_ffn, &meta))
+		if (gguf_ld_u32(ld, "expert_shared_feed_forward_length", c->shared_ffn, &meta))
 			return -1;
 		if (meta != c->shared_ffn) {
-			seterr(ld, "%s.expert_shared_feed_forward_length is %u but the shared expert "
-			       "tensors have %u rows", ld->arch, meta, c->shared_ffn);
+			gguf_ld_err(ld, "%s.expert_shared_feed_forward_length is %u but the shared "
+				    "expert tensors have %u rows", ld->arch, meta, c->shared_ffn);
 			return -1;
 		}
 	}
@@ -517,7 +335,7 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 #define LD(field, suffix, rows, cols, vec)				\
 	do {								\
 		snprintf(n, sizeof(n), "blk.%u.%s", l, suffix);		\
-		if (get(ld, &L->field, 0, n, 0, rows, cols, vec))	\
+		if (gguf_ld_get(ld, &L->field, 0, n, 0, rows, cols, vec))	\
 			return -1;					\
 	} while (0)
 	LD(attn_norm, "attn_norm.weight", 1, H, 1);
@@ -564,7 +382,7 @@ ffn:
 		LD(oss.up_bias, "ffn_up_exps.bias", c->n_experts, c->expert_ffn, 0);
 		LD(oss.down_bias, "ffn_down_exps.bias", c->n_experts, H, 0);
 		if (L->oss.gate_bias.dtype || L->oss.up_bias.dtype || L->oss.down_bias.dtype) {
-			seterr(ld, "blk.%u.ffn_*_exps.bias: the expert biases must be F32", l);
+			gguf_ld_err(ld, "blk.%u.ffn_*_exps.bias: the expert biases must be F32", l);
 			return -1;
 		}
 	}
@@ -578,42 +396,14 @@ ffn:
 			/* HF [1, hidden]; GGUF writes it as ne {hidden} or {hidden, 1} */
 			snprintf(n, sizeof(n), "blk.%u.ffn_gate_inp_shexp.weight", l);
 			t = gguf_find_tensor(ld->gf, n);
-			if (get(ld, &L->shared_expert_gate, 0, n, 0, 1, H,
-				t && t->type != GGUF_TT_F32 && t->type != GGUF_TT_F16 &&
-				t->type != GGUF_TT_BF16 ? 0 : 1))
+			if (gguf_ld_get(ld, &L->shared_expert_gate, 0, n, 0, 1, H,
+					t && t->type != GGUF_TT_F32 && t->type != GGUF_TT_F16 &&
+					t->type != GGUF_TT_BF16 ? 0 : 1))
 				return -1;
 		}
 	}
 #undef LD
 	return 0;
-}
-
-/* For gguf_deepseek.c (gguf_deepseek.h). */
-int gguf_ld_u32(struct gloader *ld, const char *suffix, long long def, cb_u32 *out)
-{
-	return meta_u32(ld, suffix, def, out);
-}
-
-int gguf_ld_f32(struct gloader *ld, const char *suffix, float def, float *out)
-{
-	return meta_f32(ld, suffix, def, out);
-}
-
-void gguf_ld_err(struct gloader *ld, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	seterr(ld, "%s", msg);
-}
-
-int gguf_ld_get(struct gloader *ld, struct cb_tensor *out, size_t ostride, const char *name,
-		cb_u32 n_exp, cb_u32 rows, cb_u32 cols, int vector)
-{
-	return get(ld, out, ostride, name, n_exp, rows, cols, vector);
 }
 
 void gguf_model_free(struct gguf_model *m)
@@ -645,7 +435,8 @@ struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen)
 	ld.gf = m->gf;
 	if (gguf_get_str(m->gf, "general.architecture", &s) || !s.n || s.n >= sizeof(archbuf) ||
 	    memchr(s.p, 0, s.n)) {
-		seterr(&ld, "metadata 'general.architecture' is missing or not a short string");
+		gguf_ld_err(&ld, "metadata 'general.architecture' is missing or not a short "
+			    "string");
 		goto fail;
 	}
 	memcpy(archbuf, s.p, s.n);
@@ -657,15 +448,17 @@ struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen)
 	h->layers = calloc(h->cfg.n_layers, sizeof(*h->layers));
 	h->experts = calloc((size_t)h->cfg.n_layers * h->cfg.n_experts + 1, sizeof(*h->experts));
 	if (!h->layers || !h->experts) {
-		seterr(&ld, "out of memory");
+		gguf_ld_err(&ld, "out of memory");
 		goto fail;
 	}
-	if (get(&ld, &h->w.embed, 0, "token_embd.weight", 0, h->cfg.vocab_size, h->cfg.hidden,
-		0) ||
-	    get(&ld, &h->w.final_norm, 0, "output_norm.weight", 0, 1, h->cfg.hidden, 1))
+	if (gguf_ld_get(&ld, &h->w.embed, 0, "token_embd.weight", 0, h->cfg.vocab_size,
+			h->cfg.hidden, 0) ||
+	    gguf_ld_get(&ld, &h->w.final_norm, 0, "output_norm.weight", 0, 1, h->cfg.hidden,
+			1))
 		goto fail;
 	if (!h->cfg.tied_embeddings &&
-	    get(&ld, &h->w.lm_head, 0, "output.weight", 0, h->cfg.vocab_size, h->cfg.hidden, 0))
+	    gguf_ld_get(&ld, &h->w.lm_head, 0, "output.weight", 0, h->cfg.vocab_size,
+			h->cfg.hidden, 0))
 		goto fail;
 	for (l = 0; l < h->cfg.n_layers; l++)
 		if (load_layer(&ld, l))
@@ -673,11 +466,12 @@ struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen)
 	h->w.layers = h->layers;
 	/* a bad config field is named (rope_scaling's, ...) */
 	if (cb_config_check(&h->cfg, why, sizeof(why))) {
-		seterr(&ld, "%s", why);
+		gguf_ld_err(&ld, "%s", why);
 		goto fail;
 	}
 	if (cb_engine_check_model(&h->cfg, &h->w)) {
-		seterr(&ld, "metadata and tensors are inconsistent or out of the engine's range");
+		gguf_ld_err(&ld, "metadata and tensors are inconsistent or out of the engine's "
+			    "range");
 		goto fail;
 	}
 	return m;

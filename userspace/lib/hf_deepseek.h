@@ -2,9 +2,7 @@
 /*
  * hf_deepseek.h - the DeepSeek-V2/V3 part of the Hugging Face loader
  * (hf_deepseek.c), called from hfmodel.c: config.json's MLA and routing
- * fields, and the MLA tensors of a layer.
- *
- * struct hf_loader is hfmodel.c's loading state, shared with this file only.
+ * fields, and the MLA tensors of a layer (read with hf_loader.h's).
  */
 #ifndef COLIBRI_HF_DEEPSEEK_H
 #define COLIBRI_HF_DEEPSEEK_H
@@ -14,21 +12,7 @@
 #include <cJSON.h>
 
 #include "cb_engine.h"
-#include "hfmodel.h"
-#include "quant_preset.h"
-
-struct hf_loader {
-	struct hf_model *m;
-	struct cb_quant q;
-	char *err;
-	size_t errlen;
-	float *row;		/* one row of f32, for conversions */
-	size_t rowcap;
-};
-
-/* hfmodel.c: one tensor by name, vector (f32) or matrix (the chosen type) */
-int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name,
-		   cb_u32 rows, cb_u32 cols, int vector, cb_u32 role, cb_u32 layer);
+#include "hf_loader.h"
 
 /* Is @arch (an HF class name) DeepSeek-V2 or V3?  Sets cfg->arch if so. */
 int hf_deepseek_arch(const char *arch, struct cb_model_config *cfg);

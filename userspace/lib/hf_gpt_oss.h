@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
- * hf_gpt_oss.h - the GPT-OSS parts of the Hugging Face reader (hfmodel.c).
+ * hf_gpt_oss.h - the GPT-OSS parts of the Hugging Face reader (hfmodel.c):
+ * config.json's keys and the fused experts (hf_gpt_oss.c), and `colibri
+ * convert` of a GPT-OSS directory (hf_gpt_oss_write.c).
  */
 #ifndef COLIBRI_HF_GPT_OSS_H
 #define COLIBRI_HF_GPT_OSS_H
@@ -31,28 +33,6 @@ int hf_gpt_oss_config(const cJSON *root, struct cb_model_config *c, const char *
  */
 int hf_gpt_oss_experts(struct hf_model *m, const struct cb_quant *q, cb_u32 l,
 		       char *err, size_t errlen);
-
-struct st_tensor;
-
-/*
- * 0 if @t has @ndim dimensions of exactly @shape, else -1 with "tensor
- * '@name': shape does not match config.json (want A x B ...)" in @err.
- */
-int hf_gpt_oss_check_shape(const struct st_tensor *t, const char *name, int ndim,
-			   const uint64_t *shape, char *err, size_t errlen);
-
-/*
- * The original MXFP4 layout (hf_gpt_oss_mxfp4.c).  hf_gpt_oss_has_mxfp4():
- * whether @base ("model.layers.N.mlp.experts.gate_up_proj" or
- * "...down_proj") has a "_blocks" or "_scales" tensor.
- * hf_gpt_oss_mxfp4_proj(): layer @l's experts' gate and up (@fused) or down
- * matrices repacked from @base's blocks and scales into mxfp4 (whatever the
- * --quant); 0, or -1 with a message naming the tensor in @err (missing,
- * not U8, a shape that does not match config.json, a scale byte of 255).
- */
-int hf_gpt_oss_has_mxfp4(const struct hf_model *m, const char *base);
-int hf_gpt_oss_mxfp4_proj(struct hf_model *m, const char *base, cb_u32 l, int fused,
-			  char *err, size_t errlen);
 
 struct cbfile_writer;
 

@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "cb_ops.h"
-#include "hf_gpt_oss.h"
-#include "hfmodel.h"
+#include "hf_gpt_oss_mxfp4.h"
+#include "hf_loader.h"
 #include "mxfp4_hf.h"
 #include "safetensors.h"
 
@@ -44,7 +44,7 @@ static const struct st_tensor *find_u8(const struct hf_model *m, const char *nam
 			 name, t->dtype_name);
 		return NULL;
 	}
-	return hf_gpt_oss_check_shape(t, name, ndim, shape, err, errlen) ? NULL : t;
+	return hf_check_shape(t, name, ndim, shape, err, errlen) ? NULL : t;
 }
 
 int hf_gpt_oss_has_mxfp4(const struct hf_model *m, const char *base)

@@ -235,96 +235,10 @@ enum kind {
 	K_MATRIX,	/* matrix in the type cb_quant_choose() gives its role */
 };
 
-int hf_model_own(struct hf_model *m, void *p)
-{
-	if (m->nowned == m->capowned) {
-		int cap = m->capowned ? 2 * m->capowned : 256;
-		void **n = realloc(m->owned, cap * sizeof(*n));
-
-		if (!n)
-			return -1;
-		m->owned = n;
-		m->capowned = cap;
-	}
-	m->owned[m->nowned++] = p;
-	return 0;
-}
-
 static int load(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		cb_u32 rows, cb_u32 cols, enum kind kind, cb_u32 role, cb_u32 layer)
 {
-	const struct st_tensor *t = st_set_find(ld->m->st, name);
-	int dt, src_dt;
-	cb_u64 rb, r, total;
-	cb_s64 bad;
-	char *dst;
-
-	if (!t) {
-		seterr(ld, "tensor '%s' is missing", name);
-		return -1;
-	}
-	if (t->dtype == ST_OTHER) {
-		seterr(ld, "tensor '%s': dtype %s is not supported (F32, F16, BF16, F8_E4M3, "
-		       "F8_E5M2 are)", name, t->dtype_name);
-		return -1;
-	}
-	if (kind == K_VECTOR ? (t->ndim != 1 || t->shape[0] != cols)
-			     : (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols)) {
-		seterr(ld, "tensor '%s': shape does not match config.json (want %u x %u)",
-		       name, rows, cols);
-		return -1;
-	}
-	if (st_check_values(t, ld->err, ld->errlen))
-		return -1;
-	if (kind == K_VECTOR)
-		rows = 1;
-	src_dt = st_keep_dtype(t);
-	dt = kind == K_MATRIX ? cb_quant_choose(&ld->q, &ld->m->cfg, role, layer, cols, src_dt) :
-				CB_DT_F32;
-	out->dtype = dt;
-	out->rows = rows;
-	out->cols = cols;
-	/* same type and aligned: use the mapping in place */
-	if (dt == st_cb_dtype(t) && !((uintptr_t)t->data % (dt == CB_DT_F32 ? 4 : 2))) {
-		out->data = t->data;
-		return 0;
-	}
-	rb = cb_dtype_row_bytes(dt, cols);
-	total = CB_ALIGN(rb * rows, 64);
-	dst = aligned_alloc(64, total ? total : 64);
-	if (!dst || hf_model_own(ld->m, dst)) {
-		free(dst);
-		seterr(ld, "tensor '%s': out of memory", name);
-		return -1;
-	}
-	if (ld->rowcap < cols) {
-		free(ld->row);
-		ld->row = malloc(cols * sizeof(float));
-		ld->rowcap = ld->row ? cols : 0;
-		if (!ld->row) {
-			seterr(ld, "tensor '%s': out of memory", name);
-			return -1;
-		}
-	}
-	for (r = 0; r < rows; r++) {
-		st_to_f32(ld->row, t, r * cols, cols);
-		cb_quantize_row(dt, dst + r * rb, ld->row, (int)cols);
-	}
-	bad = cb_quant_find_bad_scale((cb_u32)dt, dst, rb * rows / cb_dtype_info(dt)->block_bytes);
-	if (bad >= 0) {
-		seterr(ld, "tensor '%s': quantized to %s, block %lld has a scale that is not "
-		       "finite (weights too large for the type)", name, cb_dtype_name(dt),
-		       (long long)bad);
-		return -1;
-	}
-	out->data = dst;
-	return 0;
-}
-
-int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name,
-		   cb_u32 rows, cb_u32 cols, int vector, cb_u32 role, cb_u32 layer)
-{
-	return load(ld, out, name, rows, cols, vector ? K_VECTOR : K_MATRIX, role, layer);
+	return hf_load_tensor(ld, out, name, rows, cols, kind == K_VECTOR, role, layer);
 }
 
 static int load_layer(struct hf_loader *ld, cb_u32 l)
@@ -605,24 +519,4 @@ int hf_tensor_name(const struct cb_model_config *c, uint32_t role, uint32_t laye
 		return -1;
 	}
 	return n < 0 || n >= (int)len ? -1 : 0;
-}
-
-void hf_model_release(struct hf_model *m)
-{
-	int i;
-
-	for (i = 0; i < m->nowned; i++)
-		free(m->owned[i]);
-	free(m->owned);
-	free(m->layers);
-	free(m->experts);
-}
-
-void hf_model_free(struct hf_model *m)
-{
-	if (!m)
-		return;
-	hf_model_release(m);
-	st_set_close(m->st);
-	free(m);
 }

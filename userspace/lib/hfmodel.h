@@ -20,41 +20,19 @@
 #include <stdint.h>
 
 #include "cb_engine.h"
-
-struct st_set;
-
-struct hf_model {
-	struct cb_model_config cfg;
-	struct cb_model_weights w;
-	struct cb_layer_weights *layers;	/* [n_layers] */
-	struct cb_expert_weights *experts;	/* [n_layers * n_experts] */
-	char arch_name[64];
-	void **owned;		/* converted tensors, freed with the model */
-	int nowned, capowned;
-	struct st_set *st;	/* mapped files; unconverted tensors point here */
-};
+#include "hf_loader.h"
 
 struct cb_quant;
 
 /*
- * hf_model_load() - read dir/config.json and its safetensors.
+ * hf_model_load() - read dir/config.json and its safetensors (free the
+ * model with hf_model_free(), hf_loader.h).
  * @q: what each matrix becomes (quant_preset.h), or NULL to keep them as
  *	stored.
  * On failure returns NULL and writes one line naming the problem to err.
  */
 struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *err,
 			       size_t errlen);
-void hf_model_free(struct hf_model *m);
-
-/*
- * For loaders that build a struct hf_model (this one, gguf_model.c):
- * hf_model_own() makes @p (malloc'ed tensor data) the model's, freed with
- * it; 0, or -1 without memory (then @p is still the caller's).
- * hf_model_release() frees what the model owns, its layer and expert
- * tables, but neither the struct nor the files it maps.
- */
-int hf_model_own(struct hf_model *m, void *p);
-void hf_model_release(struct hf_model *m);
 
 /*
  * hf_open_tensors() - dir's safetensors (st_set_open_dir()) with the FP8

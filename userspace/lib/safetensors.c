@@ -15,7 +15,6 @@
 
 #include <cJSON.h>
 
-#include "cb_ops.h"
 #include "safetensors.h"
 #include "util.h"
 
@@ -306,50 +305,4 @@ const struct st_tensor *st_set_find(const struct st_set *s, const char *name)
 		if ((t = st_find(s->files[i], name)))
 			return t;
 	return NULL;
-}
-
-void st_to_f32(float *dst, const struct st_tensor *t, uint64_t first, uint64_t n)
-{
-	const unsigned char *p = t->data;
-	uint64_t i;
-	uint16_t h;
-
-	switch (t->dtype) {
-	case ST_F32:
-		memcpy(dst, p + first * 4, n * 4);
-		break;
-	case ST_F16:
-		for (i = 0; i < n; i++) {
-			memcpy(&h, p + (first + i) * 2, 2);
-			dst[i] = cb_f16_to_f32(h);
-		}
-		break;
-	case ST_BF16:
-		for (i = 0; i < n; i++) {
-			memcpy(&h, p + (first + i) * 2, 2);
-			dst[i] = cb_bf16_to_f32(h);
-		}
-		break;
-	case ST_F8_E4M3:
-	case ST_F8_E5M2:
-		st_fp8_to_f32(dst, t, first, n);
-		break;
-	default:
-		memset(dst, 0, n * 4);
-	}
-}
-
-int st_cb_dtype(const struct st_tensor *t)
-{
-	switch (t->dtype) {
-	case ST_F32: return CB_DT_F32;
-	case ST_F16: return CB_DT_F16;
-	case ST_BF16: return CB_DT_BF16;
-	default: return -1;
-	}
-}
-
-int st_keep_dtype(const struct st_tensor *t)
-{
-	return t->dtype == ST_F32 ? CB_DT_F32 : t->dtype == ST_F16 ? CB_DT_F16 : CB_DT_BF16;
 }

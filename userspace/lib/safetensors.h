@@ -72,6 +72,8 @@ struct st_set *st_set_open_dir(const char *dir, char *err, size_t errlen);
 void st_set_close(struct st_set *s);
 const struct st_tensor *st_set_find(const struct st_set *s, const char *name);
 
+/* ---- values for the engine (st_convert.c) ------------------------------ */
+
 /*
  * Convert n elements of a tensor's data (any supported dtype) to f32; FP8
  * elements are multiplied by their block's scale (1 without one).  A NaN

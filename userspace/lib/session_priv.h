@@ -7,7 +7,9 @@
  * session.c owns everything both backends do alike: reference counts,
  * the context check, splitting a prefill into pieces of max_batch tokens,
  * cancellation between pieces, resetting after an error, the error text,
- * the generation loop.  A backend only runs pieces.
+ * the generation loop.  A backend only runs pieces.  session.c reaches a
+ * backend only through its table (m->be), which colibri_model_open()
+ * (session_open.c, above both backends) chooses.
  */
 #ifndef COLIBRI_SESSION_PRIV_H
 #define COLIBRI_SESSION_PRIV_H

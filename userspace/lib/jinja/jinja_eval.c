@@ -444,6 +444,23 @@ static int eval_object(struct jj_ctx *c, const struct jj_node *n, struct jj_env 
 	return c->failed ? -1 : 0;
 }
 
+/*
+ * Filter node @f on @v: its arguments (when it has parentheses) are
+ * evaluated here, and the filter (jinja_filters.c) runs on values only.
+ */
+static int apply_filter(struct jj_ctx *c, const struct jj_node *f, struct jj_val *v,
+			struct jj_env *e, struct jj_val *out)
+{
+	struct jj_args a;
+
+	if (!f->flag)
+		return jj_apply_filter(c, f, v, NULL, out);
+	if (jj_eval_args(c, f->list, f->nlist, e, &a))
+		return -1;
+	a.at = f->pos;
+	return jj_apply_filter(c, f, v, &a, out);
+}
+
 int jj_eval(struct jj_ctx *c, const struct jj_node *n, struct jj_env *e, struct jj_val *out)
 {
 	struct jj_val v, fn;
@@ -493,7 +510,7 @@ int jj_eval(struct jj_ctx *c, const struct jj_node *n, struct jj_env *e, struct 
 	case JN_FILTER:
 		r = jj_eval(c, n->a, e, &v);
 		if (!r)
-			r = jj_apply_filter(c, n, &v, e, out);
+			r = apply_filter(c, n, &v, e, out);
 		break;
 	case JN_TEST:
 		r = jj_eval(c, n->a, e, &v);
@@ -697,7 +714,7 @@ static int exec_one(struct jj_ctx *c, const struct jj_node *n, struct jj_env *e,
 			free(b.p);
 			return r;
 		}
-		if (jj_str_take(c, &b, &v) || jj_apply_filter(c, n->a, &v, e, &res))
+		if (jj_str_take(c, &b, &v) || apply_filter(c, n->a, &v, e, &res))
 			return JJ_ERR;
 		return jj_append_text(c, out, &res, n->pos);
 	}

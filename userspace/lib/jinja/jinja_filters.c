@@ -266,7 +266,7 @@ static int sort_list(struct jj_ctx *c, const struct jj_val *v, bool rev, bool cs
 }
 
 static int select_attr(struct jj_ctx *c, const struct jj_node *f, const struct jj_val *v,
-		       struct jj_env *e, bool select, struct jj_val *out)
+		       const struct jj_args *args, bool select, struct jj_val *out)
 {
 	struct jj_val a[3] = { jj_undef(), jj_undef(), jj_undef() };
 	size_t i;
@@ -283,8 +283,7 @@ static int select_attr(struct jj_ctx *c, const struct jj_node *f, const struct j
 			return jj_fail(c, f->list[i]->pos,
 				       "the arguments of %.*s must be string literals",
 				       (int)f->n, f->s);
-		if (jj_eval(c, f->list[i], e, &a[i]))
-			return -1;
+		a[i] = args->pos[i];
 	}
 	*out = jj_new_list(c, JV_ARRAY, 0);
 	for (i = 0; i < v->a->n; i++) {
@@ -516,7 +515,7 @@ static int plain_filter(struct jj_ctx *c, const struct jj_node *f, struct jj_val
 }
 
 int jj_apply_filter(struct jj_ctx *c, const struct jj_node *f, struct jj_val *v,
-		    struct jj_env *e, struct jj_val *out)
+		    const struct jj_args *args, struct jj_val *out)
 {
 	const char *s = f->s;
 	size_t n = f->n;
@@ -526,9 +525,7 @@ int jj_apply_filter(struct jj_ctx *c, const struct jj_node *f, struct jj_val *v,
 
 	if (!f->flag)
 		return plain_filter(c, f, v, out);
-	if (jj_eval_args(c, f->list, f->nlist, e, &a))
-		return -1;
-	a.at = f->pos;
+	a = *args;
 	if (named(s, n, "tojson"))
 		return tojson(c, f, v, &a, out);
 	if (named(s, n, "join")) {
@@ -580,7 +577,7 @@ int jj_apply_filter(struct jj_ctx *c, const struct jj_node *f, struct jj_val *v,
 			return sort_list(c, v, b1, b2, x, f->pos, out);
 		}
 		if (named(s, n, "selectattr") || named(s, n, "rejectattr"))
-			return select_attr(c, f, v, e, named(s, n, "selectattr"), out);
+			return select_attr(c, f, v, &a, named(s, n, "selectattr"), out);
 		if (named(s, n, "map"))
 			return map_attr(c, f, v, &a, out);
 		return no_filter(c, f, v);

@@ -3,14 +3,16 @@
  * jinja_internal.h - what the interpreter's files share (not libcolibri
  * API; that is ../jinja.h).
  *
+ *   jinja_arena.c    memory (arenas) and errors
  *   jinja_lex.c      preprocessing (lstrip/trim blocks, generation tags)
  *                    and the tokenizer
- *   jinja_parse.c    tokens -> syntax tree: statements, token helpers
- *   jinja_expr.c     ... expressions (jinja_parser.h joins the two)
+ *   jinja_parser.c   the parser's token helpers (jinja_parser.h)
+ *   jinja_expr.c     tokens -> syntax tree: expressions
+ *   jinja_parse.c    ... statements, on the expressions
  *   jinja_eval.c     statements and expressions
- *   jinja_value.c    values: memory, conversion from JSON, to text and to
- *                    JSON, truthiness, equality, comparison
- *   jinja_text.c     UTF-8, UTF-16 lengths, case mapping, trim
+ *   jinja_value.c    values: containers, conversion from JSON, to text and
+ *                    to JSON, truthiness, equality, comparison
+ *   jinja_text.c     UTF-8, UTF-16 lengths, case mapping, whitespace, trim
  *   jinja_filters.c  filters and tests
  *   jinja_methods.c  string and dict methods, global functions
  *
@@ -83,9 +85,6 @@ struct jj_tok {
 
 /* Preprocess and tokenize @c->src. */
 int jj_lex(struct jj_ctx *c, struct jj_tok **toks, size_t *ntoks);
-
-/* JavaScript's \s at @s[0..n): its length in bytes, 0 if not whitespace. */
-size_t jj_ws_len(const char *s, size_t n);
 
 /* ---- syntax tree --------------------------------------------------------- */
 
@@ -347,9 +346,12 @@ struct jj_val jj_lookup(struct jj_env *e, const char *name, size_t n);
 int jj_call(struct jj_ctx *c, const struct jj_val *fn, struct jj_args *args, struct jj_env *e,
 	    struct jj_val *out);
 
-/* Filters (FILTER nodes, with @operand evaluated) and tests. */
+/*
+ * Filters (FILTER nodes, with @operand and the arguments @args evaluated;
+ * @args NULL for a filter without parentheses) and tests.
+ */
 int jj_apply_filter(struct jj_ctx *c, const struct jj_node *f, struct jj_val *operand,
-		    struct jj_env *e, struct jj_val *out);
+		    const struct jj_args *args, struct jj_val *out);
 /* 1/0, or -1 (unknown test, bad operand). */
 int jj_test(struct jj_ctx *c, const char *name, size_t n, const struct jj_val *v,
 	    const struct jj_val *arg, uint32_t pos);
@@ -363,6 +365,8 @@ int jj_call_builtin(struct jj_ctx *c, const struct jj_func *f, struct jj_args *a
 int jj_globals(struct jj_ctx *c, struct jj_env *e);
 /* obj.items() */
 struct jj_val jj_items(struct jj_ctx *c, const struct jj_map *m);
+/* JavaScript's \s at @s[0..n): its length in bytes, 0 if not whitespace. */
+size_t jj_ws_len(const char *s, size_t n);
 /* JavaScript's trim/trimStart/trimEnd. */
 void jj_trim(const char **s, size_t *n, bool left, bool right);
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * jinja_parser.h - what the two halves of the parser share: the parser's
- * state, its token helpers (jinja_parse.c) and the expression entry points
- * (jinja_expr.c).
+ * state, its token helpers (jinja_parser.c) and the expression entry points
+ * (jinja_expr.c) that the statements (jinja_parse.c) use.
  */
 #ifndef COLIBRI_JINJA_PARSER_H
 #define COLIBRI_JINJA_PARSER_H
@@ -22,7 +22,9 @@ struct nlist {
 	size_t n, cap;
 };
 
-/* ---- token helpers (jinja_parse.c) ---- */
+/* ---- token helpers (jinja_parser.c) ---- */
+/* A token kind as errors name it ("'('", "name", ...). */
+const char *jp_kind_name(enum jj_tok_kind k);
 uint32_t jp_pos(const struct parser *p);
 bool jp_is(const struct parser *p, enum jj_tok_kind k);
 bool jp_is_word(const struct parser *p, size_t off, const char *w);

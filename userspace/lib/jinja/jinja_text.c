@@ -2,7 +2,7 @@
 /*
  * jinja_text.c - text helpers of the interpreter: UTF-8, JavaScript's
  * UTF-16 lengths, its case mapping (refused where it is not one code point
- * for one) and its trim().
+ * for one), its whitespace (\s) and its trim().
  */
 #include <stdbool.h>
 #include <string.h>
@@ -91,6 +91,31 @@ int jj_case_map(struct jj_ctx *c, const char *s, size_t n, bool upper, uint32_t 
 		o += jj_u8_put(d + o, cp);
 	}
 	*out = jj_str(d, o);
+	return 0;
+}
+
+/* JavaScript's \s: ASCII \t\n\v\f\r and space, and the Unicode spaces. */
+size_t jj_ws_len(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	if (!n)
+		return 0;
+	if (u[0] == ' ' || (u[0] >= 9 && u[0] <= 13))
+		return 1;
+	if (n >= 2 && u[0] == 0xc2 && u[1] == 0xa0)
+		return 2;				/* U+00A0 */
+	if (n >= 3 && u[0] == 0xe1 && u[1] == 0x9a && u[2] == 0x80)
+		return 3;				/* U+1680 */
+	if (n >= 3 && u[0] == 0xe2 && u[1] == 0x80 &&
+	    ((u[2] >= 0x80 && u[2] <= 0x8a) || u[2] == 0xa8 || u[2] == 0xa9 || u[2] == 0xaf))
+		return 3;				/* U+2000..200A, 2028, 2029, 202F */
+	if (n >= 3 && u[0] == 0xe2 && u[1] == 0x81 && u[2] == 0x9f)
+		return 3;				/* U+205F */
+	if (n >= 3 && u[0] == 0xe3 && u[1] == 0x80 && u[2] == 0x80)
+		return 3;				/* U+3000 */
+	if (n >= 3 && u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf)
+		return 3;				/* U+FEFF */
 	return 0;
 }
 
