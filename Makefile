@@ -45,7 +45,8 @@ KO := $(foreach r,$(KRELS),$(BUILD)/kmod/$(r)/colibri.ko)
 ACCEL_KO := $(foreach r,$(KRELS),$(BUILD)/kmod/$(r)/accel/colibri_refaccel.ko)
 ACCEL_SRCS := $(wildcard tests/accel/Kbuild tests/accel/*.c uapi/*.h) kmod/colibri_accel.h \
 	kmod/colibri_cpu.c $(wildcard kmod/engine/*.c kmod/engine/*.h)
-KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h)
+KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h \
+	kmod/engine/arch/*.c kmod/engine/arch/*.h uapi/*.h)
 
 # --- userspace ---------------------------------------------------------------
 
@@ -69,7 +70,7 @@ USER_LIBS := -lcjson -lpcre2-8 -lutf8proc -luring -lpthread -lm
 # engine, which builds as it does in the kernel.
 USER_CFLAGS += $(CPPFLAGS) $(CFLAGS)
 
-ENGINE_SRCS := $(wildcard kmod/engine/*.c)
+ENGINE_SRCS := $(wildcard kmod/engine/*.c kmod/engine/arch/*.c)
 LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 CLI_SRCS := $(wildcard userspace/cli/*.c)
 SERVE_SRCS := $(wildcard userspace/serve/*.c)
@@ -308,11 +309,12 @@ CHECKPATCH := $(KSFT)/scripts/checkpatch.pl
 lint: $(KSFT_HDR)
 	-$(Q)$(CHECKPATCH) --no-tree --quiet --strict --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,NEW_TYPEDEFS,CAMELCASE \
-		-f $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h uapi/*.h tests/accel/*.c)
+		-f $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h kmod/engine/arch/*.[ch] \
+		   uapi/*.h tests/accel/*.c)
 	$(Q)rm -f $(KO) && $(MAKE) --no-print-directory modules C=2
 	$(Q)COLIBRI_BUILD=$(BUILD) tests/layout/run
 
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/engine/*.d $(BUILD)/lib/*.d $(BUILD)/lib/*/*.d $(BUILD)/cli/*.d $(BUILD)/serve/*.d $(BUILD)/tests/*/*.d)
+-include $(wildcard $(BUILD)/engine/*.d $(BUILD)/engine/*/*.d $(BUILD)/lib/*.d $(BUILD)/lib/*/*.d $(BUILD)/cli/*.d $(BUILD)/serve/*.d $(BUILD)/tests/*/*.d)

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * arch_deepseek_v2.c - DeepSeek-V2: multi-head latent attention, softmax routing with expert
+ * groups, shared experts, dense leading layers (struct cb_mla_config).
+ */
+#include "cb_arch.h"
+#include "cb_engine.h"
+
+static const char *const hf_classes[] = { "DeepseekV2ForCausalLM", CB_NULL };
+
+const struct cb_arch_desc cb_arch_deepseek_v2 = {
+	.id = CB_ARCH_DEEPSEEK_V2,
+	.name = "deepseek_v2",
+	.hf_classes = hf_classes,
+	.hf_model_type = "deepseek_v2",
+	.gguf_arch = "deepseek2",
+	.gguf_rope = CB_ROPE_INTERLEAVED,
+	.gguf_norm_topk = 0,
+	.qk_norm = CB_QK_NORM_NONE,
+	.attn = CB_ATTN_MLA,
+	.ffn = CB_FFN_MOE_SHARED,
+	.router = CB_ROUTER_SCORED,
+	.expert = CB_EXPERT_SWIGLU,
+};

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * arch_deepseek_v3.c - DeepSeek-V3: V2's layers with sigmoid routing, a selection bias and a
+ * routed scale.  Its GGUF files say "deepseek2" (sigmoid gating makes it
+ * V3: gguf_deepseek.c).
+ */
+#include "cb_arch.h"
+#include "cb_engine.h"
+
+static const char *const hf_classes[] = { "DeepseekV3ForCausalLM", CB_NULL };
+
+const struct cb_arch_desc cb_arch_deepseek_v3 = {
+	.id = CB_ARCH_DEEPSEEK_V3,
+	.name = "deepseek_v3",
+	.hf_classes = hf_classes,
+	.hf_model_type = "deepseek_v3",
+	.gguf_arch = "deepseek2",
+	.gguf_rope = CB_ROPE_INTERLEAVED,
+	.gguf_norm_topk = 0,
+	.qk_norm = CB_QK_NORM_NONE,
+	.attn = CB_ATTN_MLA,
+	.ffn = CB_FFN_MOE_SHARED,
+	.router = CB_ROUTER_SCORED,
+	.expert = CB_EXPERT_SWIGLU,
+};

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * arch_gpt_oss.c - GPT-OSS: attention sinks, sliding-window layers alternating with full
+ * ones, a router bias and softmax over the chosen experts, experts with
+ * biases and the clamped SwiGLU (struct cb_gpt_oss_config).
+ */
+#include "cb_arch.h"
+#include "cb_engine.h"
+
+static const char *const hf_classes[] = { "GptOssForCausalLM", CB_NULL };
+
+const struct cb_arch_desc cb_arch_gpt_oss = {
+	.id = CB_ARCH_GPT_OSS,
+	.name = "gpt_oss",
+	.hf_classes = hf_classes,
+	.hf_model_type = "gpt_oss",
+	.gguf_arch = "gpt-oss",
+	.gguf_rope = CB_ROPE_NEOX,
+	.gguf_norm_topk = 0,
+	.qk_norm = CB_QK_NORM_NONE,
+	.attn = CB_ATTN_GQA_SINKS,
+	.ffn = CB_FFN_MOE,
+	.router = CB_ROUTER_TOPK_SOFTMAX,
+	.expert = CB_EXPERT_SWIGLU_OSS,
+};

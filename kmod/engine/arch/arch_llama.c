@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * arch_llama.c - Llama (and Mistral): the dense model, GQA and a SwiGLU MLP in every layer.
+ */
+#include "cb_arch.h"
+#include "cb_engine.h"
+
+static const char *const hf_classes[] = { "LlamaForCausalLM", "MistralForCausalLM", CB_NULL };
+
+const struct cb_arch_desc cb_arch_llama = {
+	.id = CB_ARCH_LLAMA,
+	.name = "llama",
+	.hf_classes = hf_classes,
+	.hf_model_type = "llama",
+	.gguf_arch = "llama",
+	.gguf_rope = CB_ROPE_INTERLEAVED,
+	.gguf_norm_topk = 1,
+	.qk_norm = CB_QK_NORM_NONE,
+	.attn = CB_ATTN_GQA,
+	.ffn = CB_FFN_DENSE,
+	.router = CB_ROUTER_NONE,
+	.expert = CB_EXPERT_SWIGLU,
+};

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * cb_arch.c - the table of architectures (one file each in this folder)
+ * and the lookups by the names the model files use.
+ */
+#include "cb_arch.h"
+#include "cb_engine.h"
+
+extern const struct cb_arch_desc cb_arch_llama, cb_arch_mixtral, cb_arch_qwen2_moe,
+	cb_arch_qwen3_moe, cb_arch_olmoe, cb_arch_gpt_oss, cb_arch_deepseek_v2,
+	cb_arch_deepseek_v3;
+
+const struct cb_arch_desc *const cb_archs[] = {
+	[CB_ARCH_LLAMA] = &cb_arch_llama,
+	[CB_ARCH_MIXTRAL] = &cb_arch_mixtral,
+	[CB_ARCH_QWEN2_MOE] = &cb_arch_qwen2_moe,
+	[CB_ARCH_QWEN3_MOE] = &cb_arch_qwen3_moe,
+	[CB_ARCH_OLMOE] = &cb_arch_olmoe,
+	[CB_ARCH_GPT_OSS] = &cb_arch_gpt_oss,
+	[CB_ARCH_DEEPSEEK_V2] = &cb_arch_deepseek_v2,
+	[CB_ARCH_DEEPSEEK_V3] = &cb_arch_deepseek_v3,
+};
+
+CB_STATIC_ASSERT(CB_ARRAY_SIZE(cb_archs) == CB_ARCH__COUNT, "an architecture has no entry");
+
+const cb_u32 cb_arch_count = CB_ARRAY_SIZE(cb_archs);
+
+static int streq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return 0;
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+/**
+ * cb_arch_by_name() - the architecture of a short name ("mixtral").
+ * @name: the name.
+ *
+ * Return: it, or NULL.
+ */
+const struct cb_arch_desc *cb_arch_by_name(const char *name)
+{
+	cb_u32 i;
+
+	for (i = 0; i < cb_arch_count; i++)
+		if (streq(cb_archs[i]->name, name))
+			return cb_archs[i];
+	return CB_NULL;
+}
+
+/**
+ * cb_arch_by_hf_class() - the architecture of a Hugging Face class.
+ * @cls: config.json's architectures[0] ("MixtralForCausalLM").
+ *
+ * Return: it, or NULL.
+ */
+const struct cb_arch_desc *cb_arch_by_hf_class(const char *cls)
+{
+	const char *const *c;
+	cb_u32 i;
+
+	for (i = 0; i < cb_arch_count; i++)
+		for (c = cb_archs[i]->hf_classes; c && *c; c++)
+			if (streq(*c, cls))
+				return cb_archs[i];
+	return CB_NULL;
+}
+
+/**
+ * cb_arch_by_gguf() - the architecture of a GGUF file.
+ * @gguf_arch: its general.architecture ("llama").
+ * @moe: it has routed experts: of the architectures that share a GGUF
+ *	name (llama and Mixtral), the one whose FFN kind agrees.
+ *
+ * Return: it, or NULL.  (deepseek2 is DeepSeek-V2 here; its importer
+ * makes it V3 when the file's gating says sigmoid.)
+ */
+const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe)
+{
+	const struct cb_arch_desc *first = CB_NULL;
+	cb_u32 i;
+
+	for (i = 0; i < cb_arch_count; i++) {
+		const struct cb_arch_desc *a = cb_archs[i];
+
+		if (!streq(a->gguf_arch, gguf_arch))
+			continue;
+		if ((a->ffn != CB_FFN_DENSE) == !!moe)
+			return a;
+		if (!first)
+			first = a;
+	}
+	return first;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * cb_arch.h - an architecture is data: one const struct cb_arch_desc per
+ * architecture, each in a file of its own in this folder (arch_NAME.c),
+ * and the table of them all (cb_arch.c).
+ *
+ * An architecture says what it is called everywhere (the uapi number, the
+ * short name sysfs and the tools print, the Hugging Face classes and
+ * model_type its config.json names, the GGUF general.architecture its
+ * files carry), the defaults its files leave unsaid, and the *kinds* of
+ * its layers.  The forward pass dispatches on kinds, never on the
+ * architecture: a new architecture made of known kinds is a new file here
+ * and its importers' config mapping.
+ *
+ * This folder is integer-only (Kbuild builds it with the kernel's own
+ * flags): strings, numbers and lookups, callable anywhere in the module.
+ */
+#ifndef CB_ARCH_H
+#define CB_ARCH_H
+
+#include "cb_platform.h"
+
+/* How a layer attends. */
+enum cb_attn_kind {
+	CB_ATTN_GQA = 0,	/* grouped-query attention over every cached position */
+	CB_ATTN_GQA_SINKS = 1,	/* ... with a learned sink logit per head, and a
+				 * sliding window on the layers the config marks
+				 * (GPT-OSS: struct cb_gpt_oss_config) */
+	CB_ATTN_MLA = 2,	/* multi-head latent attention, a cache of the latent
+				 * and the shared RoPE key (struct cb_mla_config) */
+};
+
+/* What follows attention (a layer the config marks dense is dense anyway). */
+enum cb_ffn_kind {
+	CB_FFN_DENSE = 0,	/* a SwiGLU MLP in every layer; no experts */
+	CB_FFN_MOE = 1,		/* routed experts */
+	CB_FFN_MOE_SHARED = 2,	/* routed experts plus shared ones */
+};
+
+/* How a router turns its logits into top_k experts and weights. */
+enum cb_router_kind {
+	CB_ROUTER_NONE = 0,		/* no experts */
+	CB_ROUTER_SOFTMAX_TOPK = 1,	/* softmax over all, top_k, renormalised if
+					 * norm_topk_prob */
+	CB_ROUTER_TOPK_SOFTMAX = 2,	/* top_k logits (with the router's bias),
+					 * softmax over those (GPT-OSS) */
+	CB_ROUTER_SCORED = 3,		/* softmax or sigmoid scores, selection bias,
+					 * expert groups, scale (DeepSeek) */
+};
+
+/* What one routed expert computes. */
+enum cb_expert_kind {
+	CB_EXPERT_SWIGLU = 0,		/* down(silu(gate x) * up x) */
+	CB_EXPERT_SWIGLU_OSS = 1,	/* with biases and GPT-OSS's clamped SwiGLU: an
+					 * accelerator's expert task cannot carry it */
+};
+
+/**
+ * struct cb_arch_desc - one architecture.
+ * @id: enum cb_arch (cb_engine.h), uapi's COLIBRI_ARCH_*.
+ * @name: the short name: sysfs's arch, `colibri info`, `ls`, `synth --arch`.
+ * @hf_classes: config.json's architectures[0] read as this, NULL-ended;
+ *	the first is the one a converted file reports.
+ * @hf_model_type: config.json's model_type.
+ * @gguf_arch: GGUF general.architecture read as this (with @ffn: llama
+ *	and Mixtral share "llama"); NULL if none.
+ * @gguf_rope: enum cb_rope_layout of its GGUF q/k tensors (llama.cpp
+ *	permuted llama's to interleaved pairs; HF's are always NeoX).
+ * @gguf_norm_topk: norm_topk_prob of its GGUF files, which do not say.
+ * @qk_norm: enum cb_qk_norm: RMSNorm of q and k before RoPE.
+ * @attn: enum cb_attn_kind.
+ * @ffn: enum cb_ffn_kind.
+ * @router: enum cb_router_kind.
+ * @expert: enum cb_expert_kind.
+ */
+struct cb_arch_desc {
+	cb_u32 id;
+	const char *name;
+	const char *const *hf_classes;
+	const char *hf_model_type;
+	const char *gguf_arch;
+	cb_u32 gguf_rope;
+	cb_u32 gguf_norm_topk;
+	cb_u32 qk_norm;
+	cb_u32 attn;
+	cb_u32 ffn;
+	cb_u32 router;
+	cb_u32 expert;
+};
+
+/* Every architecture, indexed by id; cb_arch_count entries. */
+extern const struct cb_arch_desc *const cb_archs[];
+extern const cb_u32 cb_arch_count;
+
+/* The architecture of @id, or NULL for an unknown one. */
+static inline const struct cb_arch_desc *cb_arch_of(cb_u32 id)
+{
+	return id < cb_arch_count ? cb_archs[id] : CB_NULL;
+}
+
+const struct cb_arch_desc *cb_arch_by_name(const char *name);
+const struct cb_arch_desc *cb_arch_by_hf_class(const char *cls);
+const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe);
+
+/* Does @a use struct cb_gpt_oss_config (sinks and windows, clamped experts)? */
+static inline int cb_arch_uses_oss(const struct cb_arch_desc *a)
+{
+	return a && (a->attn == CB_ATTN_GQA_SINKS || a->expert == CB_EXPERT_SWIGLU_OSS);
+}
+
+#endif /* CB_ARCH_H */

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * test_arch.c - the table of architectures (kmod/engine/arch/): every
+ * uapi number has its entry at its own index, names are unique, the
+ * lookups by the names model files use find what the importers need, and
+ * the kinds agree with the config fields they go with.
+ */
+#include <string.h>
+
+#include "cb_test.h"
+#include "arch/cb_arch.h"
+#include "cb_engine.h"
+#include "colibri_format.h"
+
+static void test_every_id_has_its_entry(void)
+{
+	cb_u32 i;
+
+	CB_CHECK(cb_arch_count == CB_ARCH__COUNT, "%u entries for %u ids", cb_arch_count,
+		 CB_ARCH__COUNT);
+	CB_CHECK(CB_ARCH__COUNT == COLIBRI_ARCH_DEEPSEEK_V3 + 1, "uapi and engine disagree");
+	for (i = 0; i < cb_arch_count; i++) {
+		const struct cb_arch_desc *a = cb_arch_of(i);
+
+		CB_CHECK(a && a->id == i, "entry %u has id %u", i, a ? a->id : 0);
+		CB_CHECK(a && a->name && a->hf_classes && a->hf_classes[0] && a->hf_model_type,
+			 "entry %u lacks a name", i);
+	}
+	CB_CHECK(!cb_arch_of(CB_ARCH__COUNT) && !cb_arch_of(~0u), "an unknown id has an entry");
+}
+
+static void test_names_are_unique_and_found(void)
+{
+	const char *const *c;
+	cb_u32 i, j;
+
+	for (i = 0; i < cb_arch_count; i++) {
+		const struct cb_arch_desc *a = cb_archs[i];
+
+		CB_CHECK(cb_arch_by_name(a->name) == a, "%s: by name", a->name);
+		for (c = a->hf_classes; *c; c++)
+			CB_CHECK(cb_arch_by_hf_class(*c) == a, "%s: by class %s", a->name, *c);
+		for (j = 0; j < i; j++) {
+			CB_CHECK(strcmp(a->name, cb_archs[j]->name), "name %s twice", a->name);
+			CB_CHECK(strcmp(a->hf_model_type, cb_archs[j]->hf_model_type),
+				 "model_type %s twice", a->hf_model_type);
+		}
+	}
+	CB_CHECK(!cb_arch_by_name("gpt2") && !cb_arch_by_name("") && !cb_arch_by_name(NULL),
+		 "an unknown name is found");
+	CB_CHECK(!cb_arch_by_hf_class("GPT2LMHeadModel"), "an unknown class is found");
+	CB_CHECK(cb_arch_by_hf_class("MistralForCausalLM") == cb_arch_of(CB_ARCH_LLAMA),
+		 "Mistral is read as Llama");
+}
+
+/* GGUF: llama and Mixtral share "llama"; deepseek2 is V2 until its gating says. */
+static void test_gguf_names(void)
+{
+	static const struct {
+		const char *gguf;
+		int moe;
+		cb_u32 id;
+	} want[] = {
+		{ "llama", 0, CB_ARCH_LLAMA },
+		{ "llama", 1, CB_ARCH_MIXTRAL },
+		{ "qwen2moe", 1, CB_ARCH_QWEN2_MOE },
+		{ "qwen3moe", 1, CB_ARCH_QWEN3_MOE },
+		{ "olmoe", 1, CB_ARCH_OLMOE },
+		{ "gpt-oss", 1, CB_ARCH_GPT_OSS },
+		{ "deepseek2", 1, CB_ARCH_DEEPSEEK_V2 },
+		{ "deepseek2", 0, CB_ARCH_DEEPSEEK_V2 },
+		{ "qwen3moe", 0, CB_ARCH_QWEN3_MOE },
+	};
+	cb_u32 i;
+
+	for (i = 0; i < CB_ARRAY_SIZE(want); i++) {
+		const struct cb_arch_desc *a = cb_arch_by_gguf(want[i].gguf, want[i].moe);
+
+		CB_CHECK(a && a->id == want[i].id, "%s (moe %d): %s", want[i].gguf, want[i].moe,
+			 a ? a->name : "none");
+	}
+	CB_CHECK(!cb_arch_by_gguf("gpt-neox", 0) && !cb_arch_by_gguf(NULL, 1),
+		 "an unknown GGUF architecture is found");
+	/* What the GGUF importer has always assumed of their files. */
+	CB_CHECK(cb_arch_of(CB_ARCH_LLAMA)->gguf_rope == CB_ROPE_INTERLEAVED &&
+		 cb_arch_of(CB_ARCH_DEEPSEEK_V2)->gguf_rope == CB_ROPE_INTERLEAVED &&
+		 cb_arch_of(CB_ARCH_QWEN2_MOE)->gguf_rope == CB_ROPE_NEOX &&
+		 cb_arch_of(CB_ARCH_GPT_OSS)->gguf_rope == CB_ROPE_NEOX, "GGUF RoPE layouts");
+}
+
+/* The kinds say what the config's own fields say. */
+static void test_kinds(void)
+{
+	cb_u32 i;
+
+	for (i = 0; i < cb_arch_count; i++) {
+		const struct cb_arch_desc *a = cb_archs[i];
+
+		CB_CHECK((a->ffn == CB_FFN_DENSE) == (a->router == CB_ROUTER_NONE),
+			 "%s: a router without experts, or experts without one", a->name);
+		CB_CHECK(a->attn <= CB_ATTN_MLA && a->ffn <= CB_FFN_MOE_SHARED &&
+			 a->router <= CB_ROUTER_SCORED && a->expert <= CB_EXPERT_SWIGLU_OSS &&
+			 a->qk_norm <= CB_QK_NORM_FULL && a->gguf_rope <= CB_ROPE_INTERLEAVED,
+			 "%s: a kind out of range", a->name);
+		CB_CHECK(cb_arch_uses_oss(a) == (i == CB_ARCH_GPT_OSS),
+			 "%s: GPT-OSS's config block", a->name);
+		CB_CHECK((a->attn == CB_ATTN_MLA) ==
+			 (i == CB_ARCH_DEEPSEEK_V2 || i == CB_ARCH_DEEPSEEK_V3),
+			 "%s: MLA", a->name);
+	}
+	CB_CHECK(cb_arch_of(CB_ARCH_QWEN3_MOE)->qk_norm == CB_QK_NORM_HEAD &&
+		 cb_arch_of(CB_ARCH_OLMOE)->qk_norm == CB_QK_NORM_FULL &&
+		 cb_arch_of(CB_ARCH_MIXTRAL)->qk_norm == CB_QK_NORM_NONE, "q/k norms");
+}
+
+int main(void)
+{
+	CB_RUN(test_every_id_has_its_entry);
+	CB_RUN(test_names_are_unique_and_found);
+	CB_RUN(test_gguf_names);
+	CB_RUN(test_kinds);
+	return cb_test_done();
+}
