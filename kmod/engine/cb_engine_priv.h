@@ -8,6 +8,7 @@
 #ifndef CB_ENGINE_PRIV_H
 #define CB_ENGINE_PRIV_H
 
+#include "arch/cb_arch.h"
 #include "cb_engine.h"
 #include "cb_ops.h"
 
@@ -188,6 +189,7 @@ struct cb_gemm_job {
 
 struct cb_engine {
 	struct cb_model_config cfg;
+	const struct cb_arch_desc *arch;	/* cfg.arch's: the kinds the pass runs */
 	const struct cb_model_weights *w;
 	struct cb_engine_params p;
 	const struct cb_isa_ops *ops;

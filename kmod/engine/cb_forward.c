@@ -232,10 +232,11 @@ static void start_pass(struct cb_engine *e, struct cb_exec *ex, const struct cb_
 	e->err = 0;
 	e->ntaken = 0;
 	/*
-	 * without an expert executor every expert runs here, unfiltered; so do
-	 * GPT-OSS's (a task has no place for their biases and activation)
+	 * without an expert executor every expert runs here, unfiltered; so
+	 * does every expert a task cannot describe (GPT-OSS's biases and
+	 * clamped activation)
 	 */
-	e->run_all = !ex->experts_submit || e->cfg.arch == CB_ARCH_GPT_OSS;
+	e->run_all = !ex->experts_submit || e->arch->expert != CB_EXPERT_SWIGLU;
 	e->nrun = 0;
 	for (t = 0; t < b->n_tokens; t++)
 		e->logit_row[t] = !b->logits_mask || b->logits_mask[t] ? n_out++ : CB_NONE;
@@ -345,7 +346,7 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		cb_attn_rope_cache(e, ex);
 
 		/* attention: att = softmax(q k^T / sqrt(head_dim)) v over the cache */
-		if (cf->arch == CB_ARCH_GPT_OSS)
+		if (e->arch->attn == CB_ATTN_GQA_SINKS)
 			cb_attention_oss(e, ex);	/* sinks, sliding window */
 		else
 			cb_attention(e, ex);

@@ -23,7 +23,7 @@ int cb_gpt_oss_config_check(const struct cb_model_config *c, char *why, cb_u32 w
 	const struct cb_gpt_oss_config *o = &c->oss;
 	cb_u32 l, i;
 
-	if (c->arch != CB_ARCH_GPT_OSS) {
+	if (!cb_arch_uses_oss(cb_arch_of(c->arch))) {
 		const cb_u32 *w = (const cb_u32 *)o;
 
 		for (i = 0; i < sizeof(*o) / 4; i++)
@@ -64,7 +64,7 @@ cb_u32 cb_gpt_oss_roles(const struct cb_model_config *c, cb_u32 *roles)
 {
 	cb_u32 i;
 
-	if (c->arch != CB_ARCH_GPT_OSS)
+	if (!cb_arch_uses_oss(cb_arch_of(c->arch)))
 		return 0;
 	for (i = 0; i < CB_GPT_OSS_ROLES; i++)
 		roles[i] = COLIBRI_T_ATTN_SINKS + i;
@@ -152,7 +152,7 @@ cb_u32 cb_gpt_oss_ring_rows(const struct cb_model_config *c, cb_u32 max_context,
 	cb_u64 r;
 	cb_u32 i, any = 0;
 
-	if (c->arch != CB_ARCH_GPT_OSS)
+	if (!cb_arch_uses_oss(cb_arch_of(c->arch)))
 		return 0;
 	for (i = 0; i < CB_ARRAY_SIZE(c->oss.sliding_layers); i++)
 		any |= c->oss.sliding_layers[i];

@@ -20,6 +20,7 @@
 #ifndef CB_GPT_OSS_H
 #define CB_GPT_OSS_H
 
+#include "arch/cb_arch.h"
 #include "cb_engine.h"
 
 /* GPT-OSS tensor roles of one layer, after the shared ones (uapi 64..69). */
@@ -28,7 +29,9 @@
 /* Does layer l attend a sliding window (else: every position)? */
 static inline int cb_gpt_oss_sliding(const struct cb_model_config *c, cb_u32 l)
 {
-	return c->arch == CB_ARCH_GPT_OSS && l < CB_MAX_LAYERS &&
+	const struct cb_arch_desc *a = cb_arch_of(c->arch);
+
+	return a && a->attn == CB_ATTN_GQA_SINKS && l < CB_MAX_LAYERS &&
 	       (c->oss.sliding_layers[l / 32] >> (l % 32) & 1);
 }
 

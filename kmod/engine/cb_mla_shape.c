@@ -7,6 +7,7 @@
  * Integer only (Kbuild's cb-int-only): the kernel validates files and
  * configs outside FPU sections.
  */
+#include "arch/cb_arch.h"
 #include "cb_format.h"
 #include "cb_mla.h"
 #include "cb_why.h"
@@ -65,7 +66,8 @@ static int check_routing(const struct cb_model_config *c, char *why, cb_u32 whyl
 int cb_mla_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
 {
 	const struct cb_mla_config *m = &c->mla;
-	int ds = c->arch == CB_ARCH_DEEPSEEK_V2 || c->arch == CB_ARCH_DEEPSEEK_V3;
+	const struct cb_arch_desc *a = cb_arch_of(c->arch);
+	int ds = a && a->attn == CB_ATTN_MLA;
 	int r = check_routing(c, why, whylen);
 
 	if (r)

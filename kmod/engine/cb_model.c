@@ -421,6 +421,7 @@ static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 	if (cfg->max_context && p->max_context > cfg->max_context)
 		return -CB_EINVAL;
 	e->cfg = *cfg;
+	e->arch = cb_arch_of(cfg->arch);	/* known: the config check said so */
 	e->p = *p;
 	e->H = cfg->hidden;
 	e->hd = cfg->head_dim;

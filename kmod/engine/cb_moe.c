@@ -101,7 +101,7 @@ static void expert_act_chunk(void *arg, int c)
 		/* other slots: a host's expert (stale exp_gate) or done in round 1 */
 		if (!e->run_all && !e->slot_run[s])
 			continue;
-		if (e->cfg.arch == CB_ARCH_GPT_OSS)
+		if (e->arch->expert == CB_EXPERT_SWIGLU_OSS)
 			cb_gpt_oss_swiglu(e, e->exp_gate.f + (cb_size)s * e->F + c0,
 					  e->exp_up + (cb_size)s * e->F + c0, c1 - c0);
 		else
