@@ -16,6 +16,7 @@
 #include <linux/sysfs.h>
 
 #include "colibri_internal.h"
+#include "arch/cb_arch.h"
 #include "cb_format.h"
 
 /*
@@ -37,11 +38,6 @@ static LIST_HEAD(colibri_models);		/* protected by colibri_models_lock */
 static unsigned int colibri_nr_models;		/* protected by colibri_models_lock */
 static struct kobject *colibri_kobj;		/* /sys/kernel/colibri */
 static struct kobject *colibri_models_kobj;	/* .../models */
-
-static const char *const colibri_arch_names[] = {
-	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss",
-	"deepseek_v2", "deepseek_v3",
-};
 
 /* --- observers ------------------------------------------------------------- */
 
@@ -87,10 +83,9 @@ static void colibri_models_notify(struct colibri_model *m, bool added)
 
 static ssize_t arch_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
-	u32 arch = to_model(k)->cfg.arch;
+	const struct cb_arch_desc *arch = cb_arch_of(to_model(k)->cfg.arch);
 
-	return sysfs_emit(buf, "%s\n", arch < ARRAY_SIZE(colibri_arch_names) ?
-			  colibri_arch_names[arch] : "unknown");
+	return sysfs_emit(buf, "%s\n", arch ? arch->name : "unknown");
 }
 
 #define COLIBRI_MODEL_ATTR(_name, _fmt, _expr)					\
@@ -596,8 +591,7 @@ int colibri_model_load(struct file *f, const char *name, u32 numa,
 		goto err;
 
 	pr_info("model %s loaded: %s, %u layers, %u experts (top %u), %llu bytes pinned (numa %s, %u %s)\n",
-		m->name, m->cfg.arch < ARRAY_SIZE(colibri_arch_names) ?
-		colibri_arch_names[m->cfg.arch] : "?", m->cfg.n_layers, m->cfg.n_experts,
+		m->name, cb_arch_of(m->cfg.arch)->name, m->cfg.n_layers, m->cfg.n_experts,
 		m->cfg.top_k, colibri_numa_bytes(m), colibri_numa_name(m->numa.policy),
 		m->numa.nr_copies, m->numa.nr_copies == 1 ? "copy" : "copies");
 	kfree(why);

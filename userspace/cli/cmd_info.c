@@ -14,6 +14,7 @@
 
 #include <cJSON.h>
 
+#include "arch/cb_arch.h"
 #include "cb_gpt_oss.h"
 #include "cbfile.h"
 #include "cli.h"
@@ -22,17 +23,13 @@
 #include "safetensors.h"
 #include "tokenizer.h"
 
-static const char *const arch_names[CB_ARCH__COUNT] = {
-	"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss", "deepseek_v2",
-	"deepseek_v3"
-};
+/* The architecture's short name, "?" for an unknown one. */
+static const char *arch_short(cb_u32 id)
+{
+	const struct cb_arch_desc *a = cb_arch_of(id);
 
-/* The HF class each architecture comes from. */
-static const char *const arch_classes[CB_ARCH__COUNT] = {
-	"LlamaForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM",
-	"Qwen3MoeForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM",
-	"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"
-};
+	return a ? a->name : "?";
+}
 
 struct dtype_stat {
 	uint64_t count[CB_DT__COUNT + 1];	/* last: other (HF only) */
@@ -106,8 +103,7 @@ static void print_text(const char *path, const char *name, const char *arch_name
 		moe += cb_layer_is_moe(c, l);
 	printf("model:        %s\n", name);
 	printf("source:       %s (%s)\n", path, format);
-	printf("architecture: %s (%s)\n", arch_name, c->arch < CB_ARCH__COUNT ?
-	       arch_names[c->arch] : "?");
+	printf("architecture: %s (%s)\n", arch_name, arch_short(c->arch));
 	printf("dimensions:   %u layers, hidden %u, %u heads (%u kv), head_dim %u, "
 	       "vocab %u, context %u\n", c->n_layers, c->hidden, c->n_heads, c->n_kv_heads,
 	       c->head_dim, c->vocab_size, c->max_context);
@@ -127,7 +123,7 @@ static void print_text(const char *path, const char *name, const char *arch_name
 	       f32_of(c->rms_eps_bits), c->qkv_bias ? ", qkv bias" : "",
 	       c->qk_norm == 1 ? ", q/k norm per head" : c->qk_norm == 2 ? ", q/k norm full" : "",
 	       c->clip_qkv_bits ? ", clip_qkv" : "", c->tied_embeddings ? ", tied embeddings" : "");
-	if (c->arch == CB_ARCH_GPT_OSS) {
+	if (cb_arch_uses_oss(cb_arch_of(c->arch))) {
 		cb_u32 l, nsl = 0;
 
 		for (l = 0; l < c->n_layers; l++)
@@ -181,7 +177,7 @@ static void print_json(const char *path, const char *name, const char *arch_name
 	cJSON_AddStringToObject(o, "source", path);
 	cJSON_AddStringToObject(o, "format", format);
 	cJSON_AddStringToObject(o, "architecture", arch_name);
-	cJSON_AddStringToObject(o, "arch", c->arch < CB_ARCH__COUNT ? arch_names[c->arch] : "?");
+	cJSON_AddStringToObject(o, "arch", arch_short(c->arch));
 	cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
 	cJSON_AddNumberToObject(o, "hidden", c->hidden);
 	cJSON_AddNumberToObject(o, "n_layers", c->n_layers);
@@ -208,7 +204,7 @@ static void print_json(const char *path, const char *name, const char *arch_name
 	cJSON_AddStringToObject(o, "qk_norm", c->qk_norm == 1 ? "head" : c->qk_norm == 2 ? "full"
 										: "none");
 	cJSON_AddBoolToObject(o, "tied_embeddings", c->tied_embeddings);
-	if (c->arch == CB_ARCH_GPT_OSS) {
+	if (cb_arch_uses_oss(cb_arch_of(c->arch))) {
 		cJSON *sl = cJSON_CreateArray();
 
 		for (l = 0; l < c->n_layers; l++)
@@ -289,8 +285,8 @@ static int info_colibri(const char *path, int json, int verify)
 	}
 	tok = cbfile_tokenizer(f, &tlen);
 	describe_tokenizer(tok, tlen, &td);
-	snprintf(arch, sizeof(arch), "%s", f->cfg.arch < CB_ARCH__COUNT ?
-		 arch_classes[f->cfg.arch] : "?");
+	snprintf(arch, sizeof(arch), "%s", cb_arch_of(f->cfg.arch) ?
+		 cb_arch_of(f->cfg.arch)->hf_classes[0] : "?");
 	snprintf(fmt, sizeof(fmt), "colibri v%u%s", COLIBRI_FILE_VERSION,
 		 verify ? ", checksums verified" : "");
 	(json ? print_json : print_text)(path, f->info.name, arch, &f->cfg, &ds,

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cbfile.h"
+#include "arch/cb_arch.h"
 #include "cb_engine.h"
 #include "quant_preset.h"
 #include "quantize.h"
@@ -148,17 +149,6 @@ static int synth_tensor(struct cbfile_writer *w, struct cb_exec *ex,
 	return cbfile_writer_tensor_end(w);
 }
 
-static const char *const arch_names[CB_ARCH__COUNT] = {
-	[CB_ARCH_LLAMA] = "llama",
-	[CB_ARCH_MIXTRAL] = "mixtral",
-	[CB_ARCH_QWEN2_MOE] = "qwen2_moe",
-	[CB_ARCH_QWEN3_MOE] = "qwen3_moe",
-	[CB_ARCH_OLMOE] = "olmoe",
-	[CB_ARCH_GPT_OSS] = "gpt_oss",
-	[CB_ARCH_DEEPSEEK_V2] = "deepseek_v2",
-	[CB_ARCH_DEEPSEEK_V3] = "deepseek_v3",
-};
-
 static uint32_t f32_bits(float f)
 {
 	union { float f; uint32_t u; } v = { .f = f };
@@ -187,7 +177,8 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 {
 	const char *why = NULL;
 	int blocks = !o->q.preset && cb_dtype_block((cb_u32)o->dtype) > 1;
-	int ds = o->arch == CB_ARCH_DEEPSEEK_V2 || o->arch == CB_ARCH_DEEPSEEK_V3;
+	const struct cb_arch_desc *a = cb_arch_of((cb_u32)o->arch);
+	int ds = a->attn == CB_ATTN_MLA, dense = a->ffn == CB_FFN_DENSE;
 	char buf[200];
 	cb_u32 l;
 
@@ -216,12 +207,11 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 			    o->shared_ffn % cb_dtype_block((cb_u32)o->dtype)))
 		why = "a block type needs --hidden, --ffn and --shared-ffn to be whole blocks "
 		      "(a preset falls back where they are not)";
-	else if (o->arch == CB_ARCH_LLAMA && (o->experts > 0 || o->shared_ffn))
+	else if (dense && (o->experts > 0 || o->shared_ffn))
 		why = "llama is dense: no --experts or --shared-ffn";
-	else if (o->arch != CB_ARCH_LLAMA && (o->experts <= 0 || o->experts > CB_MAX_EXPERTS))
+	else if (!dense && (o->experts <= 0 || o->experts > CB_MAX_EXPERTS))
 		why = "an MoE architecture needs --experts in 1..256";
-	else if (o->arch != CB_ARCH_LLAMA &&
-		 (o->top_k <= 0 || o->top_k > o->experts || o->top_k > CB_MAX_TOP_K))
+	else if (!dense && (o->top_k <= 0 || o->top_k > o->experts || o->top_k > CB_MAX_TOP_K))
 		why = "--top-k must be in 1..min(experts, 16)";
 	else if (o->shared_ffn && o->arch != CB_ARCH_QWEN2_MOE)
 		why = "--shared-ffn is a qwen2_moe feature";
@@ -243,7 +233,8 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 				      o->arch == CB_ARCH_QWEN3_MOE ? 1e6f : 1e4f);
 	c->rms_eps_bits = f32_bits(1e-6f);
 	c->max_context = (cb_u32)o->context;
-	if (o->arch == CB_ARCH_LLAMA) {
+	c->qk_norm = a->qk_norm;
+	if (dense) {
 		c->dense_ffn = (cb_u32)o->ffn;
 		return 0;
 	}
@@ -260,11 +251,7 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 		c->shared_gate = o->shared_ffn != 0;
 		break;
 	case CB_ARCH_QWEN3_MOE:
-		c->qk_norm = CB_QK_NORM_HEAD;
 		c->norm_topk_prob = 1;
-		break;
-	case CB_ARCH_OLMOE:
-		c->qk_norm = CB_QK_NORM_FULL;
 		break;
 	case CB_ARCH_GPT_OSS:
 		/* GPT-OSS-20B/120B: even layers slide, the odd ones see everything */
@@ -366,20 +353,17 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		{ 0 }
 	};
 	long *num;
-	int c, i, li = 0;
+	int c, li = 0;
 
 	while ((c = getopt_long(argc, argv, "o:h", opts, &li)) != -1) {
 		num = NULL;
 		switch (c) {
 		case 'a':
-			for (i = 0; i < CB_ARCH__COUNT; i++)
-				if (arch_names[i] && !strcmp(optarg, arch_names[i]))
-					break;
-			if (i == CB_ARCH__COUNT) {
+			if (!cb_arch_by_name(optarg)) {
 				fprintf(stderr, "colibri synth: unknown --arch '%s'\n", optarg);
 				return -1;
 			}
-			o->arch = i;
+			o->arch = (int)cb_arch_by_name(optarg)->id;
 			break;
 		case 'H': num = &o->hidden; break;
 		case 'L': num = &o->layers; break;
@@ -515,7 +499,7 @@ int cmd_synth(int argc, char **argv)
 	if (synth_config(&o, &cfg))
 		return 2;
 	if (!o.name) {
-		snprintf(name, sizeof(name), "synth-%s-%s", arch_names[o.arch],
+		snprintf(name, sizeof(name), "synth-%s-%s", cb_arch_of((cb_u32)o.arch)->name,
 			 o.q.preset ? cb_preset_name(o.q.preset) : cb_dtype_name(o.dtype));
 		o.name = name;
 	}
@@ -567,7 +551,7 @@ int cmd_synth(int argc, char **argv)
 		goto err;
 	}
 	fprintf(stderr, "colibri synth: %s: %s, %u tensors, %.3f GiB of weights in %.1f s\n",
-		o.out, arch_names[o.arch], n, total / (double)(1u << 30), now_s() - t0);
+		o.out, cb_arch_of((cb_u32)o.arch)->name, n, total / (double)(1u << 30), now_s() - t0);
 	cb_host_exec_destroy(ex);
 	free(buf);
 	free(tok_json);

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "arch/cb_arch.h"
 #include "libcolibri.h"
 
 int colibri_dev_open(void)
@@ -252,12 +253,9 @@ int colibri_dev_submit(int fd, struct colibri_submit *s)
 
 const char *colibri_arch_name(unsigned int arch)
 {
-	static const char *const names[] = {
-		"llama", "mixtral", "qwen2_moe", "qwen3_moe", "olmoe", "gpt_oss",
-		"deepseek_v2", "deepseek_v3",
-	};
+	const struct cb_arch_desc *a = cb_arch_of(arch);
 
-	return arch < sizeof(names) / sizeof(names[0]) && names[arch] ? names[arch] : "unknown";
+	return a ? a->name : "unknown";
 }
 
 int colibri_dev_ensure_model(int fd, const char *path, const char *name, char *name_out,

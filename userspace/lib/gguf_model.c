@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/cb_arch.h"
 #include "cb_ops.h"
 #include "gguf.h"
 #include "gguf_gpt_oss.h"
@@ -53,39 +54,36 @@ static int parse_config(struct gloader *ld)
 {
 	struct cb_model_config *c = &ld->m->hf.cfg;
 	const struct gguf_file *gf = ld->gf;
+	const struct cb_arch_desc *a;
 	const struct gguf_tensor *t;
 	cb_u32 kl, vl, rd, ctx, gating;
 	float theta, eps, clamp, scale;
 	char key[128];
 	int r, b;
 
-	if (!strcmp(ld->arch, "llama")) {
-		c->arch = CB_ARCH_LLAMA;
-		c->rope_layout = CB_ROPE_INTERLEAVED;	/* q/k were permuted */
-		c->norm_topk_prob = 1;			/* Mixtral */
-	} else if (!strcmp(ld->arch, "qwen2moe")) {
-		c->arch = CB_ARCH_QWEN2_MOE;
-		c->rope_layout = CB_ROPE_NEOX;
-	} else if (!strcmp(ld->arch, "qwen3moe")) {
-		c->arch = CB_ARCH_QWEN3_MOE;
-		c->rope_layout = CB_ROPE_NEOX;
-		c->qk_norm = CB_QK_NORM_HEAD;
-		c->norm_topk_prob = 1;
-	} else if (!strcmp(ld->arch, "olmoe")) {
-		c->arch = CB_ARCH_OLMOE;
-		c->rope_layout = CB_ROPE_NEOX;
-		c->qk_norm = CB_QK_NORM_FULL;
-	} else if (!strcmp(ld->arch, "gpt-oss")) {
-		c->arch = CB_ARCH_GPT_OSS;
-		c->rope_layout = CB_ROPE_NEOX;
-	} else if (!strcmp(ld->arch, "deepseek2")) {
-		c->arch = CB_ARCH_DEEPSEEK_V2;		/* V3 if sigmoid (gguf_deepseek.c) */
-		c->rope_layout = CB_ROPE_INTERLEAVED;	/* llama.cpp's "normal" RoPE */
-	} else {
-		gguf_ld_err(ld, "architecture '%s' is not supported (llama, qwen2moe, qwen3moe, "
-			    "olmoe, gpt-oss and deepseek2 are)", ld->arch);
+	/*
+	 * The architecture its general.architecture names (llama: dense until
+	 * its experts say Mixtral, below; deepseek2: V2 until its gating says
+	 * V3, gguf_deepseek.c), with what its files leave unsaid: how q and k
+	 * pair RoPE's dimensions (llama.cpp permuted llama's and DeepSeek's to
+	 * interleaved pairs), whether the top_k weights are renormalised.
+	 */
+	a = cb_arch_by_gguf(ld->arch, 0);
+	if (!a) {
+		char known[256] = "";
+		cb_u32 i;
+
+		for (i = 0; i < cb_arch_count; i++)
+			if (cb_archs[i]->gguf_arch && !strstr(known, cb_archs[i]->gguf_arch))
+				snprintf(known + strlen(known), sizeof(known) - strlen(known),
+					 "%s%s", *known ? ", " : "", cb_archs[i]->gguf_arch);
+		gguf_ld_err(ld, "architecture '%s' is not supported (%s are)", ld->arch, known);
 		return -1;
 	}
+	c->arch = a->id;
+	c->rope_layout = a->gguf_rope;
+	c->qk_norm = a->qk_norm;
+	c->norm_topk_prob = a->gguf_norm_topk;
 
 	if (gguf_ld_u32(ld, "embedding_length", -1, &c->hidden) ||
 	    gguf_ld_u32(ld, "block_count", -1, &c->n_layers) ||
@@ -106,14 +104,14 @@ static int parse_config(struct gloader *ld)
 			    c->n_layers, c->n_experts, CB_MAX_LAYERS, CB_MAX_EXPERTS);
 		return -1;
 	}
-	/* gpt-oss and deepseek2: their own, below */
-	if (gating != 1 && c->arch != CB_ARCH_GPT_OSS && c->arch != CB_ARCH_DEEPSEEK_V2) {
+	/* the routers of gpt-oss and deepseek2 read their own, below */
+	if (gating != 1 && a->router != CB_ROUTER_TOPK_SOFTMAX && a->router != CB_ROUTER_SCORED) {
 		gguf_ld_err(ld, "%s.expert_gating_func %u is not supported (only softmax, 1)",
 			    ld->arch, gating);
 		return -1;
 	}
 	c->max_context = ctx;
-	if (c->arch == CB_ARCH_DEEPSEEK_V2 && gguf_deepseek_config(ld, gating, &kl))
+	if (a->attn == CB_ATTN_MLA && gguf_deepseek_config(ld, gating, &kl))
 		return -1;
 	if (cb_is_mla(c))
 		goto heads;	/* MLA's head dims: gguf_deepseek_config() */
@@ -168,9 +166,9 @@ heads:
 	}
 	if (!r)
 		c->norm_topk_prob = (cb_u32)b;
-	if (c->arch == CB_ARCH_LLAMA && c->n_experts)
-		c->arch = CB_ARCH_MIXTRAL;
-	if (c->arch == CB_ARCH_GPT_OSS && gguf_gpt_oss_config(ld->gf, c, ld->err, ld->errlen))
+	if (c->n_experts && a->ffn == CB_FFN_DENSE)
+		c->arch = cb_arch_by_gguf(ld->arch, 1)->id;	/* llama with experts: Mixtral */
+	if (cb_arch_uses_oss(a) && gguf_gpt_oss_config(ld->gf, c, ld->err, ld->errlen))
 		return -1;
 	if (c->n_experts && (!c->top_k || c->top_k > c->n_experts || c->top_k > CB_MAX_TOP_K)) {
 		gguf_ld_err(ld, "expert_used_count %u is out of range (1..%u)", c->top_k,

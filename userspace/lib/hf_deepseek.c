@@ -50,17 +50,6 @@ static cb_u32 bits_of(float f)
 	return u;
 }
 
-int hf_deepseek_arch(const char *arch, struct cb_model_config *cfg)
-{
-	if (!strcmp(arch, "DeepseekV2ForCausalLM"))
-		cfg->arch = CB_ARCH_DEEPSEEK_V2;
-	else if (!strcmp(arch, "DeepseekV3ForCausalLM"))
-		cfg->arch = CB_ARCH_DEEPSEEK_V3;
-	else
-		return 0;
-	return 1;
-}
-
 /*
  * A non-negative integer field below 2^32: 0 and *out, 1 if absent or null
  * (*out = def), -1 if present but not such a number.

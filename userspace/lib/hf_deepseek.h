@@ -14,9 +14,6 @@
 #include "cb_engine.h"
 #include "hf_loader.h"
 
-/* Is @arch (an HF class name) DeepSeek-V2 or V3?  Sets cfg->arch if so. */
-int hf_deepseek_arch(const char *arch, struct cb_model_config *cfg);
-
 /*
  * hf_deepseek_config() - every field of a DeepSeek config.json (the common
  * ones already parsed by hfmodel.c: vocab, hidden, layers, heads, eps,

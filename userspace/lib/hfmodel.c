@@ -23,6 +23,7 @@
 
 #include <cJSON.h>
 
+#include "arch/cb_arch.h"
 #include "cb_format.h"
 #include "hf_gpt_oss.h"
 #include "cb_ops.h"
@@ -116,24 +117,19 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 	}
 	a = arch->valuestring;
 	snprintf(ld->m->arch_name, sizeof(ld->m->arch_name), "%s", a);
-	if (!strcmp(a, "LlamaForCausalLM") || !strcmp(a, "MistralForCausalLM"))
-		c->arch = CB_ARCH_LLAMA;
-	else if (!strcmp(a, "MixtralForCausalLM"))
-		c->arch = CB_ARCH_MIXTRAL;
-	else if (!strcmp(a, "Qwen2MoeForCausalLM"))
-		c->arch = CB_ARCH_QWEN2_MOE;
-	else if (!strcmp(a, "Qwen3MoeForCausalLM"))
-		c->arch = CB_ARCH_QWEN3_MOE;
-	else if (!strcmp(a, "OlmoeForCausalLM"))
-		c->arch = CB_ARCH_OLMOE;
-	else if (!strcmp(a, "GptOssForCausalLM"))
-		c->arch = CB_ARCH_GPT_OSS;
-	else if (!hf_deepseek_arch(a, c)) {
-		seterr(ld, "%s/config.json: architecture '%s' is not supported "
-		       "(Llama, Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, GPT-OSS, DeepSeek-V2/V3 "
-		       "are)", dir, a);
+	if (!cb_arch_by_hf_class(a)) {
+		char known[512] = "";
+		cb_u32 i;
+
+		for (i = 0; i < cb_arch_count; i++)
+			snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+				 i ? ", " : "", cb_archs[i]->hf_classes[0]);
+		seterr(ld, "%s/config.json: architecture '%s' is not supported (%s are)", dir, a,
+		       known);
 		return -1;
 	}
+	c->arch = cb_arch_by_hf_class(a)->id;
+	c->qk_norm = cb_arch_of(c->arch)->qk_norm;
 
 	REQ("vocab_size", vocab_size);
 	REQ("hidden_size", hidden);
@@ -186,8 +182,6 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 			c->shared_gate = c->shared_ffn != 0;
 			/* Qwen2 attention always has q/k/v biases */
 			c->qkv_bias = jbool(root, "qkv_bias", 1);
-		} else {
-			c->qk_norm = CB_QK_NORM_HEAD;
 		}
 		v2 = cJSON_GetObjectItemCaseSensitive(root, "mlp_only_layers");
 		if (cJSON_IsArray(v2)) {
@@ -208,7 +202,6 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 		REQ("num_experts", n_experts);
 		REQ("num_experts_per_tok", top_k);
 		c->norm_topk_prob = jbool(root, "norm_topk_prob", 0);
-		c->qk_norm = CB_QK_NORM_FULL;
 		v2 = cJSON_GetObjectItemCaseSensitive(root, "clip_qkv");
 		if (cJSON_IsNumber(v2))
 			c->clip_qkv_bits = f32_bits((float)v2->valuedouble);
