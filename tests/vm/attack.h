@@ -3,13 +3,15 @@
  * attack.h - what the attack suite's programs (fuzz_test.c, storm_test.c)
  * share: one seed for a run, printed so that a failure can be replayed
  * (COLIBRI_ATTACK_SEED=N), each part's own stream derived from it, a time
- * box per part (COLIBRI_ATTACK_SECS, default 20), and the checks every
- * part ends with: the module gives back all it pinned, and the kernel log
- * stays clean.
+ * box per part (COLIBRI_ATTACK_SECS, default 20), the processes of a part
+ * (attack_fork(), part_begin(), part_end()): all dead and reaped before
+ * its checks, and the checks every part ends with: the module gives back
+ * all it pinned, and the kernel log stays clean.
  */
 #ifndef COLIBRI_VM_ATTACK_H
 #define COLIBRI_VM_ATTACK_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <signal.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,9 +113,41 @@ static void attack_noop(int sig)
 {
 }
 
+/* The process that forked this one (attack_fork()); 0 in the test process. */
+static pid_t attack_parent;
+
+/*
+ * SIGKILL when the parent dies.  fork() and a change of uid clear the
+ * parent-death signal, so every forked child sets it, again after
+ * drop_to(); and a parent that died before the prctl() sends nothing, so
+ * the child checks that it still has the parent it was forked by (an
+ * orphan is the test process's by then, the subreaper: see part_begin()).
+ */
+static inline void attack_die_with_parent(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (attack_parent && getppid() != attack_parent)
+		_exit(0);
+}
+
+/*
+ * fork() for every process of a part, workers and what they fork: the
+ * child dies with its parent (attack_die_with_parent()).
+ */
+static inline pid_t attack_fork(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (!pid) {
+		attack_parent = parent;
+		attack_die_with_parent();
+	}
+	return pid;
+}
+
 /*
  * For a part's children: signals interrupt system calls (no SA_RESTART),
- * SIGPIPE is ignored, and the child dies with the test process, so that a
+ * SIGPIPE is ignored, and the child dies with its parent, so that a
  * failed part leaves nothing attached behind it.  Call it again after a
  * change of uid, which clears the parent-death signal.
  */
@@ -123,7 +158,88 @@ static inline void attack_signals(void)
 	sigaction(SIGALRM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	attack_die_with_parent();
+}
+
+/*
+ * A part's processes all die with the part, and are all reaped before its
+ * final checks: a process still holding a descriptor of the device, or
+ * still in a call, makes "no session left" false, and one that outlives
+ * the part issues its commands (LOAD of fz as root, say) into the next.
+ * The parent-death signal alone does not give that: it kills, but nobody
+ * waits, so the checks may run while the killed process still holds its
+ * files; and it is one more thing every fork must remember.
+ *
+ * So the test process (the harness forks one per part) becomes a child
+ * subreaper: a descendant whose parent dies (a child a worker forked in
+ * the middle of a call, when the worker is killed) is reparented to it
+ * instead of to init, and part_end() can kill and wait for every
+ * descendant, whatever its depth, without knowing its pid.
+ */
+static inline void part_begin(void)
+{
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+/*
+ * SIGKILLs every child of this process (of any of its threads), their pids
+ * appended to @list if it is not NULL.
+ */
+static inline void part_kill_children(char *list, size_t len)
+{
+	char path[64], pid[32];
+	struct dirent *t;
+	DIR *d = opendir("/proc/self/task");
+
+	while (d && (t = readdir(d))) {
+		FILE *f;
+
+		if (t->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", t->d_name);
+		f = fopen(path, "re");
+		while (f && fscanf(f, "%31s", pid) == 1) {
+			kill(atoi(pid), SIGKILL);
+			if (list && strlen(list) + strlen(pid) + 2 < len)
+				strcat(strcat(list, " "), pid);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+/*
+ * Kills and reaps every descendant of the part's process: its children,
+ * and, through part_begin(), every orphan below them.  A process with a
+ * SIGKILL pending forks no more, so the rounds leave fewer each time;
+ * "children" may miss a process that comes or goes while it is read, so
+ * they go on until wait() says there is none.  One that does not die
+ * (stuck in the kernel) keeps the part here, named on stderr after 10 s,
+ * until the harness's timeout: a hang to see, not to step over.
+ * Return: how many were reaped.
+ */
+static inline int part_end(void)
+{
+	double t0 = mono_now();
+	int reaped = 0, told = 0;
+
+	for (;;) {
+		char left[512] = "";
+		pid_t pid;
+
+		part_kill_children(told || mono_now() - t0 < 10 ? NULL : left, sizeof(left));
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			reaped++;
+		if (pid < 0 && errno == ECHILD)
+			return reaped;
+		if (left[0]) {
+			fprintf(stderr, "# %s: not dead 10 s after SIGKILL:%s\n", __func__, left);
+			told = 1;
+		}
+		usleep(10 * 1000);
+	}
 }
 
 /* Unloads every model, revoking what is left of their sessions. */

@@ -256,7 +256,12 @@ static void fz_mid_call(struct fz *z)
 	__atomic_add_fetch(&fz_n->mid_calls, 1, __ATOMIC_RELAXED);
 	usleep(below(&z->r, 20000));
 	if (fork_it) {
-		pid_t pid = fork();
+		/*
+		 * The child outlives nothing: killed with this worker (a
+		 * fork clears the parent-death signal; attack_fork() sets it
+		 * again), reaped by the part's process (part_end()).
+		 */
+		pid_t pid = attack_fork();
 
 		if (!pid) {
 			for (int i = 0; i < 8; i++)
@@ -344,7 +349,7 @@ TEST(random_ioctls_and_uring_cmds)
 {
 	struct rng r = rng_of(part_seed("random_ioctls_and_uring_cmds", 1));
 	double until = mono_now() + attack_secs();
-	int fd = colibri_dev_open(), kmsg = kmsg_open(), kills = 0, n;
+	int fd = colibri_dev_open(), kmsg = kmsg_open(), kills = 0, orphans, n;
 	pid_t w[NWORKERS];
 	char path[4096], first[512];
 
@@ -355,8 +360,9 @@ TEST(random_ioctls_and_uring_cmds)
 	ASSERT_EQ(0, fixture("mixtral-q4_0", path, sizeof(path)));
 	unload_all(fd);
 	ASSERT_EQ(0, colibri_dev_load(fd, path, "fz", NULL, NULL));
+	part_begin();
 	for (int i = 0; i < NWORKERS; i++) {
-		w[i] = fork();
+		w[i] = attack_fork();
 		ASSERT_LE(0, w[i]);
 		if (!w[i])
 			fz_worker(rnd(&r), i >= 2, until, path);
@@ -370,7 +376,7 @@ TEST(random_ioctls_and_uring_cmds)
 		kill(w[i], SIGKILL);
 		waitpid(w[i], NULL, 0);
 		kills++;
-		w[i] = fork();
+		w[i] = attack_fork();
 		ASSERT_LE(0, w[i]);
 		if (!w[i])
 			fz_worker(rnd(&r), i >= 2, until, path);
@@ -379,8 +385,11 @@ TEST(random_ioctls_and_uring_cmds)
 		kill(w[i], SIGKILL);
 		waitpid(w[i], NULL, 0);
 	}
+	/* The children of killed workers too, before anything is checked. */
+	orphans = part_end();
 	n = colibri_dev_list(fd, NULL, 0);
-	TH_LOG("%d workers killed and replaced; %d models loaded at the end", kills, n);
+	TH_LOG("%d workers killed and replaced, %d orphans of theirs reaped; %d models loaded at the end",
+	       kills, orphans, n);
 	{
 		char hist[512] = "";
 

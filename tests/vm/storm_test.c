@@ -118,8 +118,9 @@ TEST(kill_storm_of_ioctl_and_uring_submitters)
 	ASSERT_LE(0, kmsg);
 	unload_all(fd);
 	ASSERT_EQ(0, load(fd, "mixtral-q8_0", "storm", &model));
+	part_begin();
 	for (int i = 0; i < NSTORM; i++) {
-		p[i] = fork();
+		p[i] = attack_fork();
 		ASSERT_LE(0, p[i]);
 		if (!p[i])
 			storm_child(rnd(&r));
@@ -131,7 +132,7 @@ TEST(kill_storm_of_ioctl_and_uring_submitters)
 		kill(p[i], SIGKILL);
 		waitpid(p[i], NULL, 0);
 		kills++;
-		p[i] = fork();
+		p[i] = attack_fork();
 		ASSERT_LE(0, p[i]);
 		if (!p[i])
 			storm_child(rnd(&r));
@@ -140,6 +141,7 @@ TEST(kill_storm_of_ioctl_and_uring_submitters)
 		kill(p[i], SIGKILL);
 		waitpid(p[i], NULL, 0);
 	}
+	part_end();
 	TH_LOG("%d submitters killed mid-work", kills);
 	EXPECT_EQ(model, settle_to(fd, model, 20000));
 	EXPECT_EQ(0, info_now(fd).nr_sessions);
@@ -296,10 +298,11 @@ TEST(load_unload_races)
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, kmsg);
 	unload_all(fd);
+	part_begin();
 	for (int i = 0; i < 4; i++) {
 		uint64_t seed = rnd(&r);
 
-		p[i] = fork();
+		p[i] = attack_fork();
 		ASSERT_LE(0, p[i]);
 		if (!p[i]) {
 			if (i < 3)
@@ -315,6 +318,7 @@ TEST(load_unload_races)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < 4; i++)
 		waitpid(p[i], NULL, 0);
+	part_end();
 	unload_all(fd);
 	TH_LOG("%d loads, %d unloads; %ld, %ld, %ld, %ld operations by the others",
 	       l[0].loads + l[1].loads, l[0].unloads + l[1].unloads, c[1].ops, c[2].ops, c[3].ops,
@@ -358,7 +362,8 @@ TEST(unprivileged_attempts)
 	unload_all(fd);
 	ASSERT_EQ(0, fixture("mixtral-q8_0", path, sizeof(path)));
 	ASSERT_EQ(0, colibri_dev_load(fd, path, "unpriv", NULL, &model));
-	pid = fork();
+	part_begin();
+	pid = attack_fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		int fds[64], mfd = open(path, O_RDONLY), perm = 0, tries = 0, n;
@@ -420,6 +425,7 @@ TEST(unprivileged_attempts)
 	ASSERT_EQ(1, write(go[1], "y", 1));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	EXPECT_EQ(0, WEXITSTATUS(st));
+	part_end();
 	EXPECT_EQ(model, settle_to(fd, model, 10000));
 	EXPECT_EQ(0, colibri_dev_unload(fd, "unpriv", 0));
 	EXPECT_EQ(0, kmsg_bad(kmsg, first, sizeof(first))) TH_LOG("kernel: %s", first);
