@@ -18,6 +18,7 @@
 #include "cb_format_same.h"
 #include "cb_gpt_oss.h"
 #include "cb_mla.h"
+#include "cb_role.h"
 #include "cb_why.h"
 
 /* ---- little-endian field access ------------------------------------- */
@@ -43,41 +44,6 @@ static cb_u64 rd64(const void *base, cb_u32 off)
 #define TOFF(f) ((cb_u32)__builtin_offsetof(struct colibri_file_tensor, f))
 
 /* ---- roles, shapes, canonical order ---------------------------------- */
-
-const char *cb_format_role_name(cb_u32 role)
-{
-	static const char *const names[] = {
-		[COLIBRI_T_EMBED] = "embed",
-		[COLIBRI_T_FINAL_NORM] = "final_norm",
-		[COLIBRI_T_LM_HEAD] = "lm_head",
-		[COLIBRI_T_ATTN_NORM] = "attn_norm",
-		[COLIBRI_T_WQ] = "wq",
-		[COLIBRI_T_WK] = "wk",
-		[COLIBRI_T_WV] = "wv",
-		[COLIBRI_T_WO] = "wo",
-		[COLIBRI_T_BQ] = "bq",
-		[COLIBRI_T_BK] = "bk",
-		[COLIBRI_T_BV] = "bv",
-		[COLIBRI_T_Q_NORM] = "q_norm",
-		[COLIBRI_T_K_NORM] = "k_norm",
-		[COLIBRI_T_FFN_NORM] = "ffn_norm",
-		[COLIBRI_T_ROUTER] = "router",
-		[COLIBRI_T_EXPERT_GATE] = "expert_gate",
-		[COLIBRI_T_EXPERT_UP] = "expert_up",
-		[COLIBRI_T_EXPERT_DOWN] = "expert_down",
-		[COLIBRI_T_SHARED_GATE] = "shared_gate",
-		[COLIBRI_T_SHARED_UP] = "shared_up",
-		[COLIBRI_T_SHARED_DOWN] = "shared_down",
-		[COLIBRI_T_SHARED_EXPERT_GATE] = "shared_expert_gate",
-		[COLIBRI_T_MLP_GATE] = "mlp_gate",
-		[COLIBRI_T_MLP_UP] = "mlp_up",
-		[COLIBRI_T_MLP_DOWN] = "mlp_down",
-	};
-
-	if (role < CB_ARRAY_SIZE(names) && names[role])
-		return names[role];
-	return cb_gpt_oss_role_name(role) ?: cb_mla_role_name(role);
-}
 
 /* Attention-part roles of a layer, in canonical order; returns the count. */
 static cb_u32 attn_roles(const struct cb_model_config *c, cb_u32 *roles)
@@ -821,72 +787,6 @@ cb_u64 cb_format_bind_size(const struct cb_format_info *info)
 	return CB_ALIGN(a, (cb_u64)64) + CB_ALIGN(b, (cb_u64)64) + 64;
 }
 
-static struct cb_tensor *tensor_of(struct cb_model_weights *w,
-				   struct cb_layer_weights *layers,
-				   const struct cb_format_slot *s)
-{
-	struct cb_layer_weights *L;
-	struct cb_expert_weights *x;
-
-	switch (s->role) {
-	case COLIBRI_T_EMBED:
-		return &w->embed;
-	case COLIBRI_T_FINAL_NORM:
-		return &w->final_norm;
-	case COLIBRI_T_LM_HEAD:
-		return &w->lm_head;
-	}
-	L = &layers[s->layer];
-	x = (struct cb_expert_weights *)L->experts;
-	switch (s->role) {
-	case COLIBRI_T_ATTN_NORM:
-		return &L->attn_norm;
-	case COLIBRI_T_WQ:
-		return &L->wq;
-	case COLIBRI_T_WK:
-		return &L->wk;
-	case COLIBRI_T_WV:
-		return &L->wv;
-	case COLIBRI_T_WO:
-		return &L->wo;
-	case COLIBRI_T_BQ:
-		return &L->bq;
-	case COLIBRI_T_BK:
-		return &L->bk;
-	case COLIBRI_T_BV:
-		return &L->bv;
-	case COLIBRI_T_Q_NORM:
-		return &L->q_norm;
-	case COLIBRI_T_K_NORM:
-		return &L->k_norm;
-	case COLIBRI_T_FFN_NORM:
-		return &L->ffn_norm;
-	case COLIBRI_T_ROUTER:
-		return &L->router;
-	case COLIBRI_T_EXPERT_GATE:
-		return x ? &x[s->expert].gate : CB_NULL;
-	case COLIBRI_T_EXPERT_UP:
-		return x ? &x[s->expert].up : CB_NULL;
-	case COLIBRI_T_EXPERT_DOWN:
-		return x ? &x[s->expert].down : CB_NULL;
-	case COLIBRI_T_SHARED_GATE:
-		return &L->shared_gate_proj;
-	case COLIBRI_T_SHARED_UP:
-		return &L->shared_up_proj;
-	case COLIBRI_T_SHARED_DOWN:
-		return &L->shared_down_proj;
-	case COLIBRI_T_SHARED_EXPERT_GATE:
-		return &L->shared_expert_gate;
-	case COLIBRI_T_MLP_GATE:
-		return &L->mlp_gate;
-	case COLIBRI_T_MLP_UP:
-		return &L->mlp_up;
-	case COLIBRI_T_MLP_DOWN:
-		return &L->mlp_down;
-	}
-	return cb_gpt_oss_tensor(L, s->role) ?: cb_mla_tensor_of(L, s->role);
-}
-
 int cb_format_bind(const struct cb_format_info *info, const void *dir,
 		   const void *data, cb_u64 data_size, void *mem, cb_u64 mem_size,
 		   struct cb_model_config *cfg, struct cb_model_weights *w,
@@ -935,7 +835,7 @@ int cb_format_bind(const struct cb_format_info *info, const void *dir,
 		iter_next(c, &it, &s);
 		if (__builtin_add_overflow(off, size, &end) || end > info->data_size)
 			return cb_why(why, whylen, -CB_EINVAL, "bind: tensor %L out of range", i);
-		t = tensor_of(w, layers, &s);
+		t = cb_role_tensor(w, layers, c->n_layers, c->n_experts, &s);
 		if (!t)
 			return cb_why(why, whylen, -CB_EINVAL, "bind: tensor %L has no place", i);
 		t->data = (const cb_u8 *)data + off;

@@ -241,7 +241,7 @@ struct cb_format_slot {
 int cb_format_tensor_slot(const struct cb_model_config *cfg, cb_u32 index,
 			  struct cb_format_slot *s);
 
-/* Short name of a role ("wq", "expert_up", ...); "?" if unknown. */
+/* Short name of a role ("wq", "expert_up", ...); "?" if unknown (cb_role.c). */
 const char *cb_format_role_name(cb_u32 role);
 
 /**

@@ -8,6 +8,7 @@
  */
 #include "cb_format.h"
 #include "cb_gpt_oss.h"
+#include "cb_role.h"
 #include "cb_why.h"
 
 /* An f32 bit pattern that is finite and > 0. */
@@ -100,44 +101,13 @@ int cb_gpt_oss_role_shape(const struct cb_model_config *c, cb_u32 role, cb_u32 *
 	return 0;
 }
 
-const char *cb_gpt_oss_role_name(cb_u32 role)
-{
-	static const char *const names[CB_GPT_OSS_ROLES] = {
-		"attn_sinks", "bo", "router_bias", "expert_gate_bias", "expert_up_bias",
-		"expert_down_bias",
-	};
-
-	if (role < COLIBRI_T_ATTN_SINKS || role >= COLIBRI_T_ATTN_SINKS + CB_GPT_OSS_ROLES)
-		return CB_NULL;
-	return names[role - COLIBRI_T_ATTN_SINKS];
-}
-
-struct cb_tensor *cb_gpt_oss_tensor(struct cb_layer_weights *L, cb_u32 role)
-{
-	switch (role) {
-	case COLIBRI_T_ATTN_SINKS:
-		return &L->oss.sinks;
-	case COLIBRI_T_BO:
-		return &L->oss.bo;
-	case COLIBRI_T_ROUTER_BIAS:
-		return &L->oss.router_bias;
-	case COLIBRI_T_EXPERT_GATE_BIAS:
-		return &L->oss.gate_bias;
-	case COLIBRI_T_EXPERT_UP_BIAS:
-		return &L->oss.up_bias;
-	case COLIBRI_T_EXPERT_DOWN_BIAS:
-		return &L->oss.down_bias;
-	}
-	return CB_NULL;
-}
-
 int cb_gpt_oss_check_layer(const struct cb_model_config *c, const struct cb_layer_weights *L)
 {
 	cb_u32 roles[CB_GPT_OSS_ROLES], n = cb_gpt_oss_roles(c, roles), i, rows, cols, vec;
 
 	for (i = 0; i < n; i++) {
-		const struct cb_tensor *t = cb_gpt_oss_tensor((struct cb_layer_weights *)L,
-							      roles[i]);
+		const struct cb_tensor *t = cb_role_layer_tensor((struct cb_layer_weights *)L,
+								 roles[i]);
 
 		cb_gpt_oss_role_shape(c, roles[i], &rows, &cols, &vec);
 		if (!t->data || t->dtype != CB_DT_F32 || t->rows != rows || t->cols != cols)

@@ -51,12 +51,6 @@ cb_u32 cb_gpt_oss_roles(const struct cb_model_config *c, cb_u32 *roles);
 int cb_gpt_oss_role_shape(const struct cb_model_config *c, cb_u32 role, cb_u32 *rows,
 			  cb_u32 *cols, cb_u32 *vector);
 
-/* Name of a GPT-OSS role ("attn_sinks", ...), NULL if not one. */
-const char *cb_gpt_oss_role_name(cb_u32 role);
-
-/* Where a GPT-OSS role of a layer lives in the tensor table, or NULL. */
-struct cb_tensor *cb_gpt_oss_tensor(struct cb_layer_weights *L, cb_u32 role);
-
 /* Every GPT-OSS tensor of layer @L present, f32, of its shape: 0 or -CB_EINVAL. */
 int cb_gpt_oss_check_layer(const struct cb_model_config *c, const struct cb_layer_weights *L);
 

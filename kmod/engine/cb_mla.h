@@ -54,12 +54,6 @@ int cb_mla_role_shape(const struct cb_model_config *c, cb_u32 role, cb_u32 *rows
 /* The config's MLA fields from the file header's ext_mla words. */
 void cb_mla_config_from_words(struct cb_mla_config *m, const cb_u32 *w);
 
-/* Short name of an MLA role or the router bias; "?" if neither. */
-const char *cb_mla_role_name(cb_u32 role);
-
-/* Layer @L's tensor of an MLA role or the router bias, or NULL. */
-struct cb_tensor *cb_mla_tensor_of(struct cb_layer_weights *L, cb_u32 role);
-
 /* Words of ext_mla (uapi struct colibri_file_mla). */
 #define CB_MLA_WORDS 12
 

@@ -211,36 +211,6 @@ int cb_mla_role_shape(const struct cb_model_config *c, cb_u32 role, cb_u32 *rows
 	return 0;
 }
 
-const char *cb_mla_role_name(cb_u32 role)
-{
-	switch (role) {
-	case COLIBRI_T_MLA_Q_A: return "q_a";
-	case COLIBRI_T_MLA_Q_A_NORM: return "q_a_norm";
-	case COLIBRI_T_MLA_Q_B: return "q_b";
-	case COLIBRI_T_MLA_KV_A: return "kv_a";
-	case COLIBRI_T_MLA_KV_A_NORM: return "kv_a_norm";
-	case COLIBRI_T_MLA_K_B: return "k_b";
-	case COLIBRI_T_MLA_V_B: return "v_b";
-	case COLIBRI_T_ROUTER_SEL_BIAS: return "router_sel_bias";
-	}
-	return "?";
-}
-
-struct cb_tensor *cb_mla_tensor_of(struct cb_layer_weights *L, cb_u32 role)
-{
-	switch (role) {
-	case COLIBRI_T_ROUTER_SEL_BIAS: return &L->router_sel_bias;
-	case COLIBRI_T_MLA_Q_A: return &L->q_a;
-	case COLIBRI_T_MLA_Q_A_NORM: return &L->q_a_norm;
-	case COLIBRI_T_MLA_Q_B: return &L->q_b;
-	case COLIBRI_T_MLA_KV_A: return &L->kv_a;
-	case COLIBRI_T_MLA_KV_A_NORM: return &L->kv_a_norm;
-	case COLIBRI_T_MLA_K_B: return &L->k_b;
-	case COLIBRI_T_MLA_V_B: return &L->v_b;
-	}
-	return CB_NULL;
-}
-
 void cb_format_mla_to_file(const struct cb_model_config *c, struct colibri_file_mla *f)
 {
 	f->q_lora_rank = c->mla.q_lora_rank;

@@ -14,6 +14,7 @@
 
 #include "cb_engine_priv.h"
 #include "cb_gpt_oss.h"
+#include "cb_role.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
 #include "cbfile.h"
@@ -284,35 +285,12 @@ static void test_file_round_trip(void)
 	CB_CHECK(!cbfile_writer_layout(w), "layout");
 	for (i = 0; i < n; i++) {
 		const struct cb_tensor *t;
-		const struct cb_layer_weights *L;
 
 		cbfile_writer_slot(w, i, &s);
-		L = s.layer < spec.n_layers ? &tm.layers[s.layer] : NULL;
-		t = s.role == COLIBRI_T_EMBED ? &tm.w.embed :
-		    s.role == COLIBRI_T_FINAL_NORM ? &tm.w.final_norm :
-		    s.role == COLIBRI_T_LM_HEAD ? &tm.w.lm_head :
-		    cb_gpt_oss_tensor((struct cb_layer_weights *)L, s.role);
-		if (!t) {
-			static const size_t off[] = {
-				[COLIBRI_T_ATTN_NORM] = offsetof(struct cb_layer_weights, attn_norm),
-				[COLIBRI_T_WQ] = offsetof(struct cb_layer_weights, wq),
-				[COLIBRI_T_WK] = offsetof(struct cb_layer_weights, wk),
-				[COLIBRI_T_WV] = offsetof(struct cb_layer_weights, wv),
-				[COLIBRI_T_WO] = offsetof(struct cb_layer_weights, wo),
-				[COLIBRI_T_BQ] = offsetof(struct cb_layer_weights, bq),
-				[COLIBRI_T_BK] = offsetof(struct cb_layer_weights, bk),
-				[COLIBRI_T_BV] = offsetof(struct cb_layer_weights, bv),
-				[COLIBRI_T_FFN_NORM] = offsetof(struct cb_layer_weights, ffn_norm),
-				[COLIBRI_T_ROUTER] = offsetof(struct cb_layer_weights, router),
-			};
-
-			if (s.expert != COLIBRI_FILE_NONE)
-				t = s.role == COLIBRI_T_EXPERT_GATE ? &L->experts[s.expert].gate :
-				    s.role == COLIBRI_T_EXPERT_UP ? &L->experts[s.expert].up :
-				    &L->experts[s.expert].down;
-			else
-				t = (const struct cb_tensor *)((const char *)L + off[s.role]);
-		}
+		t = cb_role_tensor(&tm.w, tm.layers, tm.cfg.n_layers, tm.cfg.n_experts, &s);
+		CB_CHECK(t, "slot %u (%s) has no tensor", i, cb_format_role_name(s.role));
+		if (!t)
+			continue;
 		CB_CHECK(!cbfile_writer_put(w, s.role, s.layer, s.expert, t->data,
 					    cb_dtype_row_bytes(t->dtype, t->cols) * t->rows),
 			 "put %s: %s", cb_format_role_name(s.role), cbfile_writer_error(w));

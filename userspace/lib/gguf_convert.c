@@ -11,7 +11,7 @@
 
 #include "cb_format.h"
 #include "cbfile.h"
-#include "cb_gpt_oss.h"
+#include "cb_role.h"
 #include "gguf.h"
 #include "tokenizer.h"
 
@@ -19,57 +19,8 @@
 static const struct cb_tensor *slot_tensor(const struct hf_model *m,
 					   const struct cb_format_slot *s)
 {
-	const struct cb_layer_weights *L;
-	const struct cb_expert_weights *e;
-
-	switch (s->role) {
-	case COLIBRI_T_EMBED: return &m->w.embed;
-	case COLIBRI_T_FINAL_NORM: return &m->w.final_norm;
-	case COLIBRI_T_LM_HEAD: return &m->w.lm_head;
-	}
-	if (s->layer >= m->cfg.n_layers)
-		return NULL;
-	L = &m->layers[s->layer];
-	if (cb_gpt_oss_tensor((struct cb_layer_weights *)L, s->role))	/* roles 64.. */
-		return cb_gpt_oss_tensor((struct cb_layer_weights *)L, s->role);
-	switch (s->role) {
-	case COLIBRI_T_ATTN_NORM: return &L->attn_norm;
-	case COLIBRI_T_WQ: return &L->wq;
-	case COLIBRI_T_WK: return &L->wk;
-	case COLIBRI_T_WV: return &L->wv;
-	case COLIBRI_T_WO: return &L->wo;
-	case COLIBRI_T_BQ: return &L->bq;
-	case COLIBRI_T_BK: return &L->bk;
-	case COLIBRI_T_BV: return &L->bv;
-	case COLIBRI_T_Q_NORM: return &L->q_norm;
-	case COLIBRI_T_K_NORM: return &L->k_norm;
-	case COLIBRI_T_FFN_NORM: return &L->ffn_norm;
-	case COLIBRI_T_ROUTER: return &L->router;
-	case COLIBRI_T_SHARED_GATE: return &L->shared_gate_proj;
-	case COLIBRI_T_SHARED_UP: return &L->shared_up_proj;
-	case COLIBRI_T_SHARED_DOWN: return &L->shared_down_proj;
-	case COLIBRI_T_SHARED_EXPERT_GATE: return &L->shared_expert_gate;
-	case COLIBRI_T_MLP_GATE: return &L->mlp_gate;
-	case COLIBRI_T_MLP_UP: return &L->mlp_up;
-	case COLIBRI_T_MLP_DOWN: return &L->mlp_down;
-	case COLIBRI_T_MLA_Q_A: return &L->q_a;
-	case COLIBRI_T_MLA_Q_A_NORM: return &L->q_a_norm;
-	case COLIBRI_T_MLA_Q_B: return &L->q_b;
-	case COLIBRI_T_MLA_KV_A: return &L->kv_a;
-	case COLIBRI_T_MLA_KV_A_NORM: return &L->kv_a_norm;
-	case COLIBRI_T_MLA_K_B: return &L->k_b;
-	case COLIBRI_T_MLA_V_B: return &L->v_b;
-	case COLIBRI_T_ROUTER_SEL_BIAS: return &L->router_sel_bias;
-	}
-	if (!L->experts || s->expert >= m->cfg.n_experts)
-		return NULL;
-	e = &L->experts[s->expert];
-	switch (s->role) {
-	case COLIBRI_T_EXPERT_GATE: return &e->gate;
-	case COLIBRI_T_EXPERT_UP: return &e->up;
-	case COLIBRI_T_EXPERT_DOWN: return &e->down;
-	}
-	return NULL;
+	return cb_role_tensor((struct cb_model_weights *)&m->w, m->layers, m->cfg.n_layers,
+			      m->cfg.n_experts, s);
 }
 
 int gguf_convert(const char *src, const char *out, const char *name, int no_tokenizer,

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "cb_format.h"
-#include "cb_gpt_oss.h"
+#include "cb_role.h"
 #include "cb_ops.h"
 #include "cbfile.h"
 #include "hf_gpt_oss.h"
@@ -17,40 +17,7 @@
 /* The tensor of @m a GPT-OSS slot names, or NULL. */
 static const struct cb_tensor *slot_tensor(struct hf_model *m, const struct cb_format_slot *s)
 {
-	struct cb_layer_weights *L;
-	const struct cb_tensor *t;
-
-	switch (s->role) {
-	case COLIBRI_T_EMBED: return &m->w.embed;
-	case COLIBRI_T_FINAL_NORM: return &m->w.final_norm;
-	case COLIBRI_T_LM_HEAD: return &m->w.lm_head;
-	}
-	if (s->layer >= m->cfg.n_layers)
-		return NULL;
-	L = &m->layers[s->layer];
-	t = cb_gpt_oss_tensor(L, s->role);
-	if (t)
-		return t;
-	switch (s->role) {
-	case COLIBRI_T_ATTN_NORM: return &L->attn_norm;
-	case COLIBRI_T_WQ: return &L->wq;
-	case COLIBRI_T_WK: return &L->wk;
-	case COLIBRI_T_WV: return &L->wv;
-	case COLIBRI_T_WO: return &L->wo;
-	case COLIBRI_T_BQ: return &L->bq;
-	case COLIBRI_T_BK: return &L->bk;
-	case COLIBRI_T_BV: return &L->bv;
-	case COLIBRI_T_FFN_NORM: return &L->ffn_norm;
-	case COLIBRI_T_ROUTER: return &L->router;
-	}
-	if (!L->experts || s->expert >= m->cfg.n_experts)
-		return NULL;
-	switch (s->role) {
-	case COLIBRI_T_EXPERT_GATE: return &L->experts[s->expert].gate;
-	case COLIBRI_T_EXPERT_UP: return &L->experts[s->expert].up;
-	case COLIBRI_T_EXPERT_DOWN: return &L->experts[s->expert].down;
-	}
-	return NULL;
+	return cb_role_tensor(&m->w, m->layers, m->cfg.n_layers, m->cfg.n_experts, s);
 }
 
 int hf_gpt_oss_write(const char *dir, const struct cb_quant *q, struct cbfile_writer *w,
