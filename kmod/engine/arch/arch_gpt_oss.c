@@ -17,6 +17,7 @@ const struct cb_arch_desc cb_arch_gpt_oss = {
 	.gguf_arch = "gpt-oss",
 	.gguf_rope = CB_ROPE_NEOX,
 	.gguf_norm_topk = 0,
+	.hf_add_bos = 0,
 	.qk_norm = CB_QK_NORM_NONE,
 	.attn = CB_ATTN_GQA_SINKS,
 	.ffn = CB_FFN_MOE,

@@ -67,6 +67,8 @@ enum cb_expert_kind {
  * @gguf_rope: enum cb_rope_layout of its GGUF q/k tensors (llama.cpp
  *	permuted llama's to interleaved pairs; HF's are always NeoX).
  * @gguf_norm_topk: norm_topk_prob of its GGUF files, which do not say.
+ * @hf_add_bos: its HF tokenizers add BOS when tokenizer_config.json does
+ *	not say (SentencePiece's Llama and Mixtral).
  * @qk_norm: enum cb_qk_norm: RMSNorm of q and k before RoPE.
  * @attn: enum cb_attn_kind.
  * @ffn: enum cb_ffn_kind.
@@ -81,6 +83,7 @@ struct cb_arch_desc {
 	const char *gguf_arch;
 	cb_u32 gguf_rope;
 	cb_u32 gguf_norm_topk;
+	cb_u32 hf_add_bos;
 	cb_u32 qk_norm;
 	cb_u32 attn;
 	cb_u32 ffn;
