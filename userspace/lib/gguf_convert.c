@@ -11,17 +11,9 @@
 
 #include "cb_format.h"
 #include "cbfile.h"
-#include "cb_role.h"
+#include "model_write.h"
 #include "gguf.h"
 #include "tokenizer.h"
-
-/* The tensor of the table that a .colibri directory slot stands for. */
-static const struct cb_tensor *slot_tensor(const struct hf_model *m,
-					   const struct cb_format_slot *s)
-{
-	return cb_role_tensor((struct cb_model_weights *)&m->w, m->layers, m->cfg.n_layers,
-			      m->cfg.n_experts, s);
-}
 
 int gguf_convert(const char *src, const char *out, const char *name, int no_tokenizer,
 		 char *err, size_t errlen)
@@ -29,12 +21,9 @@ int gguf_convert(const char *src, const char *out, const char *name, int no_toke
 	struct gguf_model *m = gguf_model_load(src, err, errlen);
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	struct cbfile_writer *w = NULL;
-	const struct cb_tensor *t;
-	struct cb_format_slot s;
-	char *tj = NULL, gname[COLIBRI_FILE_NAME_LEN];
+	char *tj = NULL, gname[COLIBRI_FILE_NAME_LEN], why[1024];
 	struct gguf_tok_ids ids;
 	struct gguf_str gs;
-	uint32_t i, n;
 	size_t tl = 0, k;
 	int r = -1;
 
@@ -76,35 +65,16 @@ int gguf_convert(const char *src, const char *out, const char *name, int no_toke
 	w = cbfile_writer_begin(out, &m->hf.cfg, &meta, err, errlen);
 	if (!w)
 		goto out;
-	n = cbfile_writer_count(w);
-	for (i = 0; i < n; i++) {
-		if (cbfile_writer_slot(w, i, &s))
-			goto werr;
-		t = slot_tensor(&m->hf, &s);
-		if (!t || !t->data || t->rows != s.rows || t->cols != s.cols) {
-			snprintf(err, errlen, "%s: no tensor for %s (layer %d, expert %d)", src,
-				 cb_format_role_name(s.role), (int)s.layer, (int)s.expert);
-			goto abort;
-		}
-		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, t->dtype))
-			goto werr;
-	}
-	if (cbfile_writer_layout(w))
-		goto werr;
-	for (i = 0; i < n; i++) {
-		if (cbfile_writer_slot(w, i, &s))
-			goto werr;
-		t = slot_tensor(&m->hf, &s);
-		/* GGUF bytes as they are: the block layouts are the same */
-		if (cbfile_writer_put(w, s.role, s.layer, s.expert, t->data,
-				      (size_t)cb_dtype_row_bytes(t->dtype, t->cols) * t->rows))
-			goto werr;
+	r = hf_model_write(&m->hf, w, why, sizeof(why));
+	if (r) {
+		/* a tensor the file lacks is the source's; the writer's, the output's */
+		snprintf(err, errlen, "%s: %s", r == -2 ? src : out, why);
+		r = -1;
+		goto abort;
 	}
 	r = cbfile_writer_finish(w, err, errlen);
 	w = NULL;
 	goto out;
-werr:
-	snprintf(err, errlen, "%s: %s", out, cbfile_writer_error(w));
 abort:
 	cbfile_writer_abort(w);
 out:
