@@ -266,11 +266,39 @@ static void unload_under_stall(struct __test_metadata *_metadata, int fd,
 
 enum stall_at { AT_TOKENS, AT_TRACE, AT_LOGITS };
 
-FIXTURE(submit) {
+/*
+ * What both fixtures hold: the unloader's descriptor, the holder's (with
+ * the model loaded as NAME), mem_used before the LOAD, the stall region.
+ */
+struct stall_base {
 	int fd, s;
 	uint64_t mem0;
-	struct colibri_attach a;
 	struct stall_region r;
+};
+
+static void base_setup(struct __test_metadata *_metadata, struct stall_base *b)
+{
+	b->r.uffd = -1;
+	b->fd = colibri_dev_open();
+	ASSERT_LE(0, b->fd);
+	colibri_dev_unload(b->fd, NAME, 1);
+	b->mem0 = info_now(b->fd).mem_used;
+	ASSERT_EQ(0, colibri_dev_load(b->fd, DEMO, NAME, NULL, NULL));
+	b->s = colibri_dev_open();
+	ASSERT_LE(0, b->s);
+}
+
+static void base_teardown(struct stall_base *b)
+{
+	close(b->s);
+	colibri_dev_unload(b->fd, NAME, 1);
+	region_free(&b->r);
+	close(b->fd);
+}
+
+FIXTURE(submit) {
+	struct stall_base b;
+	struct colibri_attach a;
 };
 
 FIXTURE_VARIANT(submit) {
@@ -287,23 +315,13 @@ FIXTURE_VARIANT_ADD(submit, logits_uring) { .at = AT_LOGITS, .uring = 1 };
 
 FIXTURE_SETUP(submit)
 {
-	self->r.uffd = -1;
-	self->fd = colibri_dev_open();
-	ASSERT_LE(0, self->fd);
-	colibri_dev_unload(self->fd, NAME, 1);
-	self->mem0 = info_now(self->fd).mem_used;
-	ASSERT_EQ(0, colibri_dev_load(self->fd, DEMO, NAME, NULL, NULL));
-	self->s = colibri_dev_open();
-	ASSERT_LE(0, self->s);
-	ASSERT_EQ(0, colibri_dev_attach(self->s, NAME, 64, 0, &self->a));
+	base_setup(_metadata, &self->b);
+	ASSERT_EQ(0, colibri_dev_attach(self->b.s, NAME, 64, 0, &self->a));
 }
 
 FIXTURE_TEARDOWN(submit)
 {
-	close(self->s);
-	colibri_dev_unload(self->fd, NAME, 1);
-	region_free(&self->r);
-	close(self->fd);
+	base_teardown(&self->b);
 }
 
 TEST_F(submit, unload_wait_returns_and_the_submit_ends_enodev)
@@ -312,16 +330,16 @@ TEST_F(submit, unload_wait_returns_and_the_submit_ends_enodev)
 	size_t logits_len = (size_t)self->a.vocab_size * 4, trace_len = 2 * (size_t)tpt * 4;
 	struct colibri_submit *sub = calloc(1, sizeof(*sub));
 	void *logits = calloc(1, logits_len), *trace = calloc(1, trace_len);
-	struct stalled c = { .fd = self->s, .arg = sub };
+	struct stalled c = { .fd = self->b.s, .arg = sub };
 	uint8_t *at;
 
 	ASSERT_TRUE(sub && logits && trace);
 	ASSERT_LT(0, tpt);
-	ASSERT_EQ(0, region_make(&self->r, variant->at == AT_LOGITS ? logits_len :
+	ASSERT_EQ(0, region_make(&self->b.r, variant->at == AT_LOGITS ? logits_len :
 				 variant->at == AT_TRACE ? trace_len : sizeof(toks), 0, NULL, 0));
-	at = self->r.base;
+	at = self->b.r.base;
 	/* The fill page served into a missing tokens page: valid token ids. */
-	memcpy(self->r.fill, toks, sizeof(toks));
+	memcpy(self->b.r.fill, toks, sizeof(toks));
 
 	sub->size = sizeof(*sub);
 	sub->flags = COLIBRI_SUBMIT_RESET | COLIBRI_SUBMIT_LOGITS | COLIBRI_SUBMIT_TRACE;
@@ -333,14 +351,14 @@ TEST_F(submit, unload_wait_returns_and_the_submit_ends_enodev)
 	sub->trace_len = 2 * tpt;
 	c.cmd = variant->uring ? 0 : COLIBRI_IOC_SUBMIT;
 
-	unload_under_stall(_metadata, self->fd, &self->r, &c, self->mem0);
+	unload_under_stall(_metadata, self->b.fd, &self->b.r, &c, self->b.mem0);
 	EXPECT_EQ(-ENODEV, c.ret)
 		TH_LOG("the stalled SUBMIT (%s) ended with %s", variant->uring ? "io_uring" : "ioctl",
 		       strerror(-c.ret));
 	/* The file's session is dead, and says so; it may attach anew. */
 	sub->tokens = (uintptr_t)toks;
 	sub->flags = COLIBRI_SUBMIT_RESET;
-	EXPECT_EQ(-ENODEV, colibri_dev_submit(self->s, sub));
+	EXPECT_EQ(-ENODEV, colibri_dev_submit(self->b.s, sub));
 	free(sub);
 	free(logits);
 	free(trace);
@@ -349,29 +367,17 @@ TEST_F(submit, unload_wait_returns_and_the_submit_ends_enodev)
 /* --- ATTACH and GET_TOKENIZER stalled at their copy-out ---------------------- */
 
 FIXTURE(copyout) {
-	int fd, s;
-	uint64_t mem0;
-	struct stall_region r;
+	struct stall_base b;
 };
 
 FIXTURE_SETUP(copyout)
 {
-	self->r.uffd = -1;
-	self->fd = colibri_dev_open();
-	ASSERT_LE(0, self->fd);
-	colibri_dev_unload(self->fd, NAME, 1);
-	self->mem0 = info_now(self->fd).mem_used;
-	ASSERT_EQ(0, colibri_dev_load(self->fd, DEMO, NAME, NULL, NULL));
-	self->s = colibri_dev_open();
-	ASSERT_LE(0, self->s);
+	base_setup(_metadata, &self->b);
 }
 
 FIXTURE_TEARDOWN(copyout)
 {
-	close(self->s);
-	colibri_dev_unload(self->fd, NAME, 1);
-	region_free(&self->r);
-	close(self->fd);
+	base_teardown(&self->b);
 }
 
 /*
@@ -382,7 +388,7 @@ FIXTURE_TEARDOWN(copyout)
 TEST_F(copyout, attach_answer_stalled_unload_wait_leaves_nothing_pinned)
 {
 	struct colibri_attach a = { .size = sizeof(a), .max_context = 64 };
-	struct stalled c = { .fd = self->s, .cmd = COLIBRI_IOC_ATTACH };
+	struct stalled c = { .fd = self->b.s, .cmd = COLIBRI_IOC_ATTACH };
 	uint32_t tok = 1;
 	struct colibri_submit sub = {
 		.size = sizeof(sub), .flags = COLIBRI_SUBMIT_RESET,
@@ -391,15 +397,15 @@ TEST_F(copyout, attach_answer_stalled_unload_wait_leaves_nothing_pinned)
 	int ret;
 
 	strncpy(a.name, NAME, sizeof(a.name) - 1);
-	ret = region_make(&self->r, sizeof(a), 1, &a, sizeof(a));
+	ret = region_make(&self->b.r, sizeof(a), 1, &a, sizeof(a));
 	if (ret == -EOPNOTSUPP)
 		SKIP(return, "this kernel has no userfaultfd write-protection for anonymous memory");
 	ASSERT_EQ(0, ret);
-	c.arg = self->r.base;
+	c.arg = self->b.r.base;
 
-	unload_under_stall(_metadata, self->fd, &self->r, &c, self->mem0);
+	unload_under_stall(_metadata, self->b.fd, &self->b.r, &c, self->b.mem0);
 	EXPECT_EQ(0, c.ret) TH_LOG("the stalled ATTACH ended with %s", strerror(-c.ret));
-	EXPECT_EQ(-ENODEV, colibri_dev_submit(self->s, &sub));
+	EXPECT_EQ(-ENODEV, colibri_dev_submit(self->b.s, &sub));
 }
 
 /*
@@ -410,7 +416,7 @@ TEST_F(copyout, attach_answer_stalled_unload_wait_leaves_nothing_pinned)
 TEST_F(copyout, tokenizer_copy_stalled_unload_wait_leaves_nothing_pinned)
 {
 	struct colibri_tokenizer t = { .size = sizeof(t) };
-	struct stalled c = { .fd = self->s, .cmd = COLIBRI_IOC_GET_TOKENIZER, .arg = &t };
+	struct stalled c = { .fd = self->b.s, .cmd = COLIBRI_IOC_GET_TOKENIZER, .arg = &t };
 	struct cbfile *file;
 	const char *json;
 	char err[256];
@@ -421,14 +427,14 @@ TEST_F(copyout, tokenizer_copy_stalled_unload_wait_leaves_nothing_pinned)
 	json = cbfile_tokenizer(file, &len);
 	ASSERT_NE(NULL, json);
 	strncpy(t.name, NAME, sizeof(t.name) - 1);
-	ASSERT_EQ(0, region_make(&self->r, len, 0, NULL, 0));
-	t.buf = (uintptr_t)self->r.base;
+	ASSERT_EQ(0, region_make(&self->b.r, len, 0, NULL, 0));
+	t.buf = (uintptr_t)self->b.r.base;
 	t.buf_len = len;
 
-	unload_under_stall(_metadata, self->fd, &self->r, &c, self->mem0);
+	unload_under_stall(_metadata, self->b.fd, &self->b.r, &c, self->b.mem0);
 	EXPECT_EQ(0, c.ret) TH_LOG("the stalled GET_TOKENIZER ended with %s", strerror(-c.ret));
 	EXPECT_EQ(len, t.section_size);
-	EXPECT_EQ(0, memcmp(self->r.base, json, len));
+	EXPECT_EQ(0, memcmp(self->b.r.base, json, len));
 	cbfile_close(file);
 }
 
