@@ -11,26 +11,10 @@
  */
 #include "cb_engine_priv.h"
 #include "cb_math.h"
+#include "cb_rope.h"
 
 #define ATT_TILE 32		/* positions per score tile (on the stack) */
 #define ATT_HEADS 8		/* query heads scored together: 1 KiB of stack */
-
-/* Rotate one head in place by the token's angles. */
-static void rope_head(float *h, const float *cs, int hd, int layout)
-{
-	int half = hd / 2, i;
-
-	for (i = 0; i < half; i++) {
-		float co = cs[i], si = cs[half + i];
-		/* NeoX pairs (i, i + d/2); interleaved pairs (2i, 2i + 1) */
-		int a = layout == CB_ROPE_NEOX ? i : 2 * i;
-		int b = layout == CB_ROPE_NEOX ? i + half : 2 * i + 1;
-		float x0 = h[a], x1 = h[b];
-
-		h[a] = x0 * co - x1 * si;
-		h[b] = x1 * co + x0 * si;
-	}
-}
 
 static void clip(float *x, int n, float lim)
 {
@@ -98,9 +82,9 @@ static void rope_cache_chunk(void *arg, int c)
 			clip(v, nk, lim);
 		}
 		for (h = 0; h < nq; h += hd)
-			rope_head(q + h, cs, hd, cf->rope_layout);
+			cb_rope_rotate(q + h, cs, hd, cf->rope_layout);
 		for (h = 0; h < nk; h += hd)
-			rope_head(k + h, cs, hd, cf->rope_layout);
+			cb_rope_rotate(k + h, cs, hd, cf->rope_layout);
 		for (i = 0; i < nk; i++) {
 			e->k_cache[cache + i] = k[i];
 			e->v_cache[cache + i] = v[i];

@@ -38,23 +38,6 @@ CB_STATIC_ASSERT(32ull * (CB_MAX_MLA_ROW * CB_PS_ATT + CB_PS_EXP) <= CB_CHUNK_PS
 CB_STATIC_ASSERT((cb_u64)CB_MAX_Q_LORA * (CB_PS_NORM + 3 * CB_PS_QUANT) <= CB_CHUNK_PS,
 		 "q_a norm of one row");
 
-/* Rotate @rd dimensions in place by the token's angles (cs: cos, then sin). */
-static void rope_part(float *h, const float *cs, int rd, int layout)
-{
-	int half = rd / 2, i;
-
-	for (i = 0; i < half; i++) {
-		float co = cs[i], si = cs[half + i];
-		/* NeoX pairs (i, i + d/2); interleaved pairs (2i, 2i + 1) */
-		int a = layout == CB_ROPE_NEOX ? i : 2 * i;
-		int b = layout == CB_ROPE_NEOX ? i + half : 2 * i + 1;
-		float x0 = h[a], x1 = h[b];
-
-		h[a] = x0 * co - x1 * si;
-		h[b] = x1 * co + x0 * si;
-	}
-}
-
 static cb_size T_of(const struct cb_engine *e)
 {
 	return e->p.max_batch_tokens;
@@ -103,7 +86,7 @@ static void prep_chunk(void *arg, int c)
 			cb_rms_apply(dst, kv, e->lw->kv_a_norm.data, cb_rms_inv(kv, R, eps), R);
 			for (i = 0; i < dr; i++)
 				dst[R + i] = kv[R + i];
-			rope_part(dst + R, cs, dr, (int)cf->rope_layout);
+			cb_rope_rotate(dst + R, cs, dr, (int)cf->rope_layout);
 		}
 		for (h = h0; h < h1; h++) {
 			const float *qh = e->q + (cb_size)t * e->qdim + (cb_size)h * e->hd;
@@ -115,7 +98,7 @@ static void prep_chunk(void *arg, int c)
 			cb_acts_quantize(e, &e->q_nope, r);
 			for (i = 0; i < dr; i++)
 				qp[i] = qh[dn + i];
-			rope_part(qp, cs, dr, (int)cf->rope_layout);
+			cb_rope_rotate(qp, cs, dr, (int)cf->rope_layout);
 		}
 	}
 }

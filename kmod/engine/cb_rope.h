@@ -11,6 +11,27 @@
 #include "cb_engine.h"
 
 /*
+ * cb_rope_rotate() - rotate the first @n dimensions (even) of a head in
+ * place by one token's angles @cs (n/2 cosines, then n/2 sines): NeoX
+ * pairs (i, i + n/2), interleaved pairs (2i, 2i + 1); @layout is enum
+ * cb_rope_layout.  The one rotation of every attention kind.
+ */
+static inline void cb_rope_rotate(float *h, const float *cs, int n, int layout)
+{
+	int half = n / 2, i;
+
+	for (i = 0; i < half; i++) {
+		float co = cs[i], si = cs[half + i];
+		int a = layout == CB_ROPE_NEOX ? i : 2 * i;
+		int b = layout == CB_ROPE_NEOX ? i + half : 2 * i + 1;
+		float x0 = h[a], x1 = h[b];
+
+		h[a] = x0 * co - x1 * si;
+		h[b] = x1 * co + x0 * si;
+	}
+}
+
+/*
  * The per-model constants of the frequencies over @rot_dim rotated
  * dimensions, computed once by cb_rope_prepare() (a few logs), then read
  * per dimension by cb_rope_inv_freq().
