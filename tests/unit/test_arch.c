@@ -98,7 +98,7 @@ static void test_kinds(void)
 
 		CB_CHECK((a->ffn == CB_FFN_DENSE) == (a->router == CB_ROUTER_NONE),
 			 "%s: a router without experts, or experts without one", a->name);
-		CB_CHECK(a->attn <= CB_ATTN_MLA && a->ffn <= CB_FFN_MOE_SHARED &&
+		CB_CHECK(a->attn <= CB_ATTN_MLA && a->ffn <= CB_FFN_MOE_SHARED_GATED &&
 			 a->router <= CB_ROUTER_SCORED && a->expert <= CB_EXPERT_SWIGLU_OSS &&
 			 a->qk_norm <= CB_QK_NORM_FULL && a->gguf_rope <= CB_ROPE_INTERLEAVED,
 			 "%s: a kind out of range", a->name);
@@ -113,11 +113,46 @@ static void test_kinds(void)
 		 cb_arch_of(CB_ARCH_MIXTRAL)->qk_norm == CB_QK_NORM_NONE, "q/k norms");
 }
 
+/* Every key list ends, names a field inside the config, and reads a key once. */
+static void test_hf_config_keys(void)
+{
+	cb_u32 i, j, n;
+
+	for (i = 0; i < cb_arch_count; i++) {
+		const struct cb_arch_desc *a = cb_archs[i];
+		const struct cb_arch_hf_key *k = a->hf_config;
+
+		CB_CHECK(k, "%s: no key list", a->name);
+		for (n = 0; k && k[n].how != CB_HF_END && n < 64; n++) {
+			cb_u32 size = k[n].how == CB_HF_LAYERS ? sizeof(cb_u64) : sizeof(cb_u32);
+
+			CB_CHECK(k[n].how <= CB_HF_LAYERS, "%s: key %u: how %u", a->name, n,
+				 k[n].how);
+			CB_CHECK(k[n].field + size <= sizeof(struct cb_model_config) &&
+				 k[n].field % size == 0, "%s: key %u: field %u", a->name, n,
+				 k[n].field);
+			CB_CHECK((k[n].how == CB_HF_SET) == !k[n].key, "%s: key %u", a->name, n);
+			for (j = 0; j < n && k[n].key; j++)
+				CB_CHECK(!k[j].key || strcmp(k[j].key, k[n].key),
+					 "%s: '%s' twice", a->name, k[n].key);
+		}
+		CB_CHECK(n < 64, "%s: key list does not end", a->name);
+		/* a MoE architecture reads its experts (MLA's from hf_deepseek.c) */
+		if (a->ffn != CB_FFN_DENSE && a->attn != CB_ATTN_MLA)
+			for (j = 0; j < n; j++)
+				if (k[j].field == CB_HF_FIELD(n_experts))
+					break;
+		CB_CHECK(a->ffn == CB_FFN_DENSE || a->attn == CB_ATTN_MLA || j < n,
+			 "%s: no key fills n_experts", a->name);
+	}
+}
+
 int main(void)
 {
 	CB_RUN(test_every_id_has_its_entry);
 	CB_RUN(test_names_are_unique_and_found);
 	CB_RUN(test_gguf_names);
 	CB_RUN(test_kinds);
+	CB_RUN(test_hf_config_keys);
 	return cb_test_done();
 }

@@ -213,7 +213,7 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 		why = "an MoE architecture needs --experts in 1..256";
 	else if (!dense && (o->top_k <= 0 || o->top_k > o->experts || o->top_k > CB_MAX_TOP_K))
 		why = "--top-k must be in 1..min(experts, 16)";
-	else if (o->shared_ffn && o->arch != CB_ARCH_QWEN2_MOE)
+	else if (o->shared_ffn && a->ffn != CB_FFN_MOE_SHARED_GATED)
 		why = "--shared-ffn is a qwen2_moe feature";
 	if (why) {
 		fprintf(stderr, "colibri synth: bad shape: %s\n", why);

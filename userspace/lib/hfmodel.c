@@ -101,10 +101,77 @@ static int jbool(const cJSON *root, const char *key, int def)
 		c->field = (cb_u32)v;					\
 	} while (0)
 
+/*
+ * The keys of @root an architecture lists (struct cb_arch_hf_key, its arch
+ * file), in order, into the config.  Return: 0, or -1 with the key named.
+ */
+static int config_keys(struct hf_loader *ld, const char *dir, const cJSON *root,
+		       const struct cb_arch_hf_key *k)
+{
+	struct cb_model_config *c = &ld->m->cfg;
+	char first[64];
+	long long v;
+
+	for (; k->how != CB_HF_END; k++) {
+		cb_u32 *f = (cb_u32 *)((char *)c + k->field);
+		const char *key = k->key, *alt = key ? strchr(key, '|') : NULL;
+		const cJSON *j, *it;
+
+		if (alt) {
+			/* "a|b": a where it is a good integer, else b */
+			snprintf(first, sizeof(first), "%.*s", (int)(alt - key), key);
+			if (!jint(root, first, -1, &v)) {
+				*f = (cb_u32)v;
+				continue;
+			}
+			key = alt + 1;
+		}
+		switch (k->how) {
+		case CB_HF_REQ:
+		case CB_HF_OPT:
+			if (jint(root, key, k->how == CB_HF_REQ ? -1 : (long long)k->def, &v)) {
+				seterr(ld, "%s/config.json: %sbad '%s'", dir,
+				       k->how == CB_HF_REQ ? "missing or " : "", key);
+				return -1;
+			}
+			*f = (cb_u32)v;
+			break;
+		case CB_HF_BOOL:
+			*f = (cb_u32)jbool(root, key, (int)k->def);
+			break;
+		case CB_HF_F32:
+			j = cJSON_GetObjectItemCaseSensitive(root, key);
+			if (cJSON_IsNumber(j))
+				*f = f32_bits((float)j->valuedouble);
+			break;
+		case CB_HF_SET:
+			*f = k->def;
+			break;
+		case CB_HF_LAYERS:
+			j = cJSON_GetObjectItemCaseSensitive(root, key);
+			if (!cJSON_IsArray(j))
+				break;
+			cJSON_ArrayForEach(it, j) {
+				cb_u64 *bits = (cb_u64 *)((char *)c + k->field);
+
+				if (!cJSON_IsNumber(it) || it->valuedouble < 0 ||
+				    it->valuedouble >= CB_MAX_LAYERS) {
+					seterr(ld, "%s/config.json: bad %s", dir, key);
+					return -1;
+				}
+				bits[it->valueint / 64] |= 1ull << (it->valueint % 64);
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
 static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root)
 {
 	struct cb_model_config *c = &ld->m->cfg;
 	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
+	const struct cb_arch_desc *desc;
 	const cJSON *v2;
 	const char *a;
 	char why[200];
@@ -128,8 +195,9 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 		       known);
 		return -1;
 	}
-	c->arch = cb_arch_by_hf_class(a)->id;
-	c->qk_norm = cb_arch_of(c->arch)->qk_norm;
+	desc = cb_arch_by_hf_class(a);
+	c->arch = desc->id;
+	c->qk_norm = desc->qk_norm;
 
 	REQ("vocab_size", vocab_size);
 	REQ("hidden_size", hidden);
@@ -159,65 +227,15 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 		return -1;
 	}
 
-	switch (c->arch) {
-	case CB_ARCH_LLAMA:
-		REQ("intermediate_size", dense_ffn);
-		break;
-	case CB_ARCH_MIXTRAL:
-		REQ("intermediate_size", expert_ffn);
-		REQ("num_local_experts", n_experts);
-		REQ("num_experts_per_tok", top_k);
-		c->norm_topk_prob = 1;	/* Mixtral always renormalises */
-		break;
-	case CB_ARCH_QWEN2_MOE:
-	case CB_ARCH_QWEN3_MOE:
-		REQ("moe_intermediate_size", expert_ffn);
-		REQ("num_experts", n_experts);
-		REQ("num_experts_per_tok", top_k);
-		OPT("intermediate_size", 0, dense_ffn);
-		OPT("decoder_sparse_step", 1, decoder_sparse_step);
-		c->norm_topk_prob = jbool(root, "norm_topk_prob", 0);
-		if (c->arch == CB_ARCH_QWEN2_MOE) {
-			OPT("shared_expert_intermediate_size", 0, shared_ffn);
-			c->shared_gate = c->shared_ffn != 0;
-			/* Qwen2 attention always has q/k/v biases */
-			c->qkv_bias = jbool(root, "qkv_bias", 1);
-		}
-		v2 = cJSON_GetObjectItemCaseSensitive(root, "mlp_only_layers");
-		if (cJSON_IsArray(v2)) {
-			const cJSON *it;
-
-			cJSON_ArrayForEach(it, v2) {
-				if (!cJSON_IsNumber(it) || it->valuedouble < 0 ||
-				    it->valuedouble >= CB_MAX_LAYERS) {
-					seterr(ld, "%s/config.json: bad mlp_only_layers", dir);
-					return -1;
-				}
-				c->mlp_only_layers[it->valueint / 64] |= 1ull << (it->valueint % 64);
-			}
-		}
-		break;
-	case CB_ARCH_OLMOE:
-		REQ("intermediate_size", expert_ffn);
-		REQ("num_experts", n_experts);
-		REQ("num_experts_per_tok", top_k);
-		c->norm_topk_prob = jbool(root, "norm_topk_prob", 0);
-		v2 = cJSON_GetObjectItemCaseSensitive(root, "clip_qkv");
-		if (cJSON_IsNumber(v2))
-			c->clip_qkv_bits = f32_bits((float)v2->valuedouble);
-		break;
-	case CB_ARCH_GPT_OSS:
-		REQ("intermediate_size", expert_ffn);
-		REQ("num_local_experts", n_experts);
-		if (jint(root, "num_experts_per_tok", -1, &v))
-			REQ("experts_per_token", top_k);
-		else
-			c->top_k = (cb_u32)v;
+	/* its own keys, then the blocks of its kinds */
+	if (config_keys(ld, dir, root, desc->hf_config))
+		return -1;
+	if (desc->ffn == CB_FFN_MOE_SHARED_GATED)
+		c->shared_gate = c->shared_ffn != 0;
+	if (cb_arch_uses_oss(desc))
 		return hf_gpt_oss_config(root, c, dir, ld->err, ld->errlen);
-	case CB_ARCH_DEEPSEEK_V2:
-	case CB_ARCH_DEEPSEEK_V3:
+	if (desc->attn == CB_ATTN_MLA)
 		return hf_deepseek_config(ld, dir, root);
-	}
 	return 0;
 }
 

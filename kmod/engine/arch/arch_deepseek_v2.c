@@ -8,10 +8,16 @@
 
 static const char *const hf_classes[] = { "DeepseekV2ForCausalLM", CB_NULL };
 
+/* Everything past the shared keys is MLA's and its routing's: hf_deepseek.c. */
+static const struct cb_arch_hf_key hf_config[] = {
+	{ CB_NULL, CB_HF_END, 0, 0 },
+};
+
 const struct cb_arch_desc cb_arch_deepseek_v2 = {
 	.id = CB_ARCH_DEEPSEEK_V2,
 	.name = "deepseek_v2",
 	.hf_classes = hf_classes,
+	.hf_config = hf_config,
 	.hf_model_type = "deepseek_v2",
 	.gguf_arch = "deepseek2",
 	.gguf_rope = CB_ROPE_INTERLEAVED,

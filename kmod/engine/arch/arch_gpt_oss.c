@@ -9,10 +9,19 @@
 
 static const char *const hf_classes[] = { "GptOssForCausalLM", CB_NULL };
 
+/* config.json (then the rest of GPT-OSS's block: hf_gpt_oss.c) */
+static const struct cb_arch_hf_key hf_config[] = {
+	{ "intermediate_size", CB_HF_REQ, CB_HF_FIELD(expert_ffn), 0 },
+	{ "num_local_experts", CB_HF_REQ, CB_HF_FIELD(n_experts), 0 },
+	{ "num_experts_per_tok|experts_per_token", CB_HF_REQ, CB_HF_FIELD(top_k), 0 },
+	{ CB_NULL, CB_HF_END, 0, 0 },
+};
+
 const struct cb_arch_desc cb_arch_gpt_oss = {
 	.id = CB_ARCH_GPT_OSS,
 	.name = "gpt_oss",
 	.hf_classes = hf_classes,
+	.hf_config = hf_config,
 	.hf_model_type = "gpt_oss",
 	.gguf_arch = "gpt-oss",
 	.gguf_rope = CB_ROPE_NEOX,

@@ -7,10 +7,17 @@
 
 static const char *const hf_classes[] = { "LlamaForCausalLM", "MistralForCausalLM", CB_NULL };
 
+/* config.json */
+static const struct cb_arch_hf_key hf_config[] = {
+	{ "intermediate_size", CB_HF_REQ, CB_HF_FIELD(dense_ffn), 0 },
+	{ CB_NULL, CB_HF_END, 0, 0 },
+};
+
 const struct cb_arch_desc cb_arch_llama = {
 	.id = CB_ARCH_LLAMA,
 	.name = "llama",
 	.hf_classes = hf_classes,
+	.hf_config = hf_config,
 	.hf_model_type = "llama",
 	.gguf_arch = "llama",
 	.gguf_rope = CB_ROPE_INTERLEAVED,

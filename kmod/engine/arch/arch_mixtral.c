@@ -9,10 +9,21 @@
 
 static const char *const hf_classes[] = { "MixtralForCausalLM", CB_NULL };
 
+/* config.json */
+static const struct cb_arch_hf_key hf_config[] = {
+	{ "intermediate_size", CB_HF_REQ, CB_HF_FIELD(expert_ffn), 0 },
+	{ "num_local_experts", CB_HF_REQ, CB_HF_FIELD(n_experts), 0 },
+	{ "num_experts_per_tok", CB_HF_REQ, CB_HF_FIELD(top_k), 0 },
+	/* Mixtral always renormalises */
+	{ CB_NULL, CB_HF_SET, CB_HF_FIELD(norm_topk_prob), 1 },
+	{ CB_NULL, CB_HF_END, 0, 0 },
+};
+
 const struct cb_arch_desc cb_arch_mixtral = {
 	.id = CB_ARCH_MIXTRAL,
 	.name = "mixtral",
 	.hf_classes = hf_classes,
+	.hf_config = hf_config,
 	.hf_model_type = "mixtral",
 	.gguf_arch = "llama",
 	.gguf_rope = CB_ROPE_INTERLEAVED,

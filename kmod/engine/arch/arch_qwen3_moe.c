@@ -7,10 +7,23 @@
 
 static const char *const hf_classes[] = { "Qwen3MoeForCausalLM", CB_NULL };
 
+/* config.json */
+static const struct cb_arch_hf_key hf_config[] = {
+	{ "moe_intermediate_size", CB_HF_REQ, CB_HF_FIELD(expert_ffn), 0 },
+	{ "num_experts", CB_HF_REQ, CB_HF_FIELD(n_experts), 0 },
+	{ "num_experts_per_tok", CB_HF_REQ, CB_HF_FIELD(top_k), 0 },
+	{ "intermediate_size", CB_HF_OPT, CB_HF_FIELD(dense_ffn), 0 },
+	{ "decoder_sparse_step", CB_HF_OPT, CB_HF_FIELD(decoder_sparse_step), 1 },
+	{ "norm_topk_prob", CB_HF_BOOL, CB_HF_FIELD(norm_topk_prob), 0 },
+	{ "mlp_only_layers", CB_HF_LAYERS, CB_HF_FIELD(mlp_only_layers), 0 },
+	{ CB_NULL, CB_HF_END, 0, 0 },
+};
+
 const struct cb_arch_desc cb_arch_qwen3_moe = {
 	.id = CB_ARCH_QWEN3_MOE,
 	.name = "qwen3_moe",
 	.hf_classes = hf_classes,
+	.hf_config = hf_config,
 	.hf_model_type = "qwen3_moe",
 	.gguf_arch = "qwen3moe",
 	.gguf_rope = CB_ROPE_NEOX,

@@ -35,6 +35,8 @@ enum cb_ffn_kind {
 	CB_FFN_DENSE = 0,	/* a SwiGLU MLP in every layer; no experts */
 	CB_FFN_MOE = 1,		/* routed experts */
 	CB_FFN_MOE_SHARED = 2,	/* routed experts plus shared ones */
+	CB_FFN_MOE_SHARED_GATED = 3,	/* ... the shared one behind a sigmoid gate
+					 * (Qwen2-MoE: shared_gate) */
 };
 
 /* How a router turns its logits into top_k experts and weights. */
@@ -55,6 +57,38 @@ enum cb_expert_kind {
 					 * accelerator's expert task cannot carry it */
 };
 
+/* How a config.json key fills a config field (struct cb_arch_hf_key). */
+enum cb_hf_how {
+	CB_HF_END = 0,		/* the end of the list */
+	CB_HF_REQ = 1,		/* an integer in 0..2^32-1 the file must have */
+	CB_HF_OPT = 2,		/* ... or @def where it is absent or null */
+	CB_HF_BOOL = 3,		/* true or false; @def where it is not a bool */
+	CB_HF_F32 = 4,		/* a number, stored as f32 bits; left alone if absent */
+	CB_HF_SET = 5,		/* no key: the field is @def */
+	CB_HF_LAYERS = 6,	/* a list of layer numbers: their bits in a layer bitmap */
+};
+
+/**
+ * struct cb_arch_hf_key - one config.json key of an architecture's
+ *	Hugging Face checkpoints, and the config field it fills.
+ * @key: the key; "a|b" reads a, or b where a is absent or bad.
+ * @how: enum cb_hf_how.
+ * @field: the field's offset in struct cb_model_config (CB_HF_FIELD()).
+ * @def: the default (CB_HF_OPT, CB_HF_BOOL) or the value (CB_HF_SET).
+ *
+ * Read in order, after the keys every architecture shares (sizes, heads,
+ * RoPE, norms: userspace/lib/hfmodel.c), so a key here may override one
+ * of those.
+ */
+struct cb_arch_hf_key {
+	const char *key;
+	cb_u32 how;
+	cb_u32 field;
+	cb_u32 def;
+};
+
+#define CB_HF_FIELD(f) ((cb_u32)__builtin_offsetof(struct cb_model_config, f))
+
 /**
  * struct cb_arch_desc - one architecture.
  * @id: enum cb_arch (cb_engine.h), uapi's COLIBRI_ARCH_*.
@@ -62,6 +96,9 @@ enum cb_expert_kind {
  * @hf_classes: config.json's architectures[0] read as this, NULL-ended;
  *	the first is the one a converted file reports.
  * @hf_model_type: config.json's model_type.
+ * @hf_config: its config.json keys, ended by CB_HF_END; the blocks of the
+ *	GPT-OSS and MLA kinds have readers of their own (hf_gpt_oss.c,
+ *	hf_deepseek.c).
  * @gguf_arch: GGUF general.architecture read as this (with @ffn: llama
  *	and Mixtral share "llama"); NULL if none.
  * @gguf_rope: enum cb_rope_layout of its GGUF q/k tensors (llama.cpp
@@ -80,6 +117,7 @@ struct cb_arch_desc {
 	const char *name;
 	const char *const *hf_classes;
 	const char *hf_model_type;
+	const struct cb_arch_hf_key *hf_config;
 	const char *gguf_arch;
 	cb_u32 gguf_rope;
 	cb_u32 gguf_norm_topk;
