@@ -81,6 +81,14 @@ static void test_gguf_names(void)
 	}
 	CB_CHECK(!cb_arch_by_gguf("gpt-neox", 0) && !cb_arch_by_gguf(NULL, 1),
 		 "an unknown GGUF architecture is found");
+	for (i = 0; i < cb_arch_count; i++)
+		CB_CHECK(cb_archs[i]->gguf_expert_ffn_key, "%s: no expert FFN key", cb_archs[i]->name);
+	/* llama.cpp's own names: GPT-OSS's post-attention norm */
+	CB_CHECK(!strcmp(cb_arch_gguf_name(cb_arch_of(CB_ARCH_GPT_OSS), COLIBRI_T_FFN_NORM, "x"),
+			 "post_attention_norm.weight") &&
+		 !strcmp(cb_arch_gguf_name(cb_arch_of(CB_ARCH_GPT_OSS), COLIBRI_T_WQ, "x"), "x") &&
+		 !strcmp(cb_arch_gguf_name(cb_arch_of(CB_ARCH_MIXTRAL), COLIBRI_T_FFN_NORM, "x"),
+			 "x"), "GGUF tensor names");
 	/* What the GGUF importer has always assumed of their files. */
 	CB_CHECK(cb_arch_of(CB_ARCH_LLAMA)->gguf_rope == CB_ROPE_INTERLEAVED &&
 		 cb_arch_of(CB_ARCH_DEEPSEEK_V2)->gguf_rope == CB_ROPE_INTERLEAVED &&

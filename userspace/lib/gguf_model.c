@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "arch/cb_arch.h"
+#include "cb_format.h"
 #include "cb_ops.h"
 #include "gguf.h"
 #include "gguf_gpt_oss.h"
@@ -297,9 +298,7 @@ static int scan_layers(struct gloader *ld)
 	}
 	/* cross-check the sizes the metadata states, where it states them */
 	if (c->expert_ffn) {
-		const char *k = c->arch == CB_ARCH_QWEN2_MOE || c->arch == CB_ARCH_QWEN3_MOE ||
-				c->arch == CB_ARCH_GPT_OSS || cb_is_mla(c) ?
-				"expert_feed_forward_length" : "feed_forward_length";
+		const char *k = cb_arch_of(c->arch)->gguf_expert_ffn_key;
 
 		if (gguf_ld_u32(ld, k, c->expert_ffn, &meta))
 			return -1;
@@ -325,6 +324,7 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 {
 	struct hf_model *m = &ld->m->hf;
 	const struct cb_model_config *c = &m->cfg;
+	const struct cb_arch_desc *a = cb_arch_of(c->arch);
 	struct cb_layer_weights *L = &m->layers[l];
 	cb_u32 qd = c->n_heads * c->head_dim, kvd = c->n_kv_heads * c->head_dim;
 	cb_u32 H = c->hidden;
@@ -337,8 +337,7 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 			return -1;					\
 	} while (0)
 	LD(attn_norm, "attn_norm.weight", 1, H, 1);
-	LD(ffn_norm, c->arch == CB_ARCH_GPT_OSS ? "post_attention_norm.weight" : "ffn_norm.weight",
-	   1, H, 1);
+	LD(ffn_norm, cb_arch_gguf_name(a, COLIBRI_T_FFN_NORM, "ffn_norm.weight"), 1, H, 1);
 	if (cb_is_mla(c)) {
 		if (gguf_deepseek_layer(ld, l))
 			return -1;
@@ -371,7 +370,7 @@ ffn:
 	L->experts = m->experts + (size_t)l * c->n_experts;
 	if (load_experts(ld, l, m->experts + (size_t)l * c->n_experts))
 		return -1;
-	if (c->arch == CB_ARCH_GPT_OSS) {
+	if (cb_arch_uses_oss(a)) {
 		/* the biases of the router and the experts: f32 [E, n] (ne {n, E}) */
 		LD(oss.sinks, "attn_sinks.weight", 1, c->n_heads, 1);
 		LD(oss.bo, "attn_output.bias", 1, H, 1);

@@ -22,6 +22,7 @@ const struct cb_arch_desc cb_arch_deepseek_v2 = {
 	.gguf_arch = "deepseek2",
 	.gguf_rope = CB_ROPE_INTERLEAVED,
 	.gguf_norm_topk = 0,
+	.gguf_expert_ffn_key = "expert_feed_forward_length",
 	.hf_add_bos = 0,
 	.qk_norm = CB_QK_NORM_NONE,
 	.attn = CB_ATTN_MLA,

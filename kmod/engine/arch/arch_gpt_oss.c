@@ -6,6 +6,7 @@
  */
 #include "cb_arch.h"
 #include "cb_engine.h"
+#include "cb_format.h"
 
 static const char *const hf_classes[] = { "GptOssForCausalLM", CB_NULL };
 
@@ -17,6 +18,12 @@ static const struct cb_arch_hf_key hf_config[] = {
 	{ CB_NULL, CB_HF_END, 0, 0 },
 };
 
+/* llama.cpp's names of its tensors that other architectures call otherwise */
+static const struct cb_arch_name gguf_names[] = {
+	{ COLIBRI_T_FFN_NORM, "post_attention_norm.weight" },
+	{ 0, CB_NULL },
+};
+
 const struct cb_arch_desc cb_arch_gpt_oss = {
 	.id = CB_ARCH_GPT_OSS,
 	.name = "gpt_oss",
@@ -26,6 +33,8 @@ const struct cb_arch_desc cb_arch_gpt_oss = {
 	.gguf_arch = "gpt-oss",
 	.gguf_rope = CB_ROPE_NEOX,
 	.gguf_norm_topk = 0,
+	.gguf_expert_ffn_key = "expert_feed_forward_length",
+	.gguf_names = gguf_names,
 	.hf_add_bos = 0,
 	.qk_norm = CB_QK_NORM_NONE,
 	.attn = CB_ATTN_GQA_SINKS,

@@ -28,6 +28,7 @@ const struct cb_arch_desc cb_arch_mixtral = {
 	.gguf_arch = "llama",
 	.gguf_rope = CB_ROPE_INTERLEAVED,
 	.gguf_norm_topk = 1,
+	.gguf_expert_ffn_key = "feed_forward_length",
 	.hf_add_bos = 1,
 	.qk_norm = CB_QK_NORM_NONE,
 	.attn = CB_ATTN_GQA,

@@ -27,6 +27,7 @@ const struct cb_arch_desc cb_arch_olmoe = {
 	.gguf_arch = "olmoe",
 	.gguf_rope = CB_ROPE_NEOX,
 	.gguf_norm_topk = 0,
+	.gguf_expert_ffn_key = "feed_forward_length",
 	.hf_add_bos = 0,
 	.qk_norm = CB_QK_NORM_FULL,
 	.attn = CB_ATTN_GQA,

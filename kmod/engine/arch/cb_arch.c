@@ -96,3 +96,21 @@ const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe)
 	}
 	return first;
 }
+
+/**
+ * cb_arch_gguf_name() - a tensor role's GGUF name in an architecture.
+ * @a: the architecture.
+ * @role: uapi's COLIBRI_T_*.
+ * @usual: llama.cpp's usual name of it (after "blk.N.").
+ *
+ * Return: @a's own name of it, or @usual.
+ */
+const char *cb_arch_gguf_name(const struct cb_arch_desc *a, cb_u32 role, const char *usual)
+{
+	const struct cb_arch_name *n;
+
+	for (n = a->gguf_names; n && n->name; n++)
+		if (n->role == role)
+			return n->name;
+	return usual;
+}

@@ -89,6 +89,12 @@ struct cb_arch_hf_key {
 
 #define CB_HF_FIELD(f) ((cb_u32)__builtin_offsetof(struct cb_model_config, f))
 
+/* A tensor role's name in one file format, where it is not the usual one. */
+struct cb_arch_name {
+	cb_u32 role;		/* uapi's COLIBRI_T_* */
+	const char *name;	/* GGUF: the part after "blk.N." */
+};
+
 /**
  * struct cb_arch_desc - one architecture.
  * @id: enum cb_arch (cb_engine.h), uapi's COLIBRI_ARCH_*.
@@ -104,6 +110,11 @@ struct cb_arch_hf_key {
  * @gguf_rope: enum cb_rope_layout of its GGUF q/k tensors (llama.cpp
  *	permuted llama's to interleaved pairs; HF's are always NeoX).
  * @gguf_norm_topk: norm_topk_prob of its GGUF files, which do not say.
+ * @gguf_expert_ffn_key: the GGUF metadata key (after "ARCH.") that states
+ *	a routed expert's FFN size: "expert_feed_forward_length", or
+ *	"feed_forward_length" where llama.cpp reuses the dense one.
+ * @gguf_names: its GGUF tensor names that are not llama.cpp's usual ones,
+ *	ended by a NULL name; NULL if none.
  * @hf_add_bos: its HF tokenizers add BOS when tokenizer_config.json does
  *	not say (SentencePiece's Llama and Mixtral).
  * @qk_norm: enum cb_qk_norm: RMSNorm of q and k before RoPE.
@@ -121,6 +132,8 @@ struct cb_arch_desc {
 	const char *gguf_arch;
 	cb_u32 gguf_rope;
 	cb_u32 gguf_norm_topk;
+	const char *gguf_expert_ffn_key;
+	const struct cb_arch_name *gguf_names;
 	cb_u32 hf_add_bos;
 	cb_u32 qk_norm;
 	cb_u32 attn;
@@ -142,6 +155,7 @@ static inline const struct cb_arch_desc *cb_arch_of(cb_u32 id)
 const struct cb_arch_desc *cb_arch_by_name(const char *name);
 const struct cb_arch_desc *cb_arch_by_hf_class(const char *cls);
 const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe);
+const char *cb_arch_gguf_name(const struct cb_arch_desc *a, cb_u32 role, const char *usual);
 
 /* Does @a use struct cb_gpt_oss_config (sinks and windows, clamped experts)? */
 static inline int cb_arch_uses_oss(const struct cb_arch_desc *a)
