@@ -10,7 +10,9 @@
 #include "cb_test.h"
 #include "arch/cb_arch.h"
 #include "cb_engine.h"
+#include "cb_role.h"
 #include "colibri_format.h"
+#include "hf_names.h"
 
 static void test_every_id_has_its_entry(void)
 {
@@ -84,11 +86,12 @@ static void test_gguf_names(void)
 	for (i = 0; i < cb_arch_count; i++)
 		CB_CHECK(cb_archs[i]->gguf_expert_ffn_key, "%s: no expert FFN key", cb_archs[i]->name);
 	/* llama.cpp's own names: GPT-OSS's post-attention norm */
-	CB_CHECK(!strcmp(cb_arch_gguf_name(cb_arch_of(CB_ARCH_GPT_OSS), COLIBRI_T_FFN_NORM, "x"),
-			 "post_attention_norm.weight") &&
-		 !strcmp(cb_arch_gguf_name(cb_arch_of(CB_ARCH_GPT_OSS), COLIBRI_T_WQ, "x"), "x") &&
-		 !strcmp(cb_arch_gguf_name(cb_arch_of(CB_ARCH_MIXTRAL), COLIBRI_T_FFN_NORM, "x"),
-			 "x"), "GGUF tensor names");
+	CB_CHECK(!strcmp(cb_arch_name_in(cb_arch_of(CB_ARCH_GPT_OSS)->gguf_names,
+					 COLIBRI_T_FFN_NORM, "x"), "post_attention_norm.weight") &&
+		 !strcmp(cb_arch_name_in(cb_arch_of(CB_ARCH_GPT_OSS)->gguf_names, COLIBRI_T_WQ,
+					 "x"), "x") &&
+		 !strcmp(cb_arch_name_in(cb_arch_of(CB_ARCH_MIXTRAL)->gguf_names,
+					 COLIBRI_T_FFN_NORM, "x"), "x"), "GGUF tensor names");
 	/* What the GGUF importer has always assumed of their files. */
 	CB_CHECK(cb_arch_of(CB_ARCH_LLAMA)->gguf_rope == CB_ROPE_INTERLEAVED &&
 		 cb_arch_of(CB_ARCH_DEEPSEEK_V2)->gguf_rope == CB_ROPE_INTERLEAVED &&
@@ -155,6 +158,62 @@ static void test_hf_config_keys(void)
 	}
 }
 
+/* HF names: the usual ones and the architectures' own, experts numbered. */
+static void test_hf_names(void)
+{
+	static const struct {
+		cb_u32 arch, role, layer, expert;
+		const char *want;
+	} want[] = {
+		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_EMBED, 0, 0, "model.embed_tokens.weight" },
+		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_WQ, 3, 0, "model.layers.3.self_attn.q_proj.weight" },
+		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_EXPERT_DOWN, 1, 17,
+		  "model.layers.1.mlp.experts.17.down_proj.weight" },
+		{ CB_ARCH_MIXTRAL, COLIBRI_T_EXPERT_UP, 2, 5,
+		  "model.layers.2.block_sparse_moe.experts.5.w3.weight" },
+		{ CB_ARCH_MIXTRAL, COLIBRI_T_ROUTER, 0, 0, "model.layers.0.block_sparse_moe.gate.weight" },
+		{ CB_ARCH_QWEN2_MOE, COLIBRI_T_SHARED_UP, 4, 0,
+		  "model.layers.4.mlp.shared_expert.up_proj.weight" },
+		{ CB_ARCH_DEEPSEEK_V3, COLIBRI_T_SHARED_UP, 4, 0,
+		  "model.layers.4.mlp.shared_experts.up_proj.weight" },
+		{ CB_ARCH_DEEPSEEK_V2, COLIBRI_T_MLA_V_B, 1, 0,
+		  "model.layers.1.self_attn.kv_b_proj.weight" },
+		{ CB_ARCH_GPT_OSS, COLIBRI_T_ROUTER, 6, 0, "model.layers.6.mlp.router.weight" },
+		{ CB_ARCH_GPT_OSS, COLIBRI_T_ATTN_SINKS, 6, 0, "model.layers.6.self_attn.sinks" },
+	};
+	char buf[256];
+	cb_u32 i;
+
+	for (i = 0; i < CB_ARRAY_SIZE(want); i++) {
+		struct cb_model_config c = { .arch = want[i].arch };
+		int r = hf_tensor_name(&c, want[i].role, want[i].layer, want[i].expert, buf,
+				       sizeof(buf));
+
+		CB_CHECK(!r && !strcmp(buf, want[i].want), "%s: %s, not %s",
+			 cb_arch_of(want[i].arch)->name, r ? "none" : buf, want[i].want);
+	}
+	/* a short buffer and a role HF has none of: -1 */
+	{
+		struct cb_model_config c = { .arch = CB_ARCH_MIXTRAL };
+
+		CB_CHECK(hf_tensor_name(&c, COLIBRI_T_WQ, 0, 0, buf, 8) == -1, "short buffer");
+		CB_CHECK(hf_tensor_name(&c, COLIBRI_T_EXPERT_GATE_BIAS, 0, 0, buf, sizeof(buf)) == -1,
+			 "a fused GPT-OSS bias has an HF name");
+	}
+	/* an architecture's expert names hold one %u, its other names none */
+	for (i = 0; i < cb_arch_count; i++) {
+		const struct cb_arch_name *n;
+
+		for (n = cb_archs[i]->hf_names; n && n->name; n++) {
+			const char *p = strstr(n->name, "%u");
+			int expert = cb_role_scope(n->role) == CB_ROLE_EXPERT;
+
+			CB_CHECK(expert ? p && !strstr(p + 2, "%") : !strchr(n->name, '%'),
+				 "%s: %s", cb_archs[i]->name, n->name);
+		}
+	}
+}
+
 int main(void)
 {
 	CB_RUN(test_every_id_has_its_entry);
@@ -162,5 +221,6 @@ int main(void)
 	CB_RUN(test_gguf_names);
 	CB_RUN(test_kinds);
 	CB_RUN(test_hf_config_keys);
+	CB_RUN(test_hf_names);
 	return cb_test_done();
 }

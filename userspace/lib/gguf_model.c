@@ -337,7 +337,7 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 			return -1;					\
 	} while (0)
 	LD(attn_norm, "attn_norm.weight", 1, H, 1);
-	LD(ffn_norm, cb_arch_gguf_name(a, COLIBRI_T_FFN_NORM, "ffn_norm.weight"), 1, H, 1);
+	LD(ffn_norm, cb_arch_name_in(a->gguf_names, COLIBRI_T_FFN_NORM, "ffn_norm.weight"), 1, H, 1);
 	if (cb_is_mla(c)) {
 		if (gguf_deepseek_layer(ld, l))
 			return -1;

@@ -28,6 +28,7 @@
 #include "hf_convert.h"
 #include "hf_deepseek.h"
 #include "hf_gpt_oss.h"
+#include "hf_names.h"
 #include "hfmodel.h"
 #include "host.h"
 #include "quant_par.h"

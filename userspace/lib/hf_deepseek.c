@@ -30,6 +30,7 @@
 #include "cb_format.h"
 #include "cb_ops.h"
 #include "hf_deepseek.h"
+#include "hf_names.h"
 #include "safetensors.h"
 
 static int fail(struct hf_loader *ld, const char *fmt, ...)
@@ -299,7 +300,7 @@ out:
 	return ret;
 }
 
-int hf_deepseek_attention(struct hf_loader *ld, cb_u32 l, const char *p)
+int hf_deepseek_attention(struct hf_loader *ld, cb_u32 l)
 {
 	const struct cb_model_config *c = &ld->m->cfg;
 	const struct cb_mla_config *m = &c->mla;
@@ -307,40 +308,27 @@ int hf_deepseek_attention(struct hf_loader *ld, cb_u32 l, const char *p)
 	cb_u32 H = c->hidden, qd = c->n_heads * c->head_dim, Rq = m->q_lora_rank;
 	char n[256];
 
-#define DS(field, suffix, rows, cols, vec, role)				\
+#define DS(field, rows, cols, vec, role)					\
 	do {									\
-		snprintf(n, sizeof(n), "%sself_attn.%s", p, suffix);		\
+		if (hf_tensor_name(c, role, l, 0, n, sizeof(n)))		\
+			return fail(ld, "no Hugging Face name for %s",		\
+				    cb_format_role_name(role));			\
 		if (hf_load_tensor(ld, &L->field, n, rows, cols, vec, role, l))	\
 			return -1;						\
 	} while (0)
 	if (Rq) {
-		DS(q_a, "q_a_proj.weight", Rq, H, 0, COLIBRI_T_MLA_Q_A);
-		DS(q_a_norm, "q_a_layernorm.weight", 1, Rq, 1, COLIBRI_T_MLA_Q_A_NORM);
-		DS(q_b, "q_b_proj.weight", qd, Rq, 0, COLIBRI_T_MLA_Q_B);
+		DS(q_a, Rq, H, 0, COLIBRI_T_MLA_Q_A);
+		DS(q_a_norm, 1, Rq, 1, COLIBRI_T_MLA_Q_A_NORM);
+		DS(q_b, qd, Rq, 0, COLIBRI_T_MLA_Q_B);
 	} else {
-		DS(wq, "q_proj.weight", qd, H, 0, COLIBRI_T_WQ);
+		DS(wq, qd, H, 0, COLIBRI_T_WQ);
 	}
-	DS(kv_a, "kv_a_proj_with_mqa.weight", m->kv_lora_rank + m->qk_rope_dim, H, 0,
-	   COLIBRI_T_MLA_KV_A);
-	DS(kv_a_norm, "kv_a_layernorm.weight", 1, m->kv_lora_rank, 1, COLIBRI_T_MLA_KV_A_NORM);
-	DS(wo, "o_proj.weight", H, c->n_heads * m->v_head_dim, 0, COLIBRI_T_WO);
+	DS(kv_a, m->kv_lora_rank + m->qk_rope_dim, H, 0, COLIBRI_T_MLA_KV_A);
+	DS(kv_a_norm, 1, m->kv_lora_rank, 1, COLIBRI_T_MLA_KV_A_NORM);
+	DS(wo, H, c->n_heads * m->v_head_dim, 0, COLIBRI_T_WO);
 #undef DS
-	snprintf(n, sizeof(n), "%sself_attn.kv_b_proj.weight", p);
+	/* k_b and v_b: both cut from kv_b_proj */
+	if (hf_tensor_name(c, COLIBRI_T_MLA_K_B, l, 0, n, sizeof(n)))
+		return fail(ld, "no Hugging Face name for k_b");
 	return split_kv_b(ld, L, l, n);
-}
-
-const char *hf_deepseek_tensor_suffix(cb_u32 role)
-{
-	switch (role) {
-	case COLIBRI_T_MLA_Q_A: return "self_attn.q_a_proj.weight";
-	case COLIBRI_T_MLA_Q_A_NORM: return "self_attn.q_a_layernorm.weight";
-	case COLIBRI_T_MLA_Q_B: return "self_attn.q_b_proj.weight";
-	case COLIBRI_T_MLA_KV_A: return "self_attn.kv_a_proj_with_mqa.weight";
-	case COLIBRI_T_MLA_KV_A_NORM: return "self_attn.kv_a_layernorm.weight";
-	/* k_b and v_b are both cut from kv_b_proj */
-	case COLIBRI_T_MLA_K_B: return "self_attn.kv_b_proj.weight";
-	case COLIBRI_T_MLA_V_B: return "self_attn.kv_b_proj.weight";
-	case COLIBRI_T_ROUTER_SEL_BIAS: return "mlp.gate.e_score_correction_bias";
-	}
-	return NULL;
 }

@@ -22,13 +22,10 @@
 int hf_deepseek_config(struct hf_loader *ld, const char *dir, const cJSON *root);
 
 /*
- * hf_deepseek_attention() - layer @l's MLA tensors (@p: "model.layers.N."),
- * kv_b_proj split per head into k_b (transposed) and v_b.
+ * hf_deepseek_attention() - layer @l's MLA tensors, by their HF names
+ * (hf_names.c), kv_b_proj split per head into k_b (transposed) and v_b.
  */
-int hf_deepseek_attention(struct hf_loader *ld, cb_u32 l, const char *p);
-
-/* HF names of the MLA roles and the router bias ("self_attn.kv_a_proj_with_mqa.weight"). */
-const char *hf_deepseek_tensor_suffix(cb_u32 role);
+int hf_deepseek_attention(struct hf_loader *ld, cb_u32 l);
 
 /*
  * kv_b_proj is stored as two tensors, k_b and v_b (the "split" roles).

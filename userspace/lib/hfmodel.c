@@ -2,18 +2,10 @@
 /*
  * hfmodel.c - Hugging Face config.json and tensor names -> engine model.
  *
- * Names are the real ones of the HF modeling files:
- *   model.embed_tokens.weight, model.norm.weight, lm_head.weight
- *   model.layers.N.input_layernorm / post_attention_layernorm .weight
- *   model.layers.N.self_attn.{q,k,v,o}_proj.weight (+ .bias), q_norm, k_norm
- *   Mixtral:   block_sparse_moe.gate, block_sparse_moe.experts.E.w1/w3/w2
- *   Qwen2-MoE: mlp.gate, mlp.experts.E.{gate,up,down}_proj,
- *              mlp.shared_expert.{gate,up,down}_proj, mlp.shared_expert_gate
- *   Qwen3-MoE, OLMoE: mlp.gate, mlp.experts.E.{gate,up,down}_proj
- *   GPT-OSS:   self_attn.sinks, mlp.router, fused experts (hf_gpt_oss.c)
- *   DeepSeek:  MLA projections, mlp.shared_experts, mlp.gate's
- *              e_score_correction_bias (hf_deepseek.c)
- *   dense layers: mlp.{gate,up,down}_proj
+ * Tensor names are hf_names.c's (the usual ones, and each architecture's
+ * own from its arch file); the config.json keys past the shared ones are
+ * the arch file's too (struct cb_arch_hf_key).  GPT-OSS's fused experts:
+ * hf_gpt_oss.c; MLA's attention and routing: hf_deepseek.c.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -28,6 +20,7 @@
 #include "hf_gpt_oss.h"
 #include "cb_ops.h"
 #include "hf_deepseek.h"
+#include "hf_names.h"
 #include "hfmodel.h"
 #include "quant_preset.h"
 #include "rope_scaling.h"
@@ -259,95 +252,83 @@ static int load_layer(struct hf_loader *ld, cb_u32 l)
 	struct cb_layer_weights *L = &m->layers[l];
 	cb_u32 qd = c->n_heads * c->head_dim, kvd = c->n_kv_heads * c->head_dim, x;
 	cb_u32 H = c->hidden;
-	char p[128], n[256];
-	int mixtral = c->arch == CB_ARCH_MIXTRAL;
+	char n[256];
 
-	snprintf(p, sizeof(p), "model.layers.%u.", l);
-#define LD(field, suffix, rows, cols, kind, role)			\
-	do {								\
-		snprintf(n, sizeof(n), "%s%s", p, suffix);		\
-		if (load(ld, &L->field, n, rows, cols, kind, role, l))	\
-			return -1;					\
+	/* the layer's tensor of @role, by its HF name (hf_names.c) */
+#define LD(field, rows, cols, kind, role)					\
+	do {									\
+		if (hf_tensor_name(c, role, l, 0, n, sizeof(n))) {		\
+			seterr(ld, "no Hugging Face name for %s", cb_format_role_name(role)); \
+			return -1;						\
+		}								\
+		if (load(ld, &L->field, n, rows, cols, kind, role, l))		\
+			return -1;						\
 	} while (0)
-	LD(attn_norm, "input_layernorm.weight", 1, H, K_VECTOR, COLIBRI_T_ATTN_NORM);
-	LD(ffn_norm, "post_attention_layernorm.weight", 1, H, K_VECTOR, COLIBRI_T_FFN_NORM);
+	LD(attn_norm, 1, H, K_VECTOR, COLIBRI_T_ATTN_NORM);
+	LD(ffn_norm, 1, H, K_VECTOR, COLIBRI_T_FFN_NORM);
 	if (cb_is_mla(c)) {
-		if (hf_deepseek_attention(ld, l, p))
+		if (hf_deepseek_attention(ld, l))
 			return -1;
 		goto mlp;
 	}
-	LD(wq, "self_attn.q_proj.weight", qd, H, K_MATRIX, COLIBRI_T_WQ);
-	LD(wk, "self_attn.k_proj.weight", kvd, H, K_MATRIX, COLIBRI_T_WK);
-	LD(wv, "self_attn.v_proj.weight", kvd, H, K_MATRIX, COLIBRI_T_WV);
-	LD(wo, "self_attn.o_proj.weight", H, qd, K_MATRIX, COLIBRI_T_WO);
+	LD(wq, qd, H, K_MATRIX, COLIBRI_T_WQ);
+	LD(wk, kvd, H, K_MATRIX, COLIBRI_T_WK);
+	LD(wv, kvd, H, K_MATRIX, COLIBRI_T_WV);
+	LD(wo, H, qd, K_MATRIX, COLIBRI_T_WO);
 	if (c->qkv_bias) {
-		LD(bq, "self_attn.q_proj.bias", 1, qd, K_VECTOR, COLIBRI_T_BQ);
-		LD(bk, "self_attn.k_proj.bias", 1, kvd, K_VECTOR, COLIBRI_T_BK);
-		LD(bv, "self_attn.v_proj.bias", 1, kvd, K_VECTOR, COLIBRI_T_BV);
+		LD(bq, 1, qd, K_VECTOR, COLIBRI_T_BQ);
+		LD(bk, 1, kvd, K_VECTOR, COLIBRI_T_BK);
+		LD(bv, 1, kvd, K_VECTOR, COLIBRI_T_BV);
 	}
 	if (c->qk_norm == CB_QK_NORM_HEAD) {
-		LD(q_norm, "self_attn.q_norm.weight", 1, c->head_dim, K_VECTOR, COLIBRI_T_Q_NORM);
-		LD(k_norm, "self_attn.k_norm.weight", 1, c->head_dim, K_VECTOR, COLIBRI_T_K_NORM);
+		LD(q_norm, 1, c->head_dim, K_VECTOR, COLIBRI_T_Q_NORM);
+		LD(k_norm, 1, c->head_dim, K_VECTOR, COLIBRI_T_K_NORM);
 	} else if (c->qk_norm == CB_QK_NORM_FULL) {
-		LD(q_norm, "self_attn.q_norm.weight", 1, qd, K_VECTOR, COLIBRI_T_Q_NORM);
-		LD(k_norm, "self_attn.k_norm.weight", 1, kvd, K_VECTOR, COLIBRI_T_K_NORM);
+		LD(q_norm, 1, qd, K_VECTOR, COLIBRI_T_Q_NORM);
+		LD(k_norm, 1, kvd, K_VECTOR, COLIBRI_T_K_NORM);
 	}
-	if (c->arch == CB_ARCH_GPT_OSS) {
-		LD(oss.sinks, "self_attn.sinks", 1, c->n_heads, K_VECTOR, COLIBRI_T_ATTN_SINKS);
-		LD(oss.bo, "self_attn.o_proj.bias", 1, H, K_VECTOR, COLIBRI_T_BO);
-		LD(router, "mlp.router.weight", c->n_experts, H, K_MATRIX, COLIBRI_T_ROUTER);
-		LD(oss.router_bias, "mlp.router.bias", 1, c->n_experts, K_VECTOR,
-		   COLIBRI_T_ROUTER_BIAS);
+	if (cb_arch_uses_oss(cb_arch_of(c->arch))) {
+		LD(oss.sinks, 1, c->n_heads, K_VECTOR, COLIBRI_T_ATTN_SINKS);
+		LD(oss.bo, 1, H, K_VECTOR, COLIBRI_T_BO);
+		LD(router, c->n_experts, H, K_MATRIX, COLIBRI_T_ROUTER);
+		LD(oss.router_bias, 1, c->n_experts, K_VECTOR, COLIBRI_T_ROUTER_BIAS);
 		return hf_gpt_oss_experts(m, &ld->q, l, ld->err, ld->errlen);
 	}
 mlp:
 	if (!cb_layer_is_moe(c, l)) {
-		LD(mlp_gate, "mlp.gate_proj.weight", c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_GATE);
-		LD(mlp_up, "mlp.up_proj.weight", c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_UP);
-		LD(mlp_down, "mlp.down_proj.weight", H, c->dense_ffn, K_MATRIX, COLIBRI_T_MLP_DOWN);
+		LD(mlp_gate, c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_GATE);
+		LD(mlp_up, c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_UP);
+		LD(mlp_down, H, c->dense_ffn, K_MATRIX, COLIBRI_T_MLP_DOWN);
 		return 0;
 	}
-	LD(router, mixtral ? "block_sparse_moe.gate.weight" : "mlp.gate.weight",
-	   c->n_experts, H, K_MATRIX, COLIBRI_T_ROUTER);
+	LD(router, c->n_experts, H, K_MATRIX, COLIBRI_T_ROUTER);
 	L->experts = m->experts + (size_t)l * c->n_experts;
 	for (x = 0; x < c->n_experts; x++) {
 		struct cb_expert_weights *ew = &m->experts[(size_t)l * c->n_experts + x];
-		const char *g = mixtral ? "w1" : "gate_proj";
-		const char *u = mixtral ? "w3" : "up_proj";
-		const char *d = mixtral ? "w2" : "down_proj";
-		const char *pre = mixtral ? "block_sparse_moe.experts" : "mlp.experts";
+		static const cb_u32 role[3] = {
+			COLIBRI_T_EXPERT_GATE, COLIBRI_T_EXPERT_UP, COLIBRI_T_EXPERT_DOWN
+		};
+		struct cb_tensor *t[3] = { &ew->gate, &ew->up, &ew->down };
+		int k;
 
-		snprintf(n, sizeof(n), "%s%s.%u.%s.weight", p, pre, x, g);
-		if (load(ld, &ew->gate, n, c->expert_ffn, H, K_MATRIX, COLIBRI_T_EXPERT_GATE, l))
-			return -1;
-		snprintf(n, sizeof(n), "%s%s.%u.%s.weight", p, pre, x, u);
-		if (load(ld, &ew->up, n, c->expert_ffn, H, K_MATRIX, COLIBRI_T_EXPERT_UP, l))
-			return -1;
-		snprintf(n, sizeof(n), "%s%s.%u.%s.weight", p, pre, x, d);
-		if (load(ld, &ew->down, n, H, c->expert_ffn, K_MATRIX, COLIBRI_T_EXPERT_DOWN, l))
-			return -1;
+		for (k = 0; k < 3; k++) {
+			if (hf_tensor_name(c, role[k], l, x, n, sizeof(n))) {
+				seterr(ld, "no Hugging Face name for %s", cb_format_role_name(role[k]));
+				return -1;
+			}
+			if (load(ld, t[k], n, k == 2 ? H : c->expert_ffn, k == 2 ? c->expert_ffn : H,
+				 K_MATRIX, role[k], l))
+				return -1;
+		}
 	}
 	if (c->mla.sel_bias)
-		LD(router_sel_bias, "mlp.gate.e_score_correction_bias", 1, c->n_experts, K_VECTOR,
-		   COLIBRI_T_ROUTER_SEL_BIAS);
-	if (c->shared_ffn && cb_is_mla(c)) {
-		/* DeepSeek: n_shared_experts fused in one MLP, "shared_experts" */
-		LD(shared_gate_proj, "mlp.shared_experts.gate_proj.weight", c->shared_ffn, H,
-		   K_MATRIX, COLIBRI_T_SHARED_GATE);
-		LD(shared_up_proj, "mlp.shared_experts.up_proj.weight", c->shared_ffn, H,
-		   K_MATRIX, COLIBRI_T_SHARED_UP);
-		LD(shared_down_proj, "mlp.shared_experts.down_proj.weight", H, c->shared_ffn,
-		   K_MATRIX, COLIBRI_T_SHARED_DOWN);
-	} else if (c->shared_ffn) {
-		LD(shared_gate_proj, "mlp.shared_expert.gate_proj.weight", c->shared_ffn, H,
-		   K_MATRIX, COLIBRI_T_SHARED_GATE);
-		LD(shared_up_proj, "mlp.shared_expert.up_proj.weight", c->shared_ffn, H,
-		   K_MATRIX, COLIBRI_T_SHARED_UP);
-		LD(shared_down_proj, "mlp.shared_expert.down_proj.weight", H, c->shared_ffn,
-		   K_MATRIX, COLIBRI_T_SHARED_DOWN);
+		LD(router_sel_bias, 1, c->n_experts, K_VECTOR, COLIBRI_T_ROUTER_SEL_BIAS);
+	if (c->shared_ffn) {
+		LD(shared_gate_proj, c->shared_ffn, H, K_MATRIX, COLIBRI_T_SHARED_GATE);
+		LD(shared_up_proj, c->shared_ffn, H, K_MATRIX, COLIBRI_T_SHARED_UP);
+		LD(shared_down_proj, H, c->shared_ffn, K_MATRIX, COLIBRI_T_SHARED_DOWN);
 		if (c->shared_gate)
-			LD(shared_expert_gate, "mlp.shared_expert_gate.weight", 1, H, K_MATRIX,
-			   COLIBRI_T_SHARED_EXPERT_GATE);
+			LD(shared_expert_gate, 1, H, K_MATRIX, COLIBRI_T_SHARED_EXPERT_GATE);
 	}
 #undef LD
 	return 0;
@@ -473,61 +454,4 @@ int hf_config_load(const char *dir, struct cb_model_config *cfg, char *arch_name
 out:
 	free(m);
 	return r;
-}
-
-int hf_tensor_name(const struct cb_model_config *c, uint32_t role, uint32_t layer,
-		   uint32_t expert, char *buf, size_t len)
-{
-	int mixtral = c->arch == CB_ARCH_MIXTRAL;
-	const char *moe = mixtral ? "block_sparse_moe" : "mlp";
-	const char *s = NULL;
-	int n;
-
-	switch (role) {
-	case COLIBRI_T_EMBED: s = "model.embed_tokens.weight"; break;
-	case COLIBRI_T_FINAL_NORM: s = "model.norm.weight"; break;
-	case COLIBRI_T_LM_HEAD: s = "lm_head.weight"; break;
-	}
-	if (s)
-		return snprintf(buf, len, "%s", s) >= (int)len ? -1 : 0;
-	switch (role) {
-	case COLIBRI_T_ATTN_NORM: s = "input_layernorm.weight"; break;
-	case COLIBRI_T_FFN_NORM: s = "post_attention_layernorm.weight"; break;
-	case COLIBRI_T_WQ: s = "self_attn.q_proj.weight"; break;
-	case COLIBRI_T_WK: s = "self_attn.k_proj.weight"; break;
-	case COLIBRI_T_WV: s = "self_attn.v_proj.weight"; break;
-	case COLIBRI_T_WO: s = "self_attn.o_proj.weight"; break;
-	case COLIBRI_T_BQ: s = "self_attn.q_proj.bias"; break;
-	case COLIBRI_T_BK: s = "self_attn.k_proj.bias"; break;
-	case COLIBRI_T_BV: s = "self_attn.v_proj.bias"; break;
-	case COLIBRI_T_Q_NORM: s = "self_attn.q_norm.weight"; break;
-	case COLIBRI_T_K_NORM: s = "self_attn.k_norm.weight"; break;
-	case COLIBRI_T_MLP_GATE: s = "mlp.gate_proj.weight"; break;
-	case COLIBRI_T_MLP_UP: s = "mlp.up_proj.weight"; break;
-	case COLIBRI_T_MLP_DOWN: s = "mlp.down_proj.weight"; break;
-	case COLIBRI_T_SHARED_GATE: s = "mlp.shared_expert.gate_proj.weight"; break;
-	case COLIBRI_T_SHARED_UP: s = "mlp.shared_expert.up_proj.weight"; break;
-	case COLIBRI_T_SHARED_DOWN: s = "mlp.shared_expert.down_proj.weight"; break;
-	case COLIBRI_T_SHARED_EXPERT_GATE: s = "mlp.shared_expert_gate.weight"; break;
-	default: s = hf_deepseek_tensor_suffix(role); break;
-	}
-	if (cb_is_mla(c) && role >= COLIBRI_T_SHARED_GATE && role <= COLIBRI_T_SHARED_DOWN)
-		s = role == COLIBRI_T_SHARED_GATE ? "mlp.shared_experts.gate_proj.weight" :
-		    role == COLIBRI_T_SHARED_UP ? "mlp.shared_experts.up_proj.weight" :
-		    "mlp.shared_experts.down_proj.weight";
-	if (s) {
-		n = snprintf(buf, len, "model.layers.%u.%s", layer, s);
-	} else if (role == COLIBRI_T_ROUTER) {
-		n = snprintf(buf, len, "model.layers.%u.%s.gate.weight", layer, moe);
-	} else if (role >= COLIBRI_T_EXPERT_GATE && role <= COLIBRI_T_EXPERT_DOWN) {
-		static const char *const hf[3] = { "gate_proj", "up_proj", "down_proj" };
-		static const char *const mx[3] = { "w1", "w3", "w2" };
-		int k = role - COLIBRI_T_EXPERT_GATE;
-
-		n = snprintf(buf, len, "model.layers.%u.%s.experts.%u.%s.weight", layer, moe,
-			     expert, mixtral ? mx[k] : hf[k]);
-	} else {
-		return -1;
-	}
-	return n < 0 || n >= (int)len ? -1 : 0;
 }

@@ -49,12 +49,4 @@ struct st_set *hf_open_tensors(const char *dir, char *err, size_t errlen);
 int hf_config_load(const char *dir, struct cb_model_config *cfg, char *arch_name,
 		   size_t arch_len, char *err, size_t errlen);
 
-/*
- * hf_tensor_name() - the HF tensor name of a .colibri tensor role
- * (enum colibri_tensor_role) in layer @layer, expert @expert.
- * Return: 0, or -1 for a role HF does not have or a short buffer.
- */
-int hf_tensor_name(const struct cb_model_config *cfg, uint32_t role, uint32_t layer,
-		   uint32_t expert, char *buf, size_t len);
-
 #endif /* COLIBRI_HFMODEL_H */

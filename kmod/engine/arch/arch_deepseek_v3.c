@@ -6,6 +6,7 @@
  */
 #include "cb_arch.h"
 #include "cb_engine.h"
+#include "cb_format.h"
 
 static const char *const hf_classes[] = { "DeepseekV3ForCausalLM", CB_NULL };
 
@@ -14,10 +15,19 @@ static const struct cb_arch_hf_key hf_config[] = {
 	{ CB_NULL, CB_HF_END, 0, 0 },
 };
 
+/* its HF names: n_shared_experts fused in one MLP, "shared_experts" */
+static const struct cb_arch_name hf_names[] = {
+	{ COLIBRI_T_SHARED_GATE, "mlp.shared_experts.gate_proj.weight" },
+	{ COLIBRI_T_SHARED_UP, "mlp.shared_experts.up_proj.weight" },
+	{ COLIBRI_T_SHARED_DOWN, "mlp.shared_experts.down_proj.weight" },
+	{ 0, CB_NULL },
+};
+
 const struct cb_arch_desc cb_arch_deepseek_v3 = {
 	.id = CB_ARCH_DEEPSEEK_V3,
 	.name = "deepseek_v3",
 	.hf_classes = hf_classes,
+	.hf_names = hf_names,
 	.hf_config = hf_config,
 	.hf_model_type = "deepseek_v3",
 	.gguf_arch = "deepseek2",

@@ -24,10 +24,17 @@ static const struct cb_arch_name gguf_names[] = {
 	{ 0, CB_NULL },
 };
 
+/* its HF names: the router is mlp.router */
+static const struct cb_arch_name hf_names[] = {
+	{ COLIBRI_T_ROUTER, "mlp.router.weight" },
+	{ 0, CB_NULL },
+};
+
 const struct cb_arch_desc cb_arch_gpt_oss = {
 	.id = CB_ARCH_GPT_OSS,
 	.name = "gpt_oss",
 	.hf_classes = hf_classes,
+	.hf_names = hf_names,
 	.hf_config = hf_config,
 	.hf_model_type = "gpt_oss",
 	.gguf_arch = "gpt-oss",

@@ -6,6 +6,7 @@
  */
 #include "cb_arch.h"
 #include "cb_engine.h"
+#include "cb_format.h"
 
 static const char *const hf_classes[] = { "MixtralForCausalLM", CB_NULL };
 
@@ -19,10 +20,20 @@ static const struct cb_arch_hf_key hf_config[] = {
 	{ CB_NULL, CB_HF_END, 0, 0 },
 };
 
+/* its HF names: the MoE block is block_sparse_moe, the experts w1, w3, w2 */
+static const struct cb_arch_name hf_names[] = {
+	{ COLIBRI_T_ROUTER, "block_sparse_moe.gate.weight" },
+	{ COLIBRI_T_EXPERT_GATE, "block_sparse_moe.experts.%u.w1.weight" },
+	{ COLIBRI_T_EXPERT_UP, "block_sparse_moe.experts.%u.w3.weight" },
+	{ COLIBRI_T_EXPERT_DOWN, "block_sparse_moe.experts.%u.w2.weight" },
+	{ 0, CB_NULL },
+};
+
 const struct cb_arch_desc cb_arch_mixtral = {
 	.id = CB_ARCH_MIXTRAL,
 	.name = "mixtral",
 	.hf_classes = hf_classes,
+	.hf_names = hf_names,
 	.hf_config = hf_config,
 	.hf_model_type = "mixtral",
 	.gguf_arch = "llama",

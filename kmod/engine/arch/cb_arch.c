@@ -98,18 +98,18 @@ const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe)
 }
 
 /**
- * cb_arch_gguf_name() - a tensor role's GGUF name in an architecture.
- * @a: the architecture.
+ * cb_arch_name_in() - a tensor role's name in an architecture's list.
+ * @names: the list (its gguf_names or hf_names), or NULL.
  * @role: uapi's COLIBRI_T_*.
- * @usual: llama.cpp's usual name of it (after "blk.N.").
+ * @usual: the format's usual name of it.
  *
- * Return: @a's own name of it, or @usual.
+ * Return: the list's name of @role, or @usual.
  */
-const char *cb_arch_gguf_name(const struct cb_arch_desc *a, cb_u32 role, const char *usual)
+const char *cb_arch_name_in(const struct cb_arch_name *names, cb_u32 role, const char *usual)
 {
 	const struct cb_arch_name *n;
 
-	for (n = a->gguf_names; n && n->name; n++)
+	for (n = names; n && n->name; n++)
 		if (n->role == role)
 			return n->name;
 	return usual;

@@ -92,7 +92,8 @@ struct cb_arch_hf_key {
 /* A tensor role's name in one file format, where it is not the usual one. */
 struct cb_arch_name {
 	cb_u32 role;		/* uapi's COLIBRI_T_* */
-	const char *name;	/* GGUF: the part after "blk.N." */
+	const char *name;	/* GGUF: after "blk.N."; HF: after "model.layers.N.",
+				 * with one "%u" for a routed expert's number */
 };
 
 /**
@@ -102,6 +103,8 @@ struct cb_arch_name {
  * @hf_classes: config.json's architectures[0] read as this, NULL-ended;
  *	the first is the one a converted file reports.
  * @hf_model_type: config.json's model_type.
+ * @hf_names: its HF tensor names that are not the usual ones
+ *	(userspace/lib/hf_names.c), ended by a NULL name; NULL if none.
  * @hf_config: its config.json keys, ended by CB_HF_END; the blocks of the
  *	GPT-OSS and MLA kinds have readers of their own (hf_gpt_oss.c,
  *	hf_deepseek.c).
@@ -128,6 +131,7 @@ struct cb_arch_desc {
 	const char *name;
 	const char *const *hf_classes;
 	const char *hf_model_type;
+	const struct cb_arch_name *hf_names;
 	const struct cb_arch_hf_key *hf_config;
 	const char *gguf_arch;
 	cb_u32 gguf_rope;
@@ -155,7 +159,7 @@ static inline const struct cb_arch_desc *cb_arch_of(cb_u32 id)
 const struct cb_arch_desc *cb_arch_by_name(const char *name);
 const struct cb_arch_desc *cb_arch_by_hf_class(const char *cls);
 const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe);
-const char *cb_arch_gguf_name(const struct cb_arch_desc *a, cb_u32 role, const char *usual);
+const char *cb_arch_name_in(const struct cb_arch_name *names, cb_u32 role, const char *usual);
 
 /* Does @a use struct cb_gpt_oss_config (sinks and windows, clamped experts)? */
 static inline int cb_arch_uses_oss(const struct cb_arch_desc *a)
