@@ -404,8 +404,8 @@ struct colibri_file {
 };
 
 /* colibri_req.c */
-int colibri_submit_begin(struct colibri_file *cf, bool reset);
-int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a);
+int colibri_submit_begin(struct colibri_file *cf, const struct colibri_submit *a, bool wait,
+			 u32 *pos);
 struct colibri_req *colibri_piece_req(struct colibri_session *s, const struct colibri_submit *a,
 				      u32 n, u32 first_pos, bool last);
 void colibri_req_end(struct colibri_req *req);

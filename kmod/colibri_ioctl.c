@@ -444,24 +444,9 @@ static int colibri_submit_run(struct colibri_file *cf, struct colibri_submit *a)
 	u32 done = 0, n, pos;
 	int ret, token = 0;
 
-	if (!s)
-		return -ENOTCONN;
-	/* An io_uring submission owns the session until its completion. */
-	if (smp_load_acquire(&cf->uop))
-		return -EBUSY;
-	ret = colibri_submit_validate(s, a);
+	ret = colibri_submit_begin(cf, a, true, &pos);
 	if (ret)
 		return ret;
-	ret = colibri_file_idle(cf, true);
-	if (ret)
-		return ret;
-	ret = colibri_submit_begin(cf, a->flags & COLIBRI_SUBMIT_RESET);
-	if (ret)
-		return ret;
-	pos = colibri_session_len(s);
-	colibri_session_unlock(s);
-	if ((u64)pos + a->n_tokens > s->max_context)
-		return -ENOSPC;
 
 	while (done < a->n_tokens) {
 		n = min(a->n_tokens - done, s->max_batch);

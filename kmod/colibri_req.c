@@ -3,10 +3,10 @@
  * colibri_req.c - the request: one forward pass (and maybe a sample) of a
  * session, from its making to its last reference.
  *
- * A submission (colibri_ioctl.c, colibri_uring.c) takes its file's live
- * session (colibri_submit_begin()), checks the struct colibri_submit
- * (colibri_submit_validate()) and makes a request per piece of at most
- * max_batch tokens (colibri_piece_req()); the scheduler runs it and ends it
+ * A submission (colibri_ioctl.c, colibri_uring.c) is checked against its
+ * file's live session, which it then takes (colibri_submit_begin()), and
+ * makes a request per piece of at most max_batch tokens under the
+ * session's lock (colibri_piece_req()); the scheduler runs it and ends it
  * (colibri_req_end()); whoever holds a reference drops it with
  * colibri_req_put().  A request interrupted by a signal lives on in
  * s->inflight until the file's next submission waits it out
@@ -59,7 +59,7 @@ static struct colibri_req *colibri_req_new(struct colibri_session *s)
 	return req;
 }
 
-int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a)
+static int colibri_submit_validate(struct colibri_session *s, const struct colibri_submit *a)
 {
 	if (a->flags & ~COLIBRI_SUBMIT_FLAGS_ALL || memchr_inv(a->reserved, 0, sizeof(a->reserved)))
 		return -EINVAL;
@@ -170,24 +170,48 @@ int colibri_file_idle(struct colibri_file *cf, bool wait)
 }
 
 /**
- * colibri_submit_begin() - a submission takes its live session.
- * @cf: the file; the caller holds ->lock and the session is idle.
- * @reset: the submission asks for a reset.
+ * colibri_submit_begin() - a submission, checked, takes its live session.
+ * @cf: the file; the caller holds ->lock.
+ * @a: the submission, copied in.
+ * @wait: wait (interruptibly) for a step an earlier signal left running;
+ *	else that is -EBUSY (io_uring issues do not sleep on it).
+ * @pos: the sequence's length before the submission.
  *
- * Return: 0 with the session's lock held and its sequence reset if it
- * was asked for or left half done; -ENODEV (revoked).
+ * Checks @a against the file's session, resets the sequence if @a asks
+ * for it or an earlier submission left it half done, and reads its
+ * length; the session's lock is held only for that, never across a user
+ * copy, so it is not held on return.
+ * Return: 0, or -ENOTCONN (no session), -EBUSY (an io_uring submission
+ * owns it, or a step still runs), @a's own error (see
+ * colibri_submit_validate()), -EINTR, -ENODEV (revoked), -ENOSPC (@a's
+ * tokens do not fit the context left).
  */
-int colibri_submit_begin(struct colibri_file *cf, bool reset)
+int colibri_submit_begin(struct colibri_file *cf, const struct colibri_submit *a, bool wait,
+			 u32 *pos)
 {
 	struct colibri_session *s = cf->sess;
-	int ret = colibri_session_lock(s);
+	int ret;
 
+	if (!s)
+		return -ENOTCONN;
+	/* Cleared without ->lock by an io_uring completion: pairs with its release. */
+	if (smp_load_acquire(&cf->uop))
+		return -EBUSY;
+	ret = colibri_submit_validate(s, a);
 	if (ret)
 		return ret;
-	if (cf->need_reset || reset)
+	ret = colibri_file_idle(cf, wait);
+	if (ret)
+		return ret;
+	ret = colibri_session_lock(s);
+	if (ret)
+		return ret;
+	if (cf->need_reset || a->flags & COLIBRI_SUBMIT_RESET)
 		colibri_session_reset(s);
 	cf->need_reset = false;
-	return 0;
+	*pos = colibri_session_len(s);
+	colibri_session_unlock(s);
+	return (u64)*pos + a->n_tokens > s->max_context ? -ENOSPC : 0;
 }
 
 /**

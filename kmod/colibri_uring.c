@@ -250,34 +250,18 @@ static void colibri_uring_cancel(struct io_uring_cmd *cmd)
  */
 static int colibri_uring_start(struct colibri_file *cf, struct colibri_uop *uop)
 {
-	struct colibri_session *s = cf->sess;
 	struct colibri_submit *a = &uop->arg;
 	int ret;
 
-	if (!s)
-		return -ENOTCONN;
-	/* Cleared without ->lock by the completion: pairs with its release. */
-	if (smp_load_acquire(&cf->uop))
-		return -EBUSY;
-	ret = colibri_submit_validate(s, a);
+	ret = colibri_submit_begin(cf, a, false, &uop->pos);
 	if (ret)
 		return ret;
-	ret = colibri_file_idle(cf, false);
-	if (ret)
-		return ret;
-	ret = colibri_submit_begin(cf, a->flags & COLIBRI_SUBMIT_RESET);
-	if (ret)
-		return ret;
-	uop->sess = s;
-	uop->pos = colibri_session_len(s);
-	colibri_session_unlock(s);
+	uop->sess = cf->sess;
 	if (!a->n_tokens) {
 		a->token = -1;
 		a->n_past = uop->pos;
 		return 1;
 	}
-	if ((u64)uop->pos + a->n_tokens > s->max_context)
-		return -ENOSPC;
 	WRITE_ONCE(cf->uop, uop);
 	return 0;
 }
