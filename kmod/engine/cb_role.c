@@ -5,59 +5,59 @@
  */
 #include "cb_role.h"
 
-#define MODEL(r, n, f)	[r] = { n, CB_ROLE_MODEL, __builtin_offsetof(struct cb_model_weights, f) }
-#define LAYER(r, n, f)	[r] = { n, CB_ROLE_LAYER, __builtin_offsetof(struct cb_layer_weights, f) }
-#define EXPERT(r, n, f)	[r] = { n, CB_ROLE_EXPERT, __builtin_offsetof(struct cb_expert_weights, f) }
+#define MODEL(n, f)	{ n, CB_ROLE_MODEL, __builtin_offsetof(struct cb_model_weights, f) }
+#define LAYER(n, f)	{ n, CB_ROLE_LAYER, __builtin_offsetof(struct cb_layer_weights, f) }
+#define EXPERT(n, f)	{ n, CB_ROLE_EXPERT, __builtin_offsetof(struct cb_expert_weights, f) }
 
 static const struct cb_role_entry {
 	const char *name;	/* the file's and the tools' name of it */
 	cb_u16 scope;		/* enum cb_role_scope */
 	cb_u16 offset;		/* of its struct cb_tensor in the scope's struct */
 } roles[] = {
-	MODEL(COLIBRI_T_EMBED, "embed", embed),
-	MODEL(COLIBRI_T_FINAL_NORM, "final_norm", final_norm),
-	MODEL(COLIBRI_T_LM_HEAD, "lm_head", lm_head),
+	[COLIBRI_T_EMBED] = MODEL("embed", embed),
+	[COLIBRI_T_FINAL_NORM] = MODEL("final_norm", final_norm),
+	[COLIBRI_T_LM_HEAD] = MODEL("lm_head", lm_head),
 	/* attention */
-	LAYER(COLIBRI_T_ATTN_NORM, "attn_norm", attn_norm),
-	LAYER(COLIBRI_T_WQ, "wq", wq),
-	LAYER(COLIBRI_T_WK, "wk", wk),
-	LAYER(COLIBRI_T_WV, "wv", wv),
-	LAYER(COLIBRI_T_WO, "wo", wo),
-	LAYER(COLIBRI_T_BQ, "bq", bq),
-	LAYER(COLIBRI_T_BK, "bk", bk),
-	LAYER(COLIBRI_T_BV, "bv", bv),
-	LAYER(COLIBRI_T_Q_NORM, "q_norm", q_norm),
-	LAYER(COLIBRI_T_K_NORM, "k_norm", k_norm),
-	LAYER(COLIBRI_T_FFN_NORM, "ffn_norm", ffn_norm),
+	[COLIBRI_T_ATTN_NORM] = LAYER("attn_norm", attn_norm),
+	[COLIBRI_T_WQ] = LAYER("wq", wq),
+	[COLIBRI_T_WK] = LAYER("wk", wk),
+	[COLIBRI_T_WV] = LAYER("wv", wv),
+	[COLIBRI_T_WO] = LAYER("wo", wo),
+	[COLIBRI_T_BQ] = LAYER("bq", bq),
+	[COLIBRI_T_BK] = LAYER("bk", bk),
+	[COLIBRI_T_BV] = LAYER("bv", bv),
+	[COLIBRI_T_Q_NORM] = LAYER("q_norm", q_norm),
+	[COLIBRI_T_K_NORM] = LAYER("k_norm", k_norm),
+	[COLIBRI_T_FFN_NORM] = LAYER("ffn_norm", ffn_norm),
 	/* routed experts, shared experts */
-	LAYER(COLIBRI_T_ROUTER, "router", router),
-	EXPERT(COLIBRI_T_EXPERT_GATE, "expert_gate", gate),
-	EXPERT(COLIBRI_T_EXPERT_UP, "expert_up", up),
-	EXPERT(COLIBRI_T_EXPERT_DOWN, "expert_down", down),
-	LAYER(COLIBRI_T_SHARED_GATE, "shared_gate", shared_gate_proj),
-	LAYER(COLIBRI_T_SHARED_UP, "shared_up", shared_up_proj),
-	LAYER(COLIBRI_T_SHARED_DOWN, "shared_down", shared_down_proj),
-	LAYER(COLIBRI_T_SHARED_EXPERT_GATE, "shared_expert_gate", shared_expert_gate),
+	[COLIBRI_T_ROUTER] = LAYER("router", router),
+	[COLIBRI_T_EXPERT_GATE] = EXPERT("expert_gate", gate),
+	[COLIBRI_T_EXPERT_UP] = EXPERT("expert_up", up),
+	[COLIBRI_T_EXPERT_DOWN] = EXPERT("expert_down", down),
+	[COLIBRI_T_SHARED_GATE] = LAYER("shared_gate", shared_gate_proj),
+	[COLIBRI_T_SHARED_UP] = LAYER("shared_up", shared_up_proj),
+	[COLIBRI_T_SHARED_DOWN] = LAYER("shared_down", shared_down_proj),
+	[COLIBRI_T_SHARED_EXPERT_GATE] = LAYER("shared_expert_gate", shared_expert_gate),
 	/* dense MLP */
-	LAYER(COLIBRI_T_MLP_GATE, "mlp_gate", mlp_gate),
-	LAYER(COLIBRI_T_MLP_UP, "mlp_up", mlp_up),
-	LAYER(COLIBRI_T_MLP_DOWN, "mlp_down", mlp_down),
+	[COLIBRI_T_MLP_GATE] = LAYER("mlp_gate", mlp_gate),
+	[COLIBRI_T_MLP_UP] = LAYER("mlp_up", mlp_up),
+	[COLIBRI_T_MLP_DOWN] = LAYER("mlp_down", mlp_down),
 	/* GPT-OSS */
-	LAYER(COLIBRI_T_ATTN_SINKS, "attn_sinks", oss.sinks),
-	LAYER(COLIBRI_T_BO, "bo", oss.bo),
-	LAYER(COLIBRI_T_ROUTER_BIAS, "router_bias", oss.router_bias),
-	LAYER(COLIBRI_T_EXPERT_GATE_BIAS, "expert_gate_bias", oss.gate_bias),
-	LAYER(COLIBRI_T_EXPERT_UP_BIAS, "expert_up_bias", oss.up_bias),
-	LAYER(COLIBRI_T_EXPERT_DOWN_BIAS, "expert_down_bias", oss.down_bias),
+	[COLIBRI_T_ATTN_SINKS] = LAYER("attn_sinks", oss.sinks),
+	[COLIBRI_T_BO] = LAYER("bo", oss.bo),
+	[COLIBRI_T_ROUTER_BIAS] = LAYER("router_bias", oss.router_bias),
+	[COLIBRI_T_EXPERT_GATE_BIAS] = LAYER("expert_gate_bias", oss.gate_bias),
+	[COLIBRI_T_EXPERT_UP_BIAS] = LAYER("expert_up_bias", oss.up_bias),
+	[COLIBRI_T_EXPERT_DOWN_BIAS] = LAYER("expert_down_bias", oss.down_bias),
 	/* MLA, and DeepSeek-V3's selection bias */
-	LAYER(COLIBRI_T_MLA_Q_A, "q_a", q_a),
-	LAYER(COLIBRI_T_MLA_Q_A_NORM, "q_a_norm", q_a_norm),
-	LAYER(COLIBRI_T_MLA_Q_B, "q_b", q_b),
-	LAYER(COLIBRI_T_MLA_KV_A, "kv_a", kv_a),
-	LAYER(COLIBRI_T_MLA_KV_A_NORM, "kv_a_norm", kv_a_norm),
-	LAYER(COLIBRI_T_MLA_K_B, "k_b", k_b),
-	LAYER(COLIBRI_T_MLA_V_B, "v_b", v_b),
-	LAYER(COLIBRI_T_ROUTER_SEL_BIAS, "router_sel_bias", router_sel_bias),
+	[COLIBRI_T_MLA_Q_A] = LAYER("q_a", q_a),
+	[COLIBRI_T_MLA_Q_A_NORM] = LAYER("q_a_norm", q_a_norm),
+	[COLIBRI_T_MLA_Q_B] = LAYER("q_b", q_b),
+	[COLIBRI_T_MLA_KV_A] = LAYER("kv_a", kv_a),
+	[COLIBRI_T_MLA_KV_A_NORM] = LAYER("kv_a_norm", kv_a_norm),
+	[COLIBRI_T_MLA_K_B] = LAYER("k_b", k_b),
+	[COLIBRI_T_MLA_V_B] = LAYER("v_b", v_b),
+	[COLIBRI_T_ROUTER_SEL_BIAS] = LAYER("router_sel_bias", router_sel_bias),
 };
 
 static const struct cb_role_entry *entry(cb_u32 role)

@@ -6,10 +6,6 @@
 #include "cb_arch.h"
 #include "cb_engine.h"
 
-extern const struct cb_arch_desc cb_arch_llama, cb_arch_mixtral, cb_arch_qwen2_moe,
-	cb_arch_qwen3_moe, cb_arch_olmoe, cb_arch_gpt_oss, cb_arch_deepseek_v2,
-	cb_arch_deepseek_v3;
-
 const struct cb_arch_desc *const cb_archs[] = {
 	[CB_ARCH_LLAMA] = &cb_arch_llama,
 	[CB_ARCH_MIXTRAL] = &cb_arch_mixtral,
@@ -86,10 +82,11 @@ const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe)
 
 	for (i = 0; i < cb_arch_count; i++) {
 		const struct cb_arch_desc *a = cb_archs[i];
+		int a_moe = a->ffn != CB_FFN_DENSE;
 
 		if (!streq(a->gguf_arch, gguf_arch))
 			continue;
-		if ((a->ffn != CB_FFN_DENSE) == !!moe)
+		if (a_moe == !!moe)
 			return a;
 		if (!first)
 			first = a;

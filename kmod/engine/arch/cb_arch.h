@@ -20,41 +20,54 @@
 
 #include "cb_platform.h"
 
-/* How a layer attends. */
+/*
+ * How a layer attends: grouped-query attention over every cached
+ * position; the same with a learned sink logit per head and a sliding
+ * window on the layers the config marks (GPT-OSS: struct
+ * cb_gpt_oss_config); or multi-head latent attention, with a cache of the
+ * latent and the shared RoPE key (struct cb_mla_config).
+ */
 enum cb_attn_kind {
-	CB_ATTN_GQA = 0,	/* grouped-query attention over every cached position */
-	CB_ATTN_GQA_SINKS = 1,	/* ... with a learned sink logit per head, and a
-				 * sliding window on the layers the config marks
-				 * (GPT-OSS: struct cb_gpt_oss_config) */
-	CB_ATTN_MLA = 2,	/* multi-head latent attention, a cache of the latent
-				 * and the shared RoPE key (struct cb_mla_config) */
+	CB_ATTN_GQA = 0,
+	CB_ATTN_GQA_SINKS = 1,
+	CB_ATTN_MLA = 2,
 };
 
-/* What follows attention (a layer the config marks dense is dense anyway). */
+/*
+ * What follows attention (a layer the config marks dense is dense
+ * anyway): a SwiGLU MLP in every layer and no experts; routed experts;
+ * routed experts plus shared ones; or plus one shared expert behind a
+ * sigmoid gate (Qwen2-MoE: shared_gate).
+ */
 enum cb_ffn_kind {
-	CB_FFN_DENSE = 0,	/* a SwiGLU MLP in every layer; no experts */
-	CB_FFN_MOE = 1,		/* routed experts */
-	CB_FFN_MOE_SHARED = 2,	/* routed experts plus shared ones */
-	CB_FFN_MOE_SHARED_GATED = 3,	/* ... the shared one behind a sigmoid gate
-					 * (Qwen2-MoE: shared_gate) */
+	CB_FFN_DENSE = 0,
+	CB_FFN_MOE = 1,
+	CB_FFN_MOE_SHARED = 2,
+	CB_FFN_MOE_SHARED_GATED = 3,
 };
 
-/* How a router turns its logits into top_k experts and weights. */
+/*
+ * How a router turns its logits into top_k experts and weights: none (no
+ * experts); softmax over all, top_k, renormalised if norm_topk_prob; the
+ * top_k logits (with the router's bias) and softmax over those (GPT-OSS);
+ * softmax or sigmoid scores with a selection bias, expert groups and a
+ * scale (DeepSeek).
+ */
 enum cb_router_kind {
-	CB_ROUTER_NONE = 0,		/* no experts */
-	CB_ROUTER_SOFTMAX_TOPK = 1,	/* softmax over all, top_k, renormalised if
-					 * norm_topk_prob */
-	CB_ROUTER_TOPK_SOFTMAX = 2,	/* top_k logits (with the router's bias),
-					 * softmax over those (GPT-OSS) */
-	CB_ROUTER_SCORED = 3,		/* softmax or sigmoid scores, selection bias,
-					 * expert groups, scale (DeepSeek) */
+	CB_ROUTER_NONE = 0,
+	CB_ROUTER_SOFTMAX_TOPK = 1,
+	CB_ROUTER_TOPK_SOFTMAX = 2,
+	CB_ROUTER_SCORED = 3,
 };
 
-/* What one routed expert computes. */
+/*
+ * What one routed expert computes: down(silu(gate x) * up x); or that
+ * with biases and GPT-OSS's clamped SwiGLU, which an accelerator's expert
+ * task cannot carry.
+ */
 enum cb_expert_kind {
-	CB_EXPERT_SWIGLU = 0,		/* down(silu(gate x) * up x) */
-	CB_EXPERT_SWIGLU_OSS = 1,	/* with biases and GPT-OSS's clamped SwiGLU: an
-					 * accelerator's expert task cannot carry it */
+	CB_EXPERT_SWIGLU = 0,
+	CB_EXPERT_SWIGLU_OSS = 1,
 };
 
 /* How a config.json key fills a config field (struct cb_arch_hf_key). */
@@ -89,11 +102,14 @@ struct cb_arch_hf_key {
 
 #define CB_HF_FIELD(f) ((cb_u32)__builtin_offsetof(struct cb_model_config, f))
 
-/* A tensor role's name in one file format, where it is not the usual one. */
+/*
+ * A tensor role (uapi's COLIBRI_T_*) and its name in one file format,
+ * where it is not the usual one: GGUF's after "blk.N."; HF's after
+ * "model.layers.N.", with one "%u" for a routed expert's number.
+ */
 struct cb_arch_name {
-	cb_u32 role;		/* uapi's COLIBRI_T_* */
-	const char *name;	/* GGUF: after "blk.N."; HF: after "model.layers.N.",
-				 * with one "%u" for a routed expert's number */
+	cb_u32 role;
+	const char *name;
 };
 
 /**
@@ -145,6 +161,11 @@ struct cb_arch_desc {
 	cb_u32 router;
 	cb_u32 expert;
 };
+
+/* The architectures, one file each (arch_NAME.c). */
+extern const struct cb_arch_desc cb_arch_llama, cb_arch_mixtral, cb_arch_qwen2_moe,
+	cb_arch_qwen3_moe, cb_arch_olmoe, cb_arch_gpt_oss, cb_arch_deepseek_v2,
+	cb_arch_deepseek_v3;
 
 /* Every architecture, indexed by id; cb_arch_count entries. */
 extern const struct cb_arch_desc *const cb_archs[];
