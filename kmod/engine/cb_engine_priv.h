@@ -152,7 +152,7 @@ static inline int cb_att_split(int hd)
 struct cb_acts {
 	float *f;			/* [rows][n]: the f32 rows */
 	void *q[CB_ACT__COUNT];		/* [rows][q_bytes[k]]: form k; q[CB_ACT_F32] == f */
-	cb_size q_bytes[CB_ACT__COUNT];	/* bytes per row in form k; 0: n is not whole blocks */
+	cb_size q_bytes[CB_ACT__COUNT];	/* bytes per row in form k: whole blocks, n rounded up */
 	int n;				/* elements per row */
 	cb_u32 kinds;			/* forms kept up to date (1 << k); f32 always */
 };

@@ -126,16 +126,28 @@ mlp:
 }
 
 /* Rows of n activations in f32 and in every form whose blocks n fits. */
+/*
+ * Rows of @n activations in f32 and in every quantized form.  A form's
+ * row has room for whole blocks of n rounded up: rows shared by users of
+ * different widths (the dense MLP's and the shared expert's, n the wider)
+ * are written and read over one user's width at a time, whole blocks of
+ * the form it reads (the validator sees to that), never past it.  A model
+ * whose every layer is MoE may carry a dense_ffn wider than its shared
+ * expert and not whole blocks; sizing a form by n's own whole blocks left
+ * the shared expert's form empty (test_forward's
+ * test_unused_dense_ffn_changes_nothing).
+ */
 static void carve_acts(struct bump *a, struct cb_acts *acts, cb_u64 rows, cb_u32 n)
 {
-	cb_u32 k;
+	cb_u32 k, blk;
 
 	acts->n = (int)n;
 	acts->f = carve(a, rows, n, sizeof(float));
 	acts->q[CB_ACT_F32] = acts->f;
 	acts->q_bytes[CB_ACT_F32] = (cb_size)n * sizeof(float);
 	for (k = CB_ACT_F32 + 1; k < CB_ACT__COUNT; k++) {
-		acts->q_bytes[k] = (cb_size)cb_act_row_bytes(k, n);
+		blk = cb_act_info(k)->block;
+		acts->q_bytes[k] = (cb_size)cb_act_row_bytes(k, ((cb_u64)n + blk - 1) / blk * blk);
 		acts->q[k] = acts->q_bytes[k] ? carve(a, rows, acts->q_bytes[k], 1) : CB_NULL;
 	}
 }

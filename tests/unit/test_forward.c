@@ -624,6 +624,49 @@ static void test_any_chunk_budget_same_bits_block_types(void)
 }
 
 /*
+ * A MoE model whose every layer is sparse may still carry a dense_ffn
+ * (Qwen1.5-MoE's config has intermediate_size): it must change nothing.
+ * A hostile file in the soak had a dense_ffn of 300 (not whole q8_K
+ * blocks, and wider than the 256 of its q8_K-read shared expert): the
+ * activations the dense and shared MLPs share were sized by it, their q8_K
+ * form came out empty, and the pass wrote the shared expert's activations
+ * through NULL, in the kernel too.  Now every form of an activation row
+ * has room for whole blocks of its widest user.
+ */
+static const struct cb_tm_spec spec_unused_dense = {
+	.name = "unused_dense", .arch = CB_ARCH_QWEN2_MOE, .vocab = 300, .hidden = 512,
+	.n_layers = 2, .n_heads = 8, .n_kv_heads = 2, .head_dim = 64,
+	.ffn = 256, .n_exp = 4, .top_k = 2, .norm_topk = 1,
+	.shared_ffn = 256, .shared_gate = 1, .dense_ffn = 300,
+	.qk_norm = CB_QK_NORM_FULL, .qkv_bias = 1, .dt = CB_DT_Q4_K,
+	.scale = 0.05f, .router_scale = 0.3f,
+};
+
+static void test_unused_dense_ffn_changes_nothing(void)
+{
+	static struct cb_tm_model m;
+	static float a[WIDE_CTX * 300], b[WIDE_CTX * 300];
+	static cb_u32 ta[WIDE_CTX * 8], tb[WIDE_CTX * 8];
+	int lvl, r;
+
+	cb_tm_seed(31);
+	cb_tm_build(&m, &spec_unused_dense);
+	m.cfg.max_context = 0;
+	for (lvl = 0; lvl < CB_ISA__COUNT; lvl++) {
+		if (!cb_isa_get(lvl))
+			continue;
+		m.cfg.dense_ffn = spec_unused_dense.dense_ffn;
+		r = run_wide(&m, lvl, 0, 2, a, ta);
+		CB_CHECK(r == 0, "level %d, dense_ffn 300: forward failed %d", lvl, r);
+		m.cfg.dense_ffn = 0;
+		r = run_wide(&m, lvl, 0, 2, b, tb);
+		CB_CHECK(r == 0, "level %d, dense_ffn 0: forward failed %d", lvl, r);
+		CB_CHECK(!memcmp(a, b, sizeof(a)) && !memcmp(ta, tb, sizeof(ta)),
+			 "level %d: an unused dense_ffn changed the logits", lvl);
+	}
+}
+
+/*
  * The planners: every (row, piece) in exactly one chunk; a chunk within
  * the budget unless it is one indivisible unit; gemm chunks as before the
  * budget existed (16-row blocks of ~512K multiply-adds, 32 tokens) where
@@ -714,5 +757,6 @@ int main(void)
 	CB_RUN(test_chunk_plans);
 	CB_RUN(test_any_chunk_budget_same_bits);
 	CB_RUN(test_any_chunk_budget_same_bits_block_types);
+	CB_RUN(test_unused_dense_ffn_changes_nothing);
 	return cb_test_done();
 }
