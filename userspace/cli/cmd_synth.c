@@ -179,6 +179,7 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	int blocks = !o->q.preset && cb_dtype_block((cb_u32)o->dtype) > 1;
 	const struct cb_arch_desc *a = cb_arch_of((cb_u32)o->arch);
 	int ds = a->attn == CB_ATTN_MLA, dense = a->ffn == CB_FFN_DENSE;
+	int oss = cb_arch_uses_oss(a);
 	char buf[200];
 	cb_u32 l;
 
@@ -187,13 +188,13 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 		why = "--hidden, --layers, --heads, --ffn and --vocab are required and > 0";
 	else if (o->layers > CB_MAX_LAYERS)
 		why = "--layers is above the engine's limit of 256";
-	else if (o->head_dim && o->arch != CB_ARCH_GPT_OSS)
+	else if (o->head_dim && !oss)
 		why = "--head-dim is a gpt_oss option (elsewhere it is hidden / heads)";
 	else if (!ds && !o->head_dim && o->hidden % o->heads)
 		why = "--heads does not divide --hidden";
 	else if (!ds && (o->head_dim ? o->head_dim : o->hidden / o->heads) % 2)
 		why = "head_dim (hidden / heads, or --head-dim) must be even";
-	else if (o->arch == CB_ARCH_GPT_OSS && (o->window < 1 || o->window > o->context))
+	else if (oss && (o->window < 1 || o->window > o->context))
 		why = "--window must be in 1..--context";
 	else if (o->kv_heads <= 0 || o->heads % o->kv_heads)
 		why = "--kv-heads must divide --heads";
@@ -229,9 +230,8 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	c->head_dim = (cb_u32)(o->head_dim ? o->head_dim : ds ? 0 : o->hidden / o->heads);
 	c->decoder_sparse_step = 1;
 	c->rope_layout = CB_ROPE_NEOX;
-	c->rope_theta_bits = f32_bits(o->arch == CB_ARCH_QWEN2_MOE ||
-				      o->arch == CB_ARCH_QWEN3_MOE ? 1e6f : 1e4f);
-	c->rms_eps_bits = f32_bits(1e-6f);
+	c->rope_theta_bits = a->synth.rope_theta_bits;
+	c->rms_eps_bits = a->synth.rms_eps_bits;
 	c->max_context = (cb_u32)o->context;
 	c->qk_norm = a->qk_norm;
 	if (dense) {
@@ -241,38 +241,26 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	c->n_experts = (cb_u32)o->experts;
 	c->top_k = (cb_u32)o->top_k;
 	c->expert_ffn = (cb_u32)o->ffn;
-	switch (o->arch) {
-	case CB_ARCH_MIXTRAL:
-		c->norm_topk_prob = 1;
-		break;
-	case CB_ARCH_QWEN2_MOE:
-		c->qkv_bias = 1;
+	c->norm_topk_prob = a->synth.norm_topk_prob;
+	c->qkv_bias = a->synth.qkv_bias;
+	if (a->ffn == CB_FFN_MOE_SHARED_GATED) {
 		c->shared_ffn = (cb_u32)o->shared_ffn;
 		c->shared_gate = o->shared_ffn != 0;
-		break;
-	case CB_ARCH_QWEN3_MOE:
-		c->norm_topk_prob = 1;
-		break;
-	case CB_ARCH_GPT_OSS:
+	}
+	if (oss) {
 		/* GPT-OSS-20B/120B: even layers slide, the odd ones see everything */
-		c->qkv_bias = 1;
-		c->norm_topk_prob = 1;
-		c->rope_theta_bits = f32_bits(150000.0f);
-		c->rms_eps_bits = f32_bits(1e-5f);
 		c->oss.sliding_window = (cb_u32)o->window;
 		c->oss.swiglu_limit_bits = f32_bits(7.0f);
 		c->oss.swiglu_alpha_bits = f32_bits(1.702f);
 		for (l = 0; l < c->n_layers; l += 2)
 			c->oss.sliding_layers[l / 32] |= 1u << (l % 32);
-		break;
-	case CB_ARCH_DEEPSEEK_V2:
-	case CB_ARCH_DEEPSEEK_V3:
+	}
+	if (ds) {
 		why = synth_deepseek_config(o, c, buf, sizeof(buf));
 		if (why) {
 			fprintf(stderr, "colibri synth: bad shape: %s\n", why);
 			return -1;
 		}
-		break;
 	}
 	return 0;
 }

@@ -48,4 +48,10 @@ const struct cb_arch_desc cb_arch_gpt_oss = {
 	.ffn = CB_FFN_MOE,
 	.router = CB_ROUTER_TOPK_SOFTMAX,
 	.expert = CB_EXPERT_SWIGLU_OSS,
+	.synth = {
+		.rope_theta_bits = CB_F32_150000,
+		.rms_eps_bits = CB_F32_1EM5,
+		.norm_topk_prob = 1,
+		.qkv_bias = 1,
+	},
 };

@@ -46,4 +46,10 @@ const struct cb_arch_desc cb_arch_mixtral = {
 	.ffn = CB_FFN_MOE,
 	.router = CB_ROUTER_SOFTMAX_TOPK,
 	.expert = CB_EXPERT_SWIGLU,
+	.synth = {
+		.rope_theta_bits = CB_F32_1E4,
+		.rms_eps_bits = CB_F32_1EM6,
+		.norm_topk_prob = 1,
+		.qkv_bias = 0,
+	},
 };

@@ -113,6 +113,29 @@ struct cb_arch_name {
 };
 
 /**
+ * struct cb_arch_synth - the conventions `colibri synth` writes into a
+ *	random model of an architecture (a stand-in for the family's,
+ *	not any real checkpoint's values).
+ * @rope_theta_bits: RoPE's base, as f32 bits (this code is integer-only).
+ * @rms_eps_bits: RMSNorm's epsilon, as f32 bits.
+ * @norm_topk_prob: the top-k routing weights renormalised to sum 1.
+ * @qkv_bias: q, k and v projections with biases.
+ */
+struct cb_arch_synth {
+	cb_u32 rope_theta_bits;
+	cb_u32 rms_eps_bits;
+	cb_u32 norm_topk_prob;
+	cb_u32 qkv_bias;
+};
+
+/* f32 bits of the values above */
+#define CB_F32_1E4	0x461c4000u	/* 10000 */
+#define CB_F32_1E6	0x49742400u	/* 1000000 */
+#define CB_F32_150000	0x48127c00u	/* 150000 */
+#define CB_F32_1EM6	0x358637bdu	/* 1e-6 */
+#define CB_F32_1EM5	0x3727c5acu	/* 1e-5 */
+
+/**
  * struct cb_arch_desc - one architecture.
  * @id: enum cb_arch (cb_engine.h), uapi's COLIBRI_ARCH_*.
  * @name: the short name: sysfs's arch, `colibri info`, `ls`, `synth --arch`.
@@ -141,6 +164,7 @@ struct cb_arch_name {
  * @ffn: enum cb_ffn_kind.
  * @router: enum cb_router_kind.
  * @expert: enum cb_expert_kind.
+ * @synth: what `colibri synth` gives a model of this architecture.
  */
 struct cb_arch_desc {
 	cb_u32 id;
@@ -160,6 +184,7 @@ struct cb_arch_desc {
 	cb_u32 ffn;
 	cb_u32 router;
 	cb_u32 expert;
+	struct cb_arch_synth synth;
 };
 
 /* The architectures, one file each (arch_NAME.c). */
