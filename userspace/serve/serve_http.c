@@ -146,6 +146,14 @@ static int key_matches(const char *got, const char *want)
 	return !d;
 }
 
+static int connection_fd(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	return ci ? ci->connect_fd : -1;
+}
+
 /* The checks on the headers alone: 1 answered already, 0 go on, -1 drop. */
 static int check_headers(struct req *rq, struct MHD_Connection *c)
 {
@@ -189,8 +197,13 @@ static int check_headers(struct req *rq, struct MHD_Connection *c)
 		}
 	}
 	if (rq->route->gen) {
-		rq->slot = slots_take(srv->slots);
+		struct slots_miss miss;
+
+		rq->slot = slots_take(srv->slots, connection_fd(c), &miss);
 		if (rq->slot < 0) {
+			fprintf(stderr, "colibri serve: %s %s: no slot free after %.3f s: %u being "
+				"cancelled, %u not generating yet or done\n", rq->method, rq->path,
+				miss.waited, miss.leaving, miss.unwatched);
 			metrics_rejected(srv->metrics, REJECT_BUSY);
 			api_error_set(&e, 429, "rate_limit_error", NULL, "rate_limit_exceeded",
 				      "The server is busy: %u requests are generating (--max-sessions); retry later",
@@ -206,14 +219,6 @@ err:
 static void cancel_session(void *arg)
 {
 	colibri_session_cancel(arg);
-}
-
-static int connection_fd(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-
-	return ci ? ci->connect_fd : -1;
 }
 
 static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)

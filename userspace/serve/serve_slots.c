@@ -21,13 +21,15 @@
  * when no slot is free, slots_take() looks at the watched sockets itself
  * (the watcher thread may not have run yet), cancels those whose client
  * hung up, and waits for such a "leaving" slot to be put back (one forward
- * pass) rather than answer 429.  With no slot leaving, 429 comes at once.
+ * pass) rather than answer 429, for as long as its own client is there
+ * (SLOTS_LEAVE_WAIT_S at most).  With no slot leaving, 429 comes at once.
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -183,14 +185,21 @@ static void reap_locked(struct serve_slots *sl)
 	}
 }
 
-int slots_take(struct serve_slots *sl)
+/* The peer of @fd (>= 0) has hung up. */
+static int hung_up(int fd)
 {
-	struct timespec until;
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	return fd >= 0 && poll(&p, 1, 0) == 1 && p.revents & (POLLRDHUP | POLLHUP | POLLERR);
+}
+
+int slots_take(struct serve_slots *sl, int fd, struct slots_miss *miss)
+{
+	struct timespec t0, slice;
 	unsigned int i;
 	int got = -1, leaving;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += SLOTS_LEAVE_WAIT_S;
+	clock_gettime(CLOCK_REALTIME, &t0);
 	pthread_mutex_lock(&sl->lock);
 	for (;;) {
 		for (i = 0; i < sl->n && got < 0; i++)
@@ -203,8 +212,25 @@ int slots_take(struct serve_slots *sl)
 		reap_locked(sl);
 		for (i = 0, leaving = 0; i < sl->n; i++)
 			leaving |= sl->v[i].used && sl->v[i].leaving;
-		if (!leaving || pthread_cond_timedwait(&sl->freed, &sl->lock, &until))
+		if (!leaving || hung_up(fd))
 			break;
+		/* a second at a time: the asker may hang up meanwhile */
+		clock_gettime(CLOCK_REALTIME, &slice);
+		if (slice.tv_sec - t0.tv_sec >= SLOTS_LEAVE_WAIT_S)
+			break;
+		slice.tv_sec++;
+		pthread_cond_timedwait(&sl->freed, &sl->lock, &slice);
+	}
+	if (got < 0 && miss) {
+		struct timespec t1;
+
+		memset(miss, 0, sizeof(*miss));
+		for (i = 0; i < sl->n; i++) {
+			miss->leaving += sl->v[i].used && sl->v[i].leaving;
+			miss->unwatched += sl->v[i].used && !sl->v[i].leaving && !sl->v[i].gone;
+		}
+		clock_gettime(CLOCK_REALTIME, &t1);
+		miss->waited = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	}
 	pthread_mutex_unlock(&sl->lock);
 	return got;
