@@ -2,14 +2,31 @@
 /*
  * cb_attention.c - causal multi-head attention with grouped kv heads
  * (GQA), over a cache of every position's k and v: the attention of
- * Llama, Mixtral, Qwen2/3-MoE and OLMoE.
+ * Llama, Mixtral, Qwen2/3-MoE and OLMoE; and, with its two parameters,
+ * GPT-OSS's (the attention kind CB_ATTN_GQA_SINKS).
  *
  * Two entries (cb_engine_priv.h): cb_attn_rope_cache() readies this
  * layer's q, k and v (q/k norm, clip, RoPE) and stores k and v in the
  * cache; cb_attention() attends each token's query heads over the
- * positions 0..pos of its slot and leaves att in the forms Wo reads.
+ * positions its slot's cache holds for it and leaves att in the forms Wo
+ * reads.
+ *
+ * GPT-OSS's parameters, after modeling_gpt_oss.py (eager_attention_forward):
+ * - the sink, a learned logit per query head in the softmax denominator:
+ *   p_j = exp(s_j - m) / (sum_i exp(s_i - m) + exp(sink - m)), m the
+ *   maximum over the scores and the sink; it joins when a head's result
+ *   is finalised (after its one split, or in the merge);
+ * - the sliding window of its sliding layers: positions j with
+ *   pos - window < j <= pos, read from the layer's ring (cb_kv_at():
+ *   position p at row p % rows); a split starts at the token's first
+ *   visible position.
+ * Split and tile points depend on the position alone (a tile that crosses
+ * the ring's end is scored in two products), so neither batching nor the
+ * ring's size changes a bit; without the parameters (first position 0, a
+ * cache of max_context rows, no sink) the steps are plain GQA's.
  */
 #include "cb_engine_priv.h"
+#include "cb_gpt_oss.h"
 #include "cb_math.h"
 #include "cb_rope.h"
 
@@ -92,15 +109,44 @@ static void rope_cache_chunk(void *arg, int c)
 	}
 }
 
+/* The first position token t sees in this layer: past the window of a sliding one. */
+static int first_pos(const struct cb_engine *e, int t)
+{
+	cb_u32 pos = e->b->pos[t], w = e->cfg.oss.sliding_window;
+
+	if (!cb_gpt_oss_sliding(&e->cfg, (cb_u32)e->layer) || pos < w)
+		return 0;
+	return (int)(pos - w + 1);
+}
+
+/* The sinks of this layer's query heads, or NULL. */
+static const float *layer_sinks(const struct cb_engine *e)
+{
+	return e->arch->attn == CB_ATTN_GQA_SINKS ? e->lw->oss.sinks.data : CB_NULL;
+}
+
+/* o = o * r / (l * r + exp(sink - m')), m' = max(m, sink), r = exp(m - m') */
+static void finish_with_sink(float *o, int hd, float m, float l, float sink)
+{
+	float mm = sink > m ? sink : m, r = cb_expf(m - mm);
+	float inv = r / (l * r + cb_expf(sink - mm));
+	int i;
+
+	for (i = 0; i < hd; i++)
+		o[i] *= inv;
+}
+
 /*
  * Causal attention of one token, for a block of the query heads that share
- * one kv head (GQA), over one split of positions (e->att_split of them) of
- * its slot's cache.  Heads go ATT_HEADS at a time; per tile of ATT_TILE
- * positions the scores of all of them come from one f32 gemm over the K
- * rows (each K row read once for those heads), then an online softmax in
+ * one kv head (GQA), over one split of the positions it sees (e->att_split
+ * of them, from first_pos()) in its slot's cache.  Heads go ATT_HEADS at a
+ * time; per tile of ATT_TILE positions the scores of all of them come from
+ * one f32 gemm over the K rows (each K row read once for those heads; two
+ * products where the tile crosses a ring's end), then an online softmax in
  * f32 with max subtraction: a new tile maximum rescales what was
- * accumulated.  With one split the result is final; otherwise the split
- * leaves (max, sum, unnormalised output) for merge_chunk.
+ * accumulated.  With one split the result is final (with the sink, if
+ * any); otherwise the split leaves (max, sum, unnormalised output) for
+ * merge_chunk.
  *
  * A chunk is (token, kv head, block of e->att_hb heads, split).  The split
  * bounds its work however long the context, and the split points depend
@@ -112,13 +158,15 @@ static void attn_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_model_config *cf = &e->cfg;
+	const float *sinks = layer_sinks(e);
 	int nh = (int)cf->n_heads, nkv = (int)cf->n_kv_heads, grp = nh / nkv;
 	int nhb = (grp + e->att_hb - 1) / e->att_hb, S = e->att_split;
 	int sp = c % e->att_nsplit, hb = c / e->att_nsplit % nhb;
 	int kvh = c / e->att_nsplit / nhb % nkv, t = c / e->att_nsplit / nhb / nkv;
 	int hd = e->hd, i, g, g0, ng, p0, gend = CB_MIN(grp, (hb + 1) * e->att_hb);
-	int npos = (int)e->b->pos[t] + 1, nsplit = (npos + S - 1) / S;
-	int pbeg = sp * S, pend = CB_MIN(npos, pbeg + S);
+	int lo = first_pos(e, t), end = (int)e->b->pos[t] + 1;
+	int nsplit = (end - lo + S - 1) / S, pbeg = lo + sp * S, pend = CB_MIN(end, pbeg + S);
+	int rows = (int)e->kv_rows[e->layer];
 	cb_size base = cb_kv_at(e, e->b->seq[t], e->layer, 0) + (cb_size)kvh * hd;
 	cb_size kvrow = (cb_size)e->kvdim * sizeof(float);
 	float scale = 1.0f / cb_sqrtf((float)hd);
@@ -126,7 +174,7 @@ static void attn_chunk(void *arg, int c)
 	float *o[ATT_HEADS];
 	cb_size ldo;
 
-	if (pbeg >= npos)
+	if (pbeg >= end)
 		return;		/* this token has fewer splits */
 	for (g0 = hb * e->att_hb; g0 < gend; g0 += ATT_HEADS) {
 		int h0 = kvh * grp + g0;
@@ -144,14 +192,18 @@ static void attn_chunk(void *arg, int c)
 				o[g][i] = 0.0f;
 		}
 		for (p0 = pbeg; p0 < pend; p0 += ATT_TILE) {
-			int n = CB_MIN(ATT_TILE, pend - p0);
+			int n = CB_MIN(ATT_TILE, pend - p0), row = p0 % rows;
+			int n1 = CB_MIN(n, rows - row);	/* the tile's rows before a ring's end */
+			const float *qt = e->q + (cb_size)t * e->qdim + (cb_size)h0 * hd;
 
-			/* s[g][i] = q_(h0+g) . k_(p0+i), all heads of the batch at once */
+			/* s[g][i] = q_(h0+g) . k_(p0+i), all heads of the block at once */
 			e->ops->gemm[CB_DT_F32](&s[0][0], ATT_TILE,
-						e->k_cache + base + (cb_size)p0 * e->kvdim,
-						kvrow,
-						e->q + (cb_size)t * e->qdim + (cb_size)h0 * hd,
-						(cb_size)hd * sizeof(float), ng, n, hd);
+						e->k_cache + base + (cb_size)row * e->kvdim,
+						kvrow, qt, (cb_size)hd * sizeof(float), ng, n1, hd);
+			if (n1 < n)
+				e->ops->gemm[CB_DT_F32](&s[0][n1], ATT_TILE, e->k_cache + base,
+							kvrow, qt, (cb_size)hd * sizeof(float), ng,
+							n - n1, hd);
 			for (g = 0; g < ng; g++) {
 				for (i = 0; i < n; i++)
 					s[g][i] *= scale;
@@ -160,13 +212,23 @@ static void attn_chunk(void *arg, int c)
 				for (i = 0; i < n; i++)
 					l[g] += s[g][i];
 			}
-			/* o_g += sum_i s[g][i] v_(p0+i), in position order */
+			/*
+			 * o_g += sum_i s[g][i] v_(p0+i) in position order: the
+			 * rows before a ring's end, then those from its start
+			 */
 			e->ops->pv_f32(o[0], ldo, &s[0][0], ATT_TILE,
-				       e->v_cache + base + (cb_size)p0 * e->kvdim, e->kvdim,
-				       ng, n, hd);
+				       e->v_cache + base + (cb_size)row * e->kvdim, e->kvdim,
+				       ng, n1, hd);
+			if (n1 < n)
+				e->ops->pv_f32(o[0], ldo, &s[0][n1], ATT_TILE, e->v_cache + base,
+					       e->kvdim, ng, n - n1, hd);
 		}
-		for (g = 0; g < ng; g++)
-			cb_att_finish(o[g], hd, nsplit, m[g], l[g]);
+		for (g = 0; g < ng; g++) {
+			if (sinks && nsplit == 1)
+				finish_with_sink(o[g], hd, m[g], l[g], sinks[h0 + g]);
+			else
+				cb_att_finish(o[g], hd, nsplit, m[g], l[g]);
+		}
 	}
 }
 
@@ -244,17 +306,20 @@ void cb_att_merge(const struct cb_engine *e, const float *part, int nsplit, int 
 static void merge_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
+	const float *sinks = layer_sinks(e);
 	int nh = (int)e->cfg.n_heads, hd = e->hd, S = e->att_split;
 	int r, r1, d0, d1;
 
 	cb_plan_chunk(&e->pl, c, &r, &r1, &d0, &d1);
 	for (; r < r1; r++) {
-		int t = r / nh, h = r % nh, nsplit = ((int)e->b->pos[t] + S) / S;
+		int t = r / nh, h = r % nh;
+		int nsplit = ((int)e->b->pos[t] + 1 - first_pos(e, t) + S - 1) / S;
 
 		if (nsplit == 1)
 			continue;
 		cb_att_merge(e, e->att_part + (cb_size)r * e->att_nsplit * (hd + 2), nsplit, hd,
-			     CB_NULL, e->att.f + (cb_size)t * e->qdim + (cb_size)h * hd, d0, d1);
+			     sinks ? &sinks[h] : CB_NULL,
+			     e->att.f + (cb_size)t * e->qdim + (cb_size)h * hd, d0, d1);
 	}
 }
 
@@ -291,9 +356,9 @@ void cb_attention(struct cb_engine *e, struct cb_exec *ex)
 	int t, longest = 1;
 	cb_u64 head_ps;
 
-	/* splits of the longest context in this batch */
+	/* splits of the longest visible range in this batch */
 	for (t = 0; t < e->n; t++)
-		longest = CB_MAX(longest, (int)e->b->pos[t] + 1);
+		longest = CB_MAX(longest, (int)e->b->pos[t] + 1 - first_pos(e, t));
 	e->att_nsplit = (longest + S - 1) / S;
 	/* heads per chunk: as many as one split of the longest context allows */
 	head_ps = (cb_u64)CB_MIN(longest, S) * ((cb_u64)e->hd * CB_PS_ATT + CB_PS_EXP);

@@ -411,10 +411,13 @@ static inline int cb_acts_nforms(const struct cb_acts *a)
  *	x_norm rows): q/k norm, clip_qkv and RoPE in place, then k and v into
  *	the cache at each token's position;
  * cb_attention(): att = softmax(q k^T / sqrt(head_dim)) v over positions
- *	0..pos of each token's slot, head by head, in the forms Wo reads.
+ *	0..pos of each token's slot, head by head, in the forms Wo reads;
+ *	for the kind CB_ATTN_GQA_SINKS (GPT-OSS) with each head's sink logit
+ *	in the softmax denominator, over the last sliding_window positions
+ *	(read from the layer's ring) on a sliding layer.
  *
- * Another kind of attention (sliding window, sinks, a latent cache) is
- * another file with entries of this shape.
+ * Another kind of attention (a latent cache: cb_mla.c) is another file
+ * with entries of this shape.
  */
 void cb_attn_rope_cache(struct cb_engine *e, struct cb_exec *ex);
 void cb_attention(struct cb_engine *e, struct cb_exec *ex);
@@ -440,13 +443,6 @@ void cb_att_finish(float *o, int w, int nsplit, float m, float l);
  */
 void cb_att_merge(const struct cb_engine *e, const float *part, int nsplit, int w,
 		  const float *sink, float *o, int d0, int d1);
-
-/*
- * GPT-OSS attention (cb_attn_oss.c): cb_attention() with each head's sink
- * logit in the softmax denominator, over the last sliding_window positions
- * (read from the layer's ring) on a sliding layer.
- */
-void cb_attention_oss(struct cb_engine *e, struct cb_exec *ex);
 
 /*
  * GPT-OSS experts (cb_ffn_oss.c): the clamped SwiGLU in place on @gate

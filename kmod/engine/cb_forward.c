@@ -346,10 +346,7 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 		cb_attn_rope_cache(e, ex);
 
 		/* attention: att = softmax(q k^T / sqrt(head_dim)) v over the cache */
-		if (e->arch->attn == CB_ATTN_GQA_SINKS)
-			cb_attention_oss(e, ex);	/* sinks, sliding window */
-		else
-			cb_attention(e, ex);
+		cb_attention(e, ex);	/* GPT-OSS's: with sinks and sliding windows */
 
 out_proj:
 		/* output: block_out = Wo att (+ bo: GPT-OSS) */

@@ -14,8 +14,8 @@
  *
  * The integer-only half (cb_gpt_oss.c: config check, file roles and
  * shapes, tensor checks, ring sizes) is called outside FPU sections; the
- * attention (cb_attn_oss.c) and the activation (cb_ffn_oss.c) are FPU code
- * declared in cb_engine_priv.h.
+ * attention (cb_attention.c, its sinks and windows) and the activation
+ * (cb_ffn_oss.c) are FPU code declared in cb_engine_priv.h.
  */
 #ifndef CB_GPT_OSS_H
 #define CB_GPT_OSS_H
