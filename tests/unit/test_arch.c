@@ -12,6 +12,7 @@
 #include "cb_engine.h"
 #include "cb_role.h"
 #include "colibri_format.h"
+#include "gguf_names.h"
 #include "hf_names.h"
 
 static void test_every_id_has_its_entry(void)
@@ -214,6 +215,37 @@ static void test_hf_names(void)
 	}
 }
 
+/* GGUF's tensor names: llama.cpp's, blk.N. for a layer's, GPT-OSS's own ffn_norm. */
+static void test_gguf_tensor_names(void)
+{
+	static const struct {
+		cb_u32 arch, role, layer;
+		const char *want;
+	} want[] = {
+		{ CB_ARCH_MIXTRAL, COLIBRI_T_EMBED, 0, "token_embd.weight" },
+		{ CB_ARCH_MIXTRAL, COLIBRI_T_LM_HEAD, 7, "output.weight" },
+		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_Q_NORM, 3, "blk.3.attn_q_norm.weight" },
+		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_EXPERT_DOWN, 1, "blk.1.ffn_down_exps.weight" },
+		{ CB_ARCH_QWEN2_MOE, COLIBRI_T_SHARED_EXPERT_GATE, 4, "blk.4.ffn_gate_inp_shexp.weight" },
+		{ CB_ARCH_LLAMA, COLIBRI_T_FFN_NORM, 2, "blk.2.ffn_norm.weight" },
+		{ CB_ARCH_GPT_OSS, COLIBRI_T_FFN_NORM, 2, "blk.2.post_attention_norm.weight" },
+		{ CB_ARCH_GPT_OSS, COLIBRI_T_EXPERT_UP_BIAS, 5, "blk.5.ffn_up_exps.bias" },
+		{ CB_ARCH_DEEPSEEK_V3, COLIBRI_T_ROUTER_SEL_BIAS, 9, "blk.9.exp_probs_b.bias" },
+	};
+	char buf[256];
+	cb_u32 i;
+
+	for (i = 0; i < CB_ARRAY_SIZE(want); i++) {
+		int r = gguf_tensor_name(cb_arch_of(want[i].arch), want[i].role, want[i].layer, buf,
+					 sizeof(buf));
+
+		CB_CHECK(!r && !strcmp(buf, want[i].want), "%s: %s, not %s",
+			 cb_arch_of(want[i].arch)->name, r ? "none" : buf, want[i].want);
+	}
+	CB_CHECK(gguf_tensor_name(&cb_arch_mixtral, COLIBRI_T_WQ, 0, buf, 8) == -1, "short buffer");
+	CB_CHECK(gguf_tensor_name(&cb_arch_mixtral, 200, 0, buf, sizeof(buf)) == -1, "role 200");
+}
+
 int main(void)
 {
 	CB_RUN(test_every_id_has_its_entry);
@@ -222,5 +254,6 @@ int main(void)
 	CB_RUN(test_kinds);
 	CB_RUN(test_hf_config_keys);
 	CB_RUN(test_hf_names);
+	CB_RUN(test_gguf_tensor_names);
 	return cb_test_done();
 }

@@ -32,8 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cb_format.h"
 #include "cb_ops.h"
 #include "gguf_deepseek.h"
+#include "gguf_names.h"
 #include "hf_loader.h"
 
 static cb_u32 bits_of(float f)
@@ -112,8 +114,8 @@ int gguf_deepseek_config(struct gloader *ld, cb_u32 gating, cb_u32 *head_dim)
 	for (l = 0; l < c->n_layers; l++) {
 		char n[64];
 
-		snprintf(n, sizeof(n), "blk.%u.exp_probs_b.bias", l);
-		if (gguf_find_tensor(ld->gf, n))
+		if (!gguf_tensor_name(cb_arch_of(c->arch), COLIBRI_T_ROUTER_SEL_BIAS, l, n,
+				      sizeof(n)) && gguf_find_tensor(ld->gf, n))
 			m->sel_bias = 1;
 	}
 	if (gating == 2 || m->sel_bias)
@@ -202,24 +204,24 @@ int gguf_deepseek_layer(struct gloader *ld, cb_u32 l)
 	struct cb_tensor kvb, *heads;
 	char n[256];
 
-#define GT(field, suffix, rows, cols, vec)					\
+#define GT(field, role, rows, cols, vec)					\
 	do {									\
-		snprintf(n, sizeof(n), "blk.%u.%s", l, suffix);			\
-		if (gguf_ld_get(ld, &L->field, 0, n, 0, rows, cols, vec))	\
+		if (gguf_tensor_name(cb_arch_of(c->arch), role, l, n, sizeof(n)) ||	\
+		    gguf_ld_get(ld, &L->field, 0, n, 0, rows, cols, vec))	\
 			return -1;						\
 	} while (0)
 	if (Rq) {
-		GT(q_a, "attn_q_a.weight", Rq, H, 0);
-		GT(q_a_norm, "attn_q_a_norm.weight", 1, Rq, 1);
-		GT(q_b, "attn_q_b.weight", qd, Rq, 0);
+		GT(q_a, COLIBRI_T_MLA_Q_A, Rq, H, 0);
+		GT(q_a_norm, COLIBRI_T_MLA_Q_A_NORM, 1, Rq, 1);
+		GT(q_b, COLIBRI_T_MLA_Q_B, qd, Rq, 0);
 	} else {
-		GT(wq, "attn_q.weight", qd, H, 0);
+		GT(wq, COLIBRI_T_WQ, qd, H, 0);
 	}
-	GT(kv_a, "attn_kv_a_mqa.weight", R + a->qk_rope_dim, H, 0);
-	GT(kv_a_norm, "attn_kv_a_norm.weight", 1, R, 1);
-	GT(wo, "attn_output.weight", H, nh * a->v_head_dim, 0);
+	GT(kv_a, COLIBRI_T_MLA_KV_A, R + a->qk_rope_dim, H, 0);
+	GT(kv_a_norm, COLIBRI_T_MLA_KV_A_NORM, 1, R, 1);
+	GT(wo, COLIBRI_T_WO, H, nh * a->v_head_dim, 0);
 	if (cb_layer_is_moe(c, l) && a->sel_bias)
-		GT(router_sel_bias, "exp_probs_b.bias", 1, c->n_experts, 1);
+		GT(router_sel_bias, COLIBRI_T_ROUTER_SEL_BIAS, 1, c->n_experts, 1);
 #undef GT
 	snprintf(n, sizeof(n), "blk.%u.attn_kv_b.weight", l);
 	if (gguf_find_tensor(ld->gf, n)) {
@@ -233,8 +235,8 @@ int gguf_deepseek_layer(struct gloader *ld, cb_u32 l)
 		gguf_ld_err(ld, "out of memory");
 		return -1;
 	}
-	snprintf(n, sizeof(n), "blk.%u.attn_k_b.weight", l);
-	if (!gguf_find_tensor(ld->gf, n)) {
+	if (gguf_tensor_name(cb_arch_of(c->arch), COLIBRI_T_MLA_K_B, l, n, sizeof(n)) ||
+	    !gguf_find_tensor(ld->gf, n)) {
 		gguf_ld_err(ld, "tensor 'blk.%u.attn_kv_b.weight' (or attn_k_b and attn_v_b) is "
 			    "missing", l);
 		goto fail;
@@ -243,8 +245,8 @@ int gguf_deepseek_layer(struct gloader *ld, cb_u32 l)
 		goto fail;
 	L->k_b = heads[0];
 	L->k_b.rows = nh * R;
-	snprintf(n, sizeof(n), "blk.%u.attn_v_b.weight", l);
-	if (gguf_ld_get(ld, heads, sizeof(*heads), n, nh, a->v_head_dim, R, 0))
+	if (gguf_tensor_name(cb_arch_of(c->arch), COLIBRI_T_MLA_V_B, l, n, sizeof(n)) ||
+	    gguf_ld_get(ld, heads, sizeof(*heads), n, nh, a->v_head_dim, R, 0))
 		goto fail;
 	L->v_b = heads[0];
 	L->v_b.rows = nh * a->v_head_dim;

@@ -28,6 +28,7 @@
 #include "gguf_gpt_oss.h"
 #include "gguf_deepseek.h"
 #include "gguf_loader.h"
+#include "gguf_names.h"
 #include "rope_scaling.h"
 
 static cb_u32 f32_bits(float f)
@@ -40,15 +41,20 @@ static cb_u32 f32_bits(float f)
 
 /* ---- metadata ---------------------------------------------------------- */
 
-static const struct gguf_tensor *tfind(struct gloader *ld, const char *fmt, ...)
+/* The GGUF name of @role in layer @l of the model being read, into @buf (256 bytes). */
+static const char *rname(struct gloader *ld, cb_u32 role, cb_u32 l, char *buf)
+{
+	if (gguf_tensor_name(cb_arch_of(ld->m->hf.cfg.arch), role, l, buf, 256))
+		buf[0] = 0;
+	return buf;
+}
+
+/* The tensor of @role in layer @l, or NULL. */
+static const struct gguf_tensor *rfind(struct gloader *ld, cb_u32 role, cb_u32 l)
 {
 	char name[256];
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	return gguf_find_tensor(ld->gf, name);
+	return gguf_find_tensor(ld->gf, rname(ld, role, l, name));
 }
 
 static int parse_config(struct gloader *ld)
@@ -179,9 +185,9 @@ heads:
 	if (!c->n_experts)
 		c->top_k = c->norm_topk_prob = 0;	/* a dense model has no routing */
 	c->decoder_sparse_step = 1;
-	c->qkv_bias = tfind(ld, "blk.0.attn_q.bias") != NULL;
-	c->tied_embeddings = !gguf_find_tensor(gf, "output.weight");
-	t = gguf_find_tensor(gf, "token_embd.weight");
+	c->qkv_bias = rfind(ld, COLIBRI_T_BQ, 0) != NULL;
+	c->tied_embeddings = !rfind(ld, COLIBRI_T_LM_HEAD, 0);
+	t = rfind(ld, COLIBRI_T_EMBED, 0);
 	if (!t) {
 		gguf_ld_err(ld, "tensor 'token_embd.weight' is missing");
 		return -1;
@@ -205,6 +211,9 @@ static int load_experts(struct gloader *ld, cb_u32 l, struct cb_expert_weights *
 {
 	const struct cb_model_config *c = &ld->m->hf.cfg;
 	static const char *const part[3] = { "gate", "up", "down" };
+	static const cb_u32 role[3] = {
+		COLIBRI_T_EXPERT_GATE, COLIBRI_T_EXPERT_UP, COLIBRI_T_EXPERT_DOWN
+	};
 	cb_u32 H = c->hidden, F = c->expert_ffn, x;
 	char n[256];
 	int p;
@@ -215,8 +224,7 @@ static int load_experts(struct gloader *ld, cb_u32 l, struct cb_expert_weights *
 					offsetof(struct cb_expert_weights, down);
 		cb_u32 rows = p == 2 ? H : F, cols = p == 2 ? F : H;
 
-		snprintf(n, sizeof(n), "blk.%u.ffn_%s_exps.weight", l, part[p]);
-		if (gguf_find_tensor(ld->gf, n)) {
+		if (gguf_find_tensor(ld->gf, rname(ld, role[p], l, n))) {
 			if (gguf_ld_get(ld, (struct cb_tensor *)((char *)ew + field), sizeof(*ew),
 					n, c->n_experts, rows, cols, 0))
 				return -1;
@@ -257,10 +265,10 @@ static int scan_layers(struct gloader *ld)
 {
 	struct cb_model_config *c = &ld->m->hf.cfg;
 	cb_u32 l, meta;
-	char n[128];
+	char n[256];
 
 	for (l = 0; l < c->n_layers; l++) {
-		int moe = tfind(ld, "blk.%u.ffn_gate_inp.weight", l) != NULL;
+		int moe = rfind(ld, COLIBRI_T_ROUTER, l) != NULL;
 
 		if (moe && !c->n_experts) {
 			gguf_ld_err(ld, "blk.%u.ffn_gate_inp.weight present but %s.expert_count "
@@ -271,24 +279,21 @@ static int scan_layers(struct gloader *ld)
 			if (c->n_experts)
 				c->mlp_only_layers[l / 64] |= 1ull << (l % 64);
 			if (!c->dense_ffn) {
-				snprintf(n, sizeof(n), "blk.%u.ffn_gate.weight", l);
-				if (ffn_of(ld, n, &c->dense_ffn))
+				if (ffn_of(ld, rname(ld, COLIBRI_T_MLP_GATE, l, n), &c->dense_ffn))
 					return -1;
 			}
 			continue;
 		}
 		if (!c->expert_ffn) {
-			snprintf(n, sizeof(n), "blk.%u.ffn_gate_exps.weight", l);
-			if (!gguf_find_tensor(ld->gf, n))
+			if (!gguf_find_tensor(ld->gf, rname(ld, COLIBRI_T_EXPERT_GATE, l, n)))
 				snprintf(n, sizeof(n), "blk.%u.ffn_gate.0.weight", l);
 			if (ffn_of(ld, n, &c->expert_ffn))
 				return -1;
 		}
-		if (!c->shared_ffn && tfind(ld, "blk.%u.ffn_gate_shexp.weight", l)) {
-			snprintf(n, sizeof(n), "blk.%u.ffn_gate_shexp.weight", l);
-			if (ffn_of(ld, n, &c->shared_ffn))
+		if (!c->shared_ffn && rfind(ld, COLIBRI_T_SHARED_GATE, l)) {
+			if (ffn_of(ld, rname(ld, COLIBRI_T_SHARED_GATE, l, n), &c->shared_ffn))
 				return -1;
-			c->shared_gate = tfind(ld, "blk.%u.ffn_gate_inp_shexp.weight", l) != NULL;
+			c->shared_gate = rfind(ld, COLIBRI_T_SHARED_EXPERT_GATE, l) != NULL;
 		}
 	}
 	if (c->n_experts && !c->expert_ffn) {
@@ -330,69 +335,67 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 	cb_u32 H = c->hidden;
 	char n[256];
 
-#define LD(field, suffix, rows, cols, vec)				\
-	do {								\
-		snprintf(n, sizeof(n), "blk.%u.%s", l, suffix);		\
-		if (gguf_ld_get(ld, &L->field, 0, n, 0, rows, cols, vec))	\
-			return -1;					\
+#define LD(field, role, rows, cols, vec)					\
+	do {									\
+		if (gguf_ld_get(ld, &L->field, 0, rname(ld, role, l, n), 0, rows, cols, vec)) \
+			return -1;						\
 	} while (0)
-	LD(attn_norm, "attn_norm.weight", 1, H, 1);
-	LD(ffn_norm, cb_arch_name_in(a->gguf_names, COLIBRI_T_FFN_NORM, "ffn_norm.weight"), 1, H, 1);
+	LD(attn_norm, COLIBRI_T_ATTN_NORM, 1, H, 1);
+	LD(ffn_norm, COLIBRI_T_FFN_NORM, 1, H, 1);
 	if (cb_is_mla(c)) {
 		if (gguf_deepseek_layer(ld, l))
 			return -1;
 		goto ffn;
 	}
-	LD(wq, "attn_q.weight", qd, H, 0);
-	LD(wk, "attn_k.weight", kvd, H, 0);
-	LD(wv, "attn_v.weight", kvd, H, 0);
-	LD(wo, "attn_output.weight", H, qd, 0);
+	LD(wq, COLIBRI_T_WQ, qd, H, 0);
+	LD(wk, COLIBRI_T_WK, kvd, H, 0);
+	LD(wv, COLIBRI_T_WV, kvd, H, 0);
+	LD(wo, COLIBRI_T_WO, H, qd, 0);
 	if (c->qkv_bias) {
-		LD(bq, "attn_q.bias", 1, qd, 1);
-		LD(bk, "attn_k.bias", 1, kvd, 1);
-		LD(bv, "attn_v.bias", 1, kvd, 1);
+		LD(bq, COLIBRI_T_BQ, 1, qd, 1);
+		LD(bk, COLIBRI_T_BK, 1, kvd, 1);
+		LD(bv, COLIBRI_T_BV, 1, kvd, 1);
 	}
 	if (c->qk_norm == CB_QK_NORM_HEAD) {
-		LD(q_norm, "attn_q_norm.weight", 1, c->head_dim, 1);
-		LD(k_norm, "attn_k_norm.weight", 1, c->head_dim, 1);
+		LD(q_norm, COLIBRI_T_Q_NORM, 1, c->head_dim, 1);
+		LD(k_norm, COLIBRI_T_K_NORM, 1, c->head_dim, 1);
 	} else if (c->qk_norm == CB_QK_NORM_FULL) {
-		LD(q_norm, "attn_q_norm.weight", 1, qd, 1);
-		LD(k_norm, "attn_k_norm.weight", 1, kvd, 1);
+		LD(q_norm, COLIBRI_T_Q_NORM, 1, qd, 1);
+		LD(k_norm, COLIBRI_T_K_NORM, 1, kvd, 1);
 	}
 ffn:
 	if (!cb_layer_is_moe(c, l)) {
-		LD(mlp_gate, "ffn_gate.weight", c->dense_ffn, H, 0);
-		LD(mlp_up, "ffn_up.weight", c->dense_ffn, H, 0);
-		LD(mlp_down, "ffn_down.weight", H, c->dense_ffn, 0);
+		LD(mlp_gate, COLIBRI_T_MLP_GATE, c->dense_ffn, H, 0);
+		LD(mlp_up, COLIBRI_T_MLP_UP, c->dense_ffn, H, 0);
+		LD(mlp_down, COLIBRI_T_MLP_DOWN, H, c->dense_ffn, 0);
 		return 0;
 	}
-	LD(router, "ffn_gate_inp.weight", c->n_experts, H, 0);
+	LD(router, COLIBRI_T_ROUTER, c->n_experts, H, 0);
 	L->experts = m->experts + (size_t)l * c->n_experts;
 	if (load_experts(ld, l, m->experts + (size_t)l * c->n_experts))
 		return -1;
 	if (cb_arch_uses_oss(a)) {
 		/* the biases of the router and the experts: f32 [E, n] (ne {n, E}) */
-		LD(oss.sinks, "attn_sinks.weight", 1, c->n_heads, 1);
-		LD(oss.bo, "attn_output.bias", 1, H, 1);
-		LD(oss.router_bias, "ffn_gate_inp.bias", 1, c->n_experts, 1);
-		LD(oss.gate_bias, "ffn_gate_exps.bias", c->n_experts, c->expert_ffn, 0);
-		LD(oss.up_bias, "ffn_up_exps.bias", c->n_experts, c->expert_ffn, 0);
-		LD(oss.down_bias, "ffn_down_exps.bias", c->n_experts, H, 0);
+		LD(oss.sinks, COLIBRI_T_ATTN_SINKS, 1, c->n_heads, 1);
+		LD(oss.bo, COLIBRI_T_BO, 1, H, 1);
+		LD(oss.router_bias, COLIBRI_T_ROUTER_BIAS, 1, c->n_experts, 1);
+		LD(oss.gate_bias, COLIBRI_T_EXPERT_GATE_BIAS, c->n_experts, c->expert_ffn, 0);
+		LD(oss.up_bias, COLIBRI_T_EXPERT_UP_BIAS, c->n_experts, c->expert_ffn, 0);
+		LD(oss.down_bias, COLIBRI_T_EXPERT_DOWN_BIAS, c->n_experts, H, 0);
 		if (L->oss.gate_bias.dtype || L->oss.up_bias.dtype || L->oss.down_bias.dtype) {
 			gguf_ld_err(ld, "blk.%u.ffn_*_exps.bias: the expert biases must be F32", l);
 			return -1;
 		}
 	}
 	if (c->shared_ffn) {
-		LD(shared_gate_proj, "ffn_gate_shexp.weight", c->shared_ffn, H, 0);
-		LD(shared_up_proj, "ffn_up_shexp.weight", c->shared_ffn, H, 0);
-		LD(shared_down_proj, "ffn_down_shexp.weight", H, c->shared_ffn, 0);
+		LD(shared_gate_proj, COLIBRI_T_SHARED_GATE, c->shared_ffn, H, 0);
+		LD(shared_up_proj, COLIBRI_T_SHARED_UP, c->shared_ffn, H, 0);
+		LD(shared_down_proj, COLIBRI_T_SHARED_DOWN, H, c->shared_ffn, 0);
 		if (c->shared_gate) {
 			const struct gguf_tensor *t;
 
 			/* HF [1, hidden]; GGUF writes it as ne {hidden} or {hidden, 1} */
-			snprintf(n, sizeof(n), "blk.%u.ffn_gate_inp_shexp.weight", l);
-			t = gguf_find_tensor(ld->gf, n);
+			t = gguf_find_tensor(ld->gf, rname(ld, COLIBRI_T_SHARED_EXPERT_GATE, l, n));
 			if (gguf_ld_get(ld, &L->shared_expert_gate, 0, n, 0, 1, H,
 					t && t->type != GGUF_TT_F32 && t->type != GGUF_TT_F16 &&
 					t->type != GGUF_TT_BF16 ? 0 : 1))
@@ -417,7 +420,7 @@ struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen)
 	struct gguf_model *m = calloc(1, sizeof(*m));
 	struct gloader ld = { .m = m, .err = err, .errlen = errlen };
 	struct hf_model *h;
-	char archbuf[64], why[256];
+	char archbuf[64], why[256], n[256];
 	struct gguf_str s;
 	cb_u32 l;
 
@@ -448,14 +451,14 @@ struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen)
 		gguf_ld_err(&ld, "out of memory");
 		goto fail;
 	}
-	if (gguf_ld_get(&ld, &h->w.embed, 0, "token_embd.weight", 0, h->cfg.vocab_size,
-			h->cfg.hidden, 0) ||
-	    gguf_ld_get(&ld, &h->w.final_norm, 0, "output_norm.weight", 0, 1, h->cfg.hidden,
-			1))
+	if (gguf_ld_get(&ld, &h->w.embed, 0, rname(&ld, COLIBRI_T_EMBED, 0, n), 0,
+			h->cfg.vocab_size, h->cfg.hidden, 0) ||
+	    gguf_ld_get(&ld, &h->w.final_norm, 0, rname(&ld, COLIBRI_T_FINAL_NORM, 0, n), 0, 1,
+			h->cfg.hidden, 1))
 		goto fail;
 	if (!h->cfg.tied_embeddings &&
-	    gguf_ld_get(&ld, &h->w.lm_head, 0, "output.weight", 0, h->cfg.vocab_size,
-			h->cfg.hidden, 0))
+	    gguf_ld_get(&ld, &h->w.lm_head, 0, rname(&ld, COLIBRI_T_LM_HEAD, 0, n), 0,
+			h->cfg.vocab_size, h->cfg.hidden, 0))
 		goto fail;
 	for (l = 0; l < h->cfg.n_layers; l++)
 		if (load_layer(&ld, l))
