@@ -125,7 +125,6 @@ mlp:
 	return 0;
 }
 
-/* Rows of n activations in f32 and in every form whose blocks n fits. */
 /*
  * Rows of @n activations in f32 and in every quantized form.  A form's
  * row has room for whole blocks of n rounded up: rows shared by users of
