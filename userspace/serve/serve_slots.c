@@ -169,22 +169,6 @@ void slots_destroy(struct serve_slots *sl)
 	free(sl);
 }
 
-/* Slots whose client hung up and the watcher has not seen yet: cancel them now. */
-static void reap_locked(struct serve_slots *sl)
-{
-	struct pollfd p;
-	unsigned int i;
-
-	for (i = 0; i < sl->n; i++) {
-		if (!sl->v[i].used || !sl->v[i].gone)
-			continue;
-		p.fd = sl->v[i].fd;
-		p.events = POLLRDHUP;
-		if (poll(&p, 1, 0) == 1 && p.revents & (POLLRDHUP | POLLHUP | POLLERR))
-			fire_locked(sl, &sl->v[i]);
-	}
-}
-
 /* The peer of @fd (>= 0) has hung up. */
 static int hung_up(int fd)
 {
@@ -193,13 +177,23 @@ static int hung_up(int fd)
 	return fd >= 0 && poll(&p, 1, 0) == 1 && p.revents & (POLLRDHUP | POLLHUP | POLLERR);
 }
 
+/* Slots whose client hung up and the watcher has not seen yet: cancel them now. */
+static void reap_locked(struct serve_slots *sl)
+{
+	unsigned int i;
+
+	for (i = 0; i < sl->n; i++)
+		if (sl->v[i].used && sl->v[i].gone && hung_up(sl->v[i].fd))
+			fire_locked(sl, &sl->v[i]);
+}
+
 int slots_take(struct serve_slots *sl, int fd, struct slots_miss *miss)
 {
-	struct timespec t0, slice;
+	struct timespec t0, now, slice;
 	unsigned int i;
 	int got = -1, leaving;
 
-	clock_gettime(CLOCK_REALTIME, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pthread_mutex_lock(&sl->lock);
 	for (;;) {
 		for (i = 0; i < sl->n && got < 0; i++)
@@ -215,22 +209,21 @@ int slots_take(struct serve_slots *sl, int fd, struct slots_miss *miss)
 		if (!leaving || hung_up(fd))
 			break;
 		/* a second at a time: the asker may hang up meanwhile */
-		clock_gettime(CLOCK_REALTIME, &slice);
-		if (slice.tv_sec - t0.tv_sec >= SLOTS_LEAVE_WAIT_S)
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= SLOTS_LEAVE_WAIT_S)
 			break;
+		clock_gettime(CLOCK_REALTIME, &slice);	/* the condition's clock */
 		slice.tv_sec++;
 		pthread_cond_timedwait(&sl->freed, &sl->lock, &slice);
 	}
 	if (got < 0 && miss) {
-		struct timespec t1;
-
 		memset(miss, 0, sizeof(*miss));
 		for (i = 0; i < sl->n; i++) {
 			miss->leaving += sl->v[i].used && sl->v[i].leaving;
 			miss->unwatched += sl->v[i].used && !sl->v[i].leaving && !sl->v[i].gone;
 		}
-		clock_gettime(CLOCK_REALTIME, &t1);
-		miss->waited = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		miss->waited = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9;
 	}
 	pthread_mutex_unlock(&sl->lock);
 	return got;
