@@ -15,7 +15,6 @@
  *            ffn_gate_inp.bias, ffn_{gate,up,down}_exps.bias ([E, rows])
  * GGUF lists dimensions fastest first: ne = {cols, rows, experts}.
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +40,10 @@ static cb_u32 f32_bits(float f)
 
 /* ---- metadata ---------------------------------------------------------- */
 
-/* The GGUF name of @role in layer @l of the model being read, into @buf (256 bytes). */
-static const char *rname(struct gloader *ld, cb_u32 role, cb_u32 l, char *buf)
+/* The GGUF name of @role in layer @l of the model being read, into @buf of @len bytes. */
+static const char *rname(struct gloader *ld, cb_u32 role, cb_u32 l, char *buf, size_t len)
 {
-	if (gguf_tensor_name(cb_arch_of(ld->m->hf.cfg.arch), role, l, buf, 256))
+	if (gguf_tensor_name(cb_arch_of(ld->m->hf.cfg.arch), role, l, buf, len))
 		buf[0] = 0;
 	return buf;
 }
@@ -54,7 +53,7 @@ static const struct gguf_tensor *rfind(struct gloader *ld, cb_u32 role, cb_u32 l
 {
 	char name[256];
 
-	return gguf_find_tensor(ld->gf, rname(ld, role, l, name));
+	return gguf_find_tensor(ld->gf, rname(ld, role, l, name, sizeof(name)));
 }
 
 static int parse_config(struct gloader *ld)
@@ -224,7 +223,7 @@ static int load_experts(struct gloader *ld, cb_u32 l, struct cb_expert_weights *
 					offsetof(struct cb_expert_weights, down);
 		cb_u32 rows = p == 2 ? H : F, cols = p == 2 ? F : H;
 
-		if (gguf_find_tensor(ld->gf, rname(ld, role[p], l, n))) {
+		if (gguf_find_tensor(ld->gf, rname(ld, role[p], l, n, sizeof(n)))) {
 			if (gguf_ld_get(ld, (struct cb_tensor *)((char *)ew + field), sizeof(*ew),
 					n, c->n_experts, rows, cols, 0))
 				return -1;
@@ -279,19 +278,19 @@ static int scan_layers(struct gloader *ld)
 			if (c->n_experts)
 				c->mlp_only_layers[l / 64] |= 1ull << (l % 64);
 			if (!c->dense_ffn) {
-				if (ffn_of(ld, rname(ld, COLIBRI_T_MLP_GATE, l, n), &c->dense_ffn))
+				if (ffn_of(ld, rname(ld, COLIBRI_T_MLP_GATE, l, n, sizeof(n)), &c->dense_ffn))
 					return -1;
 			}
 			continue;
 		}
 		if (!c->expert_ffn) {
-			if (!gguf_find_tensor(ld->gf, rname(ld, COLIBRI_T_EXPERT_GATE, l, n)))
+			if (!gguf_find_tensor(ld->gf, rname(ld, COLIBRI_T_EXPERT_GATE, l, n, sizeof(n))))
 				snprintf(n, sizeof(n), "blk.%u.ffn_gate.0.weight", l);
 			if (ffn_of(ld, n, &c->expert_ffn))
 				return -1;
 		}
 		if (!c->shared_ffn && rfind(ld, COLIBRI_T_SHARED_GATE, l)) {
-			if (ffn_of(ld, rname(ld, COLIBRI_T_SHARED_GATE, l, n), &c->shared_ffn))
+			if (ffn_of(ld, rname(ld, COLIBRI_T_SHARED_GATE, l, n, sizeof(n)), &c->shared_ffn))
 				return -1;
 			c->shared_gate = rfind(ld, COLIBRI_T_SHARED_EXPERT_GATE, l) != NULL;
 		}
@@ -337,7 +336,7 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 
 #define LD(field, role, rows, cols, vec)					\
 	do {									\
-		if (gguf_ld_get(ld, &L->field, 0, rname(ld, role, l, n), 0, rows, cols, vec)) \
+		if (gguf_ld_get(ld, &L->field, 0, rname(ld, role, l, n, sizeof(n)), 0, rows, cols, vec)) \
 			return -1;						\
 	} while (0)
 	LD(attn_norm, COLIBRI_T_ATTN_NORM, 1, H, 1);
@@ -395,7 +394,7 @@ ffn:
 			const struct gguf_tensor *t;
 
 			/* HF [1, hidden]; GGUF writes it as ne {hidden} or {hidden, 1} */
-			t = gguf_find_tensor(ld->gf, rname(ld, COLIBRI_T_SHARED_EXPERT_GATE, l, n));
+			t = gguf_find_tensor(ld->gf, rname(ld, COLIBRI_T_SHARED_EXPERT_GATE, l, n, sizeof(n)));
 			if (gguf_ld_get(ld, &L->shared_expert_gate, 0, n, 0, 1, H,
 					t && t->type != GGUF_TT_F32 && t->type != GGUF_TT_F16 &&
 					t->type != GGUF_TT_BF16 ? 0 : 1))
@@ -451,13 +450,13 @@ struct gguf_model *gguf_model_load(const char *path, char *err, size_t errlen)
 		gguf_ld_err(&ld, "out of memory");
 		goto fail;
 	}
-	if (gguf_ld_get(&ld, &h->w.embed, 0, rname(&ld, COLIBRI_T_EMBED, 0, n), 0,
+	if (gguf_ld_get(&ld, &h->w.embed, 0, rname(&ld, COLIBRI_T_EMBED, 0, n, sizeof(n)), 0,
 			h->cfg.vocab_size, h->cfg.hidden, 0) ||
-	    gguf_ld_get(&ld, &h->w.final_norm, 0, rname(&ld, COLIBRI_T_FINAL_NORM, 0, n), 0, 1,
+	    gguf_ld_get(&ld, &h->w.final_norm, 0, rname(&ld, COLIBRI_T_FINAL_NORM, 0, n, sizeof(n)), 0, 1,
 			h->cfg.hidden, 1))
 		goto fail;
 	if (!h->cfg.tied_embeddings &&
-	    gguf_ld_get(&ld, &h->w.lm_head, 0, rname(&ld, COLIBRI_T_LM_HEAD, 0, n), 0,
+	    gguf_ld_get(&ld, &h->w.lm_head, 0, rname(&ld, COLIBRI_T_LM_HEAD, 0, n, sizeof(n)), 0,
 			h->cfg.vocab_size, h->cfg.hidden, 0))
 		goto fail;
 	for (l = 0; l < h->cfg.n_layers; l++)
