@@ -44,17 +44,18 @@ KO := $(foreach r,$(KRELS),$(BUILD)/kmod/$(r)/colibri.ko)
 # accelerator API.
 ACCEL_KO := $(foreach r,$(KRELS),$(BUILD)/kmod/$(r)/accel/colibri_refaccel.ko)
 ACCEL_SRCS := $(wildcard tests/accel/Kbuild tests/accel/*.c uapi/*.h) kmod/colibri_accel.h \
-	kmod/colibri_cpu.c $(wildcard kmod/engine/*.c kmod/engine/*.h)
-KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h \
-	kmod/engine/arch/*.c kmod/engine/arch/*.h uapi/*.h)
+	kmod/colibri_cpu.c $(wildcard kmod/engine/*/*.[ch])
+KMOD_SRCS := Kbuild $(wildcard kmod/*.c kmod/*.h kmod/engine/*/*.[ch] uapi/*.h)
 
 # --- userspace ---------------------------------------------------------------
 
 GCC_INC := $(shell $(CC) -print-file-name=include)
 
-# Engine sources build exactly as in the kernel: freestanding, no libc
-# headers, no FP contraction, SSE2 baseline plus the ISA of *_avx2.c and
-# *_avx512.c files.
+# Engine sources build exactly as the kernel's FPU objects do: freestanding,
+# no libc headers, no FP contraction, SSE2 baseline plus the ISA of x86/'s
+# *_avx2.c and *_avx512.c files (Kbuild: the folders of kmod/engine/).  The
+# integer-only folders build the same here: a process may use the FPU
+# anywhere.
 ENGINE_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-ffp-contract=off -fno-strict-aliasing -ffreestanding -fno-common \
 	-nostdinc -isystem $(GCC_INC) -D_MM_MALLOC_H_INCLUDED -Ikmod/engine -fPIC
@@ -70,7 +71,7 @@ USER_LIBS := -lcjson -lpcre2-8 -lutf8proc -luring -lpthread -lm
 # engine, which builds as it does in the kernel.
 USER_CFLAGS += $(CPPFLAGS) $(CFLAGS)
 
-ENGINE_SRCS := $(wildcard kmod/engine/*.c kmod/engine/arch/*.c)
+ENGINE_SRCS := $(wildcard kmod/engine/*/*.c)
 LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 CLI_SRCS := $(wildcard userspace/cli/*.c)
 SERVE_SRCS := $(wildcard userspace/serve/*.c)
@@ -133,11 +134,11 @@ $(BUILD)/kmod/%/accel/colibri_refaccel.ko: $(ACCEL_SRCS) $(BUILD)/kmod/%/colibri
 
 userspace: $(LIBCOLIBRI) $(COLIBRI)
 
-$(BUILD)/engine/%_avx2.o: kmod/engine/%_avx2.c
+$(BUILD)/engine/x86/%_avx2.o: kmod/engine/x86/%_avx2.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ENGINE_CFLAGS) $(ISA_AVX2) -MMD -MP -c $< -o $@
 
-$(BUILD)/engine/%_avx512.o: kmod/engine/%_avx512.c
+$(BUILD)/engine/x86/%_avx512.o: kmod/engine/x86/%_avx512.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ENGINE_CFLAGS) $(ISA_AVX512) -MMD -MP -c $< -o $@
 
@@ -309,7 +310,7 @@ CHECKPATCH := $(KSFT)/scripts/checkpatch.pl
 lint: $(KSFT_HDR)
 	-$(Q)$(CHECKPATCH) --no-tree --quiet --strict --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,NEW_TYPEDEFS,CAMELCASE \
-		-f $(wildcard kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h kmod/engine/arch/*.[ch] \
+		-f $(wildcard kmod/*.c kmod/*.h kmod/engine/*/*.[ch] \
 		   uapi/*.h tests/accel/*.c)
 	$(Q)rm -f $(KO) && $(MAKE) --no-print-directory modules C=2
 	$(Q)COLIBRI_BUILD=$(BUILD) tests/layout/run

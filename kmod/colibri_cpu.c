@@ -5,7 +5,7 @@
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
 
-#include "cb_platform.h"
+#include "core/cb_platform.h"
 
 /*
  * An ISA variant needs both the instructions and the kernel's support for

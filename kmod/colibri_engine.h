@@ -7,7 +7,7 @@
 #define COLIBRI_ENGINE_H
 
 /*
- * kmod/engine/cb_isa.c (integer only, callable anywhere): the best ISA
+ * kmod/engine/core/cb_isa.c (integer only, callable anywhere): the best ISA
  * level <= max_level valid on this CPU, and its name.
  */
 int colibri_engine_isa(int max_level, const char **name);

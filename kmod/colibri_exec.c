@@ -42,7 +42,7 @@
 #include <asm/fpu/api.h>
 
 #include "colibri_internal.h"
-#include "cb_platform.h"
+#include "core/cb_platform.h"
 
 struct colibri_pool {
 	struct cb_exec ex;

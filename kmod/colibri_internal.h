@@ -16,7 +16,7 @@
 #include <linux/workqueue.h>
 
 #include "colibri.h"
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 
 #define COLIBRI_NAME "colibri"
 

@@ -17,7 +17,7 @@
 
 #include "colibri_internal.h"
 #include "arch/cb_arch.h"
-#include "cb_format.h"
+#include "format/cb_format.h"
 
 /*
  * Outer to colibri_models_lock: whoever publishes or unpublishes a model

@@ -38,7 +38,7 @@
 #include <linux/topology.h>
 
 #include "colibri_internal.h"
-#include "cb_format.h"
+#include "format/cb_format.h"
 
 static const char *const colibri_numa_names[] = {
 	[COLIBRI_NUMA_LOCAL] = "local",

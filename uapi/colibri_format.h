@@ -45,7 +45,7 @@
 #define _UAPI_LINUX_COLIBRI_FORMAT_H
 
 /*
- * The freestanding engine (kmod/engine/cb_format.h) provides __u8..__u64
+ * The freestanding engine (kmod/engine/format/cb_format.h) provides __u8..__u64
  * itself and defines COLIBRI_FORMAT_NO_LINUX_TYPES before including us.
  */
 #ifndef COLIBRI_FORMAT_NO_LINUX_TYPES
@@ -95,8 +95,8 @@
 
 /*
  * The numbers of the enumerated fields.  They are ABI (files carry them);
- * the engine's own enums (kmod/engine/cb_engine.h, cb_quant.h) equal them,
- * which kmod/engine/cb_format.c asserts at compile time.
+ * the engine's own enums (kmod/engine/core/cb_engine.h, cb_quant.h) equal them,
+ * which kmod/engine/format/cb_format.c asserts at compile time.
  */
 
 /* colibri_file_tensor.dtype: weight types (layouts in docs/format.md) */
@@ -161,7 +161,7 @@
 /*
  * struct colibri_file_config - struct cb_model_config in fixed-width fields.
  *
- * Field for field the engine's config (kmod/engine/cb_engine.h), same
+ * Field for field the engine's config (kmod/engine/core/cb_engine.h), same
  * meaning; real numbers are IEEE-754 binary32 bit patterns.  Booleans are 0
  * or 1.  Bits of @mlp_only_layers at or above @n_layers must be zero.
  */

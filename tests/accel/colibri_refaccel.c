@@ -51,7 +51,7 @@
 #include <asm/fpu/api.h>
 
 #include "colibri_accel.h"
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 
 /*
  * dma_buf_attach() and friends live in the DMA_BUF symbol namespace; see

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_format.h"
+#include "format/cb_format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

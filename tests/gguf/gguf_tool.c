@@ -32,7 +32,7 @@
 
 #include <cJSON.h>
 
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "cbfile.h"
 #include "gguf.h"
 #include "host.h"

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_engine.h"
-#include "cb_ops.h"
+#include "core/cb_engine.h"
+#include "ops/cb_ops.h"
 
 #define CB_TM_MAXL 3		/* layers */
 #define CB_TM_MAXE 16		/* routed experts per layer */

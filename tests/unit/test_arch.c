@@ -9,8 +9,8 @@
 
 #include "cb_test.h"
 #include "arch/cb_arch.h"
-#include "cb_engine.h"
-#include "cb_role.h"
+#include "core/cb_engine.h"
+#include "format/cb_role.h"
 #include "colibri_format.h"
 #include "gguf_names.h"
 #include "hf_names.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * test_format.c - the .colibri validator (kmod/engine/cb_format.c), CRC32C
+ * test_format.c - the .colibri validator (kmod/engine/format/cb_format.c), CRC32C
  * and the userspace writer/reader (userspace/lib/cbfile.c).
  *
  * A small but complete model (dense and MoE layers, shared expert with

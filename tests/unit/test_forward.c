@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cb_engine_priv.h"
+#include "core/cb_engine_priv.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
 #include "host.h"

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cb_engine_priv.h"
-#include "cb_gpt_oss.h"
-#include "cb_role.h"
+#include "core/cb_engine_priv.h"
+#include "arch/cb_gpt_oss.h"
+#include "format/cb_role.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
 #include "cbfile.h"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cb_test.h"
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "host.h"
 
 static double now_s(void)

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cb_test.h"
-#include "cb_math.h"
+#include "ops/cb_math.h"
 
 #define CB_TEST_RNG_SEED 0x9e3779b97f4a7c15ull
 #include "cb_test_rng.h"

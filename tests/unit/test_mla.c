@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_engine_priv.h"
-#include "cb_format.h"
+#include "core/cb_engine_priv.h"
+#include "format/cb_format.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
 #include "host.h"

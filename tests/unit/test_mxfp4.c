@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "cb_test.h"
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "mxfp4_hf.h"
 
 /* The E2M1 values of codes 0..15 (bit 3 the sign), from the OCP spec. */

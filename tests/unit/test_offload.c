@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_engine.h"
-#include "cb_ops.h"
+#include "core/cb_engine.h"
+#include "ops/cb_ops.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
 #include "host.h"

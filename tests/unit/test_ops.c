@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "cb_test.h"
-#include "cb_engine_priv.h"
+#include "core/cb_engine_priv.h"
 #include "host.h"
 #include "cb_test_variant.h"
 

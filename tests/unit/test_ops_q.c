@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "cb_test.h"
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "host.h"
 
 #define CB_TEST_RNG_SEED 0x452821e638d01377ull

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "cb_test.h"
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 
 #define MMAX 33
 

@@ -17,7 +17,7 @@
 #include <immintrin.h>
 
 #include "cb_test.h"
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "host.h"
 
 #define CB_TEST_RNG_SEED 0x13198a2e03707344ull

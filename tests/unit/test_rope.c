@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
  * test_rope.c - RoPE scaling: the config check of its fields, and the
- * YaRN frequencies and factors of kmod/engine/cb_rope.c against the HF
+ * YaRN frequencies and factors of kmod/engine/forward/cb_rope.c against the HF
  * formulas evaluated here with libm in double.
  */
 #include <math.h>
@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "cb_test.h"
-#include "cb_engine.h"
-#include "cb_math.h"
-#include "cb_rope.h"
+#include "core/cb_engine.h"
+#include "ops/cb_math.h"
+#include "forward/cb_rope.h"
 
 static struct cb_model_config base_cfg(void)
 {

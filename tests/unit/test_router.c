@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "cb_test.h"
-#include "cb_ops.h"
-#include "cb_engine_priv.h"
+#include "ops/cb_ops.h"
+#include "core/cb_engine_priv.h"
 
 #define MAXN 256
 #define MAXK 16

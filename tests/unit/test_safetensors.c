@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "cb_test.h"
 #include "safetensors.h"
 

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cb_engine.h"
-#include "cb_math.h"
+#include "core/cb_engine.h"
+#include "ops/cb_math.h"
 #include "cb_test.h"
 #include "host.h"
 

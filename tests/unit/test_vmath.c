@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "cb_test.h"
-#include "cb_engine_priv.h"
-#include "cb_math.h"
+#include "core/cb_engine_priv.h"
+#include "ops/cb_math.h"
 #include "cb_test_variant.h"
 
 #define CB_TEST_RNG_SEED 0x9b05688c2b3e6c1full

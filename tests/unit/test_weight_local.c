@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
 #include "host.h"

@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "cb_format.h"
-#include "cb_engine_priv.h"
+#include "format/cb_format.h"
+#include "core/cb_engine_priv.h"
 #include "vm_helpers.h"
 
 #define N_TOK 12

@@ -34,7 +34,7 @@
 #include "kselftest_harness.h"
 #include "attack.h"
 #include "colibri_format.h"
-#include "cb_format.h"
+#include "format/cb_format.h"
 
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 300

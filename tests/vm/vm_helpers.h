@@ -20,7 +20,7 @@
 #include "colibri.h"
 #include "libcolibri.h"
 #include "cbfile.h"
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "host.h"
 
 static char vm_fixture_dir[4096];

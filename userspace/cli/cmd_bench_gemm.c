@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cb_quant.h"
+#include "quant/cb_quant.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "colibri.h"

@@ -15,7 +15,7 @@
 #include <cJSON.h>
 
 #include "arch/cb_arch.h"
-#include "cb_gpt_oss.h"
+#include "arch/cb_gpt_oss.h"
 #include "cbfile.h"
 #include "cli.h"
 #include "gguf.h"

@@ -25,7 +25,7 @@
 
 #include "cbfile.h"
 #include "arch/cb_arch.h"
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "quant_preset.h"
 #include "quantize.h"
 #include "cli.h"

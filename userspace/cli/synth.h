@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "quant_preset.h"
 
 /* DeepSeek's MLA and routing options; -1 (or NAN for the scale): V2/V3's default */

@@ -4,7 +4,7 @@
  * streaming writer the converters share.
  *
  * The reader trusts nothing it has not passed through the engine's
- * validator (kmod/engine/cb_format.c), exactly as the kernel does.  The
+ * validator (kmod/engine/format/cb_format.c), exactly as the kernel does.  The
  * writer lays the whole file out from the config before any tensor is
  * written, then pwrite()s each tensor at its final offset, so a converter
  * never holds more than the piece it is converting.

@@ -3,7 +3,7 @@
  * cbfile.h - read and write .colibri model files in userspace.
  *
  * Reading: cbfile_open() maps the file, runs the engine's validator
- * (kmod/engine/cb_format.c, the same code the kernel runs) and binds a
+ * (kmod/engine/format/cb_format.c, the same code the kernel runs) and binds a
  * cb_model_config + cb_model_weights whose tensors point into the mapping.
  *
  * Writing (used by `colibri convert` for HF directories and for GGUF):
@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cb_format.h"
+#include "format/cb_format.h"
 
 /* ---- reading ---------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_format.h"
+#include "format/cb_format.h"
 #include "cbfile.h"
 #include "model_write.h"
 #include "gguf.h"

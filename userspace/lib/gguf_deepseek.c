@@ -32,8 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_format.h"
-#include "cb_ops.h"
+#include "format/cb_format.h"
+#include "ops/cb_ops.h"
 #include "gguf_deepseek.h"
 #include "gguf_names.h"
 #include "hf_loader.h"

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "gguf_loader.h"
 
 /*

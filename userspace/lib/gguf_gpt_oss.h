@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 
 struct gguf_file;
 

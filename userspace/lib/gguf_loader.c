@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "gguf.h"
 #include "gguf_loader.h"
 

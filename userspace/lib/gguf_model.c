@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "arch/cb_arch.h"
-#include "cb_format.h"
-#include "cb_ops.h"
+#include "format/cb_format.h"
+#include "ops/cb_ops.h"
 #include "gguf.h"
 #include "gguf_gpt_oss.h"
 #include "gguf_deepseek.h"

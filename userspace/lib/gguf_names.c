@@ -9,8 +9,8 @@
  */
 #include <stdio.h>
 
-#include "cb_format.h"
-#include "cb_role.h"
+#include "format/cb_format.h"
+#include "format/cb_role.h"
 #include "gguf_names.h"
 
 /* The usual name of each role: whole for the model's own, after "blk.N." for a layer's. */

@@ -18,7 +18,7 @@
  * kv_b_proj ([n_heads * (qk_nope + v_head), kv_lora_rank]) is split per
  * head at load: k_b[h] = W_uk[h]^T ([kv_lora_rank, qk_nope]) and v_b[h] =
  * W_uv[h], the two matrices the absorbed attention multiplies by
- * (kmod/engine/cb_mla.c).  HF's DeepSeek RoPE de-interleaves q_pe and k_pe
+ * (kmod/engine/forward/cb_mla.c).  HF's DeepSeek RoPE de-interleaves q_pe and k_pe
  * before rotate_half: it rotates the pairs (2i, 2i + 1), the engine's
  * interleaved layout, on the weights as stored.
  */
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_format.h"
-#include "cb_ops.h"
+#include "format/cb_format.h"
+#include "ops/cb_ops.h"
 #include "hf_deepseek.h"
 #include "hf_names.h"
 #include "safetensors.h"

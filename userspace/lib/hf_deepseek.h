@@ -11,7 +11,7 @@
 
 #include <cJSON.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "hf_loader.h"
 
 /*

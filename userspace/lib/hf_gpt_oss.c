@@ -32,8 +32,8 @@
 
 #include <cJSON.h>
 
-#include "cb_format.h"
-#include "cb_ops.h"
+#include "format/cb_format.h"
+#include "ops/cb_ops.h"
 #include "hf_gpt_oss.h"
 #include "hf_gpt_oss_mxfp4.h"
 #include "hf_loader.h"

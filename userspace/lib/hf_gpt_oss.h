@@ -12,7 +12,7 @@
 
 #include <cJSON.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 
 struct hf_model;
 struct cb_quant;

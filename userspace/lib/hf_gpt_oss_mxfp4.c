@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "hf_gpt_oss_mxfp4.h"
 #include "hf_loader.h"
 #include "mxfp4_hf.h"

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 
 struct hf_model;
 

@@ -7,8 +7,8 @@
  */
 #include <stdio.h>
 
-#include "cb_format.h"
-#include "cb_ops.h"
+#include "format/cb_format.h"
+#include "ops/cb_ops.h"
 #include "cbfile.h"
 #include "hf_gpt_oss.h"
 #include "hfmodel.h"

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "hf_loader.h"
 #include "safetensors.h"
 

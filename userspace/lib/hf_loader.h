@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "quant_preset.h"
 
 struct st_set;

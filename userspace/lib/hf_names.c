@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "arch/cb_arch.h"
-#include "cb_format.h"
-#include "cb_role.h"
+#include "format/cb_format.h"
+#include "format/cb_role.h"
 #include "hf_names.h"
 
 /*

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 
 /*
  * hf_tensor_name() - the HF tensor name of a .colibri tensor role

@@ -16,9 +16,9 @@
 #include <cJSON.h>
 
 #include "arch/cb_arch.h"
-#include "cb_format.h"
+#include "format/cb_format.h"
 #include "hf_gpt_oss.h"
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "hf_deepseek.h"
 #include "hf_names.h"
 #include "hfmodel.h"

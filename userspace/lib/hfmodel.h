@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "hf_loader.h"
 
 struct cb_quant;

@@ -38,7 +38,7 @@
 #include <unistd.h>
 #include <cpuid.h>
 
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "host.h"
 
 /* ------------------------------------------------------------------ */

@@ -11,7 +11,7 @@
 #ifndef COLIBRI_HOST_H
 #define COLIBRI_HOST_H
 
-#include "cb_platform.h"
+#include "core/cb_platform.h"
 
 /*
  * cb_cpu_has() (declared in cb_platform.h) answers from cpuid, also checks

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "cb_platform.h"
+#include "core/cb_platform.h"
 
 /**
  * cb_measure_read_bw() - sustained read bandwidth in bytes per second.

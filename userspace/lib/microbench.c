@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "cb_engine.h"
-#include "cb_ops.h"
+#include "core/cb_engine.h"
+#include "ops/cb_ops.h"
 #include "host.h"
 #include "microbench.h"
 

@@ -5,8 +5,8 @@
  */
 #include <stdio.h>
 
-#include "cb_format.h"
-#include "cb_role.h"
+#include "format/cb_format.h"
+#include "format/cb_role.h"
 #include "model_write.h"
 
 /* The tensor of @m a slot names, or NULL. */

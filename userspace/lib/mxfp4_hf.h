@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cb_quant.h"
+#include "quant/cb_quant.h"
 
 /*
  * cb_mxfp4_from_hf() - one Hugging Face MXFP4 block (@blocks: its 16

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "quant_par.h"
 #include "quantize.h"
 #include "safetensors.h"

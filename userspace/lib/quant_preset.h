@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 
 /* llama.cpp's presets (LLAMA_FTYPE_MOSTLY_*) that Colibri can write. */
 enum cb_preset {

@@ -6,7 +6,7 @@
  * for byte (tests/unit/test_ops.c), so the file does not depend on the CPU
  * that wrote it.
  */
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "host.h"
 #include "quantize.h"
 

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 
 struct cJSON;
 struct gguf_file;

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "chat_harmony.h"
 #include "chat_template.h"
 #include "session_priv.h"

@@ -25,8 +25,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "cb_engine.h"
-#include "cb_ops.h"
+#include "core/cb_engine.h"
+#include "ops/cb_ops.h"
 #include "cbfile.h"
 #include "chat_template.h"
 #include "gguf.h"

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "cb_ops.h"
+#include "ops/cb_ops.h"
 #include "safetensors.h"
 
 void st_to_f32(float *dst, const struct st_tensor *t, uint64_t first, uint64_t n)

@@ -10,7 +10,7 @@
  * `colibri bench` divides those bytes per second by the machine's read
  * bandwidth (docs/performance.md).
  */
-#include "cb_engine.h"
+#include "core/cb_engine.h"
 #include "session_priv.h"
 
 static double tbytes(const struct cb_tensor *t)

@@ -3,9 +3,9 @@
  * arch_deepseek_v2.c - DeepSeek-V2: multi-head latent attention, softmax routing with expert
  * groups, shared experts, dense leading layers (struct cb_mla_config).
  */
-#include "cb_arch.h"
-#include "cb_engine.h"
-#include "cb_format.h"
+#include "arch/cb_arch.h"
+#include "core/cb_engine.h"
+#include "format/cb_format.h"
 
 static const char *const hf_classes[] = { "DeepseekV2ForCausalLM", CB_NULL };
 

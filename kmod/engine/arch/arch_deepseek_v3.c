@@ -4,9 +4,9 @@
  * routed scale.  Its GGUF files say "deepseek2" (sigmoid gating makes it
  * V3: gguf_deepseek.c).
  */
-#include "cb_arch.h"
-#include "cb_engine.h"
-#include "cb_format.h"
+#include "arch/cb_arch.h"
+#include "core/cb_engine.h"
+#include "format/cb_format.h"
 
 static const char *const hf_classes[] = { "DeepseekV3ForCausalLM", CB_NULL };
 

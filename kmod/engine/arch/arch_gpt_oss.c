@@ -4,9 +4,9 @@
  * ones, a router bias and softmax over the chosen experts, experts with
  * biases and the clamped SwiGLU (struct cb_gpt_oss_config).
  */
-#include "cb_arch.h"
-#include "cb_engine.h"
-#include "cb_format.h"
+#include "arch/cb_arch.h"
+#include "core/cb_engine.h"
+#include "format/cb_format.h"
 
 static const char *const hf_classes[] = { "GptOssForCausalLM", CB_NULL };
 

@@ -2,8 +2,8 @@
 /*
  * arch_llama.c - Llama (and Mistral): the dense model, GQA and a SwiGLU MLP in every layer.
  */
-#include "cb_arch.h"
-#include "cb_engine.h"
+#include "arch/cb_arch.h"
+#include "core/cb_engine.h"
 
 static const char *const hf_classes[] = { "LlamaForCausalLM", "MistralForCausalLM", CB_NULL };
 

@@ -4,9 +4,9 @@
  * softmax over all of them and the top_k renormalised.  Its GGUF files say
  * "llama" (with experts).
  */
-#include "cb_arch.h"
-#include "cb_engine.h"
-#include "cb_format.h"
+#include "arch/cb_arch.h"
+#include "core/cb_engine.h"
+#include "format/cb_format.h"
 
 static const char *const hf_classes[] = { "MixtralForCausalLM", CB_NULL };
 

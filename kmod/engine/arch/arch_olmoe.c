@@ -3,8 +3,8 @@
  * arch_olmoe.c - OLMoE: RMSNorm over the whole q and k projections, clip_qkv, routed
  * experts.
  */
-#include "cb_arch.h"
-#include "cb_engine.h"
+#include "arch/cb_arch.h"
+#include "core/cb_engine.h"
 
 static const char *const hf_classes[] = { "OlmoeForCausalLM", CB_NULL };
 

@@ -3,8 +3,8 @@
  * arch_qwen2_moe.c - Qwen2-MoE: q/k/v biases, routed experts plus a shared expert behind a
  * sigmoid gate, sparse steps and dense (mlp_only) layers from the config.
  */
-#include "cb_arch.h"
-#include "cb_engine.h"
+#include "arch/cb_arch.h"
+#include "core/cb_engine.h"
 
 static const char *const hf_classes[] = { "Qwen2MoeForCausalLM", CB_NULL };
 

@@ -2,8 +2,8 @@
 /*
  * arch_qwen3_moe.c - Qwen3-MoE: RMSNorm of q and k per head before RoPE, routed experts.
  */
-#include "cb_arch.h"
-#include "cb_engine.h"
+#include "arch/cb_arch.h"
+#include "core/cb_engine.h"
 
 static const char *const hf_classes[] = { "Qwen3MoeForCausalLM", CB_NULL };
 

@@ -3,8 +3,8 @@
  * cb_arch.c - the table of architectures (one file each in this folder)
  * and the lookups by the names the model files use.
  */
-#include "cb_arch.h"
-#include "cb_engine.h"
+#include "arch/cb_arch.h"
+#include "core/cb_engine.h"
 
 const struct cb_arch_desc *const cb_archs[] = {
 	[CB_ARCH_LLAMA] = &cb_arch_llama,

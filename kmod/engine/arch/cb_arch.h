@@ -18,7 +18,7 @@
 #ifndef CB_ARCH_H
 #define CB_ARCH_H
 
-#include "cb_platform.h"
+#include "core/cb_platform.h"
 
 /*
  * How a layer attends: grouped-query attention over every cached
