@@ -72,7 +72,7 @@ USER_LIBS := -lcjson -lpcre2-8 -lutf8proc -luring -lpthread -lm
 USER_CFLAGS += $(CPPFLAGS) $(CFLAGS)
 
 ENGINE_SRCS := $(wildcard kmod/engine/*/*.c)
-LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
+LIB_SRCS := $(wildcard userspace/lib/*/*.c)
 CLI_SRCS := $(wildcard userspace/cli/*.c)
 SERVE_SRCS := $(wildcard userspace/serve/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

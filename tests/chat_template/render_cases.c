@@ -10,7 +10,7 @@
 
 #include <cJSON.h>
 
-#include "jinja.h"
+#include "jinja/jinja.h"
 
 int main(void)
 {

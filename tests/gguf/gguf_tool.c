@@ -33,11 +33,11 @@
 #include <cJSON.h>
 
 #include "ops/cb_ops.h"
-#include "cbfile.h"
-#include "gguf.h"
-#include "host.h"
+#include "model/cbfile.h"
+#include "import/gguf.h"
+#include "util/host.h"
 #include "tokenizer.h"
-#include "util.h"
+#include "util/util.h"
 
 static int info(const char *path)
 {

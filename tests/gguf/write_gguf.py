@@ -22,7 +22,7 @@ converted model:
     quantizers through gguf_tool quant, --tool), or in one of llama.cpp's
     presets (Q4_K_M, Q3_K_S, IQ4_XS, ...): each tensor's type chosen by
     llama-quantize's rules as written out below (preset_type(), by GGUF
-    tensor name, independently of userspace/lib/quant_preset.c, which
+    tensor name, independently of userspace/lib/quant/quant_preset.c, which
     tests/quant compares it with); norms, biases and routers stay F32.
 
 usage:

@@ -4,7 +4,7 @@ end to end, called from tests/ref/run.
 
 decode(codes, fmt) is written here from the definitions of float8_e4m3fn
 (bias 7, no infinities, S.1111.111 NaN) and float8_e5m2 (bias 15, IEEE
-infinities and NaNs), independently of userspace/lib/st_fp8.c; Debian 12's
+infinities and NaNs), independently of userspace/lib/import/st_fp8.c; Debian 12's
 torch has no float8 types to compare with.
 
 checks():

@@ -86,7 +86,7 @@ def rotate_half(x):
 def yarn_params(rs, dim, theta, max_pos):
     """HF _compute_yarn_parameters (modeling_rope_utils.py) for rope_type
     "yarn": (inv_freq [dim/2], attention_factor).  The factor is used as
-    written (see userspace/lib/rope_scaling.c)."""
+    written (see userspace/lib/import/rope_scaling.c)."""
     factor = rs["factor"]
     orig = rs.get("original_max_position_embeddings") or max_pos
     mscale, mscale_all_dim = rs.get("mscale"), rs.get("mscale_all_dim")

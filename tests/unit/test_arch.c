@@ -12,8 +12,8 @@
 #include "core/cb_engine.h"
 #include "format/cb_role.h"
 #include "colibri_format.h"
-#include "gguf_names.h"
-#include "hf_names.h"
+#include "import/gguf_names.h"
+#include "import/hf_names.h"
 
 static void test_every_id_has_its_entry(void)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
  * test_format.c - the .colibri validator (kmod/engine/format/cb_format.c), CRC32C
- * and the userspace writer/reader (userspace/lib/cbfile.c).
+ * and the userspace writer/reader (userspace/lib/model/cbfile.c).
  *
  * A small but complete model (dense and MoE layers, shared expert with
  * gate, q/k/v biases, per-head q/k norms, mixed dtypes) is written with the
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cb_test.h"
-#include "cbfile.h"
+#include "model/cbfile.h"
 
 #define HOFF(f) offsetof(struct colibri_file_header, f)
 #define COFF(f) (HOFF(config) + offsetof(struct colibri_file_config, f))

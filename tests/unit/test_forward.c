@@ -16,7 +16,7 @@
 #include "core/cb_engine_priv.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
-#include "host.h"
+#include "util/host.h"
 
 /* ---- malloc counting (glibc: the real allocator is __libc_*) ---------- */
 

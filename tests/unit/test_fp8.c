@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cb_test.h"
-#include "safetensors.h"
+#include "import/safetensors.h"
 
 static char path[] = "/tmp/colibri-test-fp8-XXXXXX";
 

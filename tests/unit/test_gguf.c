@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * test_gguf.c - the GGUF parser (userspace/lib/gguf.c) on hand-built
+ * test_gguf.c - the GGUF parser (userspace/lib/import/gguf.c) on hand-built
  * images: valid files, every prefix of a valid file, lying counts, lengths
  * and offsets, sizes that overflow 64 bits, and random corruption.
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cb_test.h"
-#include "gguf.h"
+#include "import/gguf.h"
 
 struct img {
 	uint8_t *p;

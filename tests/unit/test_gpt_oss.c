@@ -17,8 +17,8 @@
 #include "format/cb_role.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
-#include "cbfile.h"
-#include "host.h"
+#include "model/cbfile.h"
+#include "util/host.h"
 
 #define W 8		/* the window */
 #define NPOS 40		/* positions run: the ring of 8 wraps */

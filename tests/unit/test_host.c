@@ -14,7 +14,7 @@
 
 #include "cb_test.h"
 #include "ops/cb_ops.h"
-#include "host.h"
+#include "util/host.h"
 
 static double now_s(void)
 {

@@ -14,8 +14,8 @@
 #include <cJSON.h>
 
 #include "cb_test.h"
-#include "chat_template.h"
-#include "jinja.h"
+#include "chat/chat_template.h"
+#include "jinja/jinja.h"
 
 static char err[512];
 

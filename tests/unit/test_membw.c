@@ -5,7 +5,7 @@
  * 1 GiB VM used to ask for 1 GiB and fail.
  */
 #include "cb_test.h"
-#include "membw.h"
+#include "bench/membw.h"
 
 #define MIB (1ull << 20)
 #define GIB (1ull << 30)

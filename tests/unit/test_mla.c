@@ -25,7 +25,7 @@
 #include "format/cb_format.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
-#include "host.h"
+#include "util/host.h"
 
 #define NPOS 600	/* positions of the prompt: 3 splits of 256 */
 #define PASS 300	/* tokens per prefill pass */

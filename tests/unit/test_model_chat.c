@@ -15,8 +15,8 @@
 #include <cJSON.h>
 
 #include "cb_test.h"
-#include "cbfile.h"
-#include "chat_template.h"
+#include "model/cbfile.h"
+#include "chat/chat_template.h"
 #include "colibri_session.h"
 #include "tokenizer.h"
 

@@ -16,7 +16,7 @@
 
 #include "cb_test.h"
 #include "ops/cb_ops.h"
-#include "mxfp4_hf.h"
+#include "import/mxfp4_hf.h"
 
 /* The E2M1 values of codes 0..15 (bit 3 the sign), from the OCP spec. */
 static const double fp4[16] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6,

@@ -19,7 +19,7 @@
 #include "ops/cb_ops.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
-#include "host.h"
+#include "util/host.h"
 
 /* ---- small random models ---------------------------------------------- */
 

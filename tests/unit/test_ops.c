@@ -21,7 +21,7 @@
 
 #include "cb_test.h"
 #include "core/cb_engine_priv.h"
-#include "host.h"
+#include "util/host.h"
 #include "cb_test_variant.h"
 
 #define CB_TEST_RNG_SEED 0x243f6a8885a308d3ull

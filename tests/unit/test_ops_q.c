@@ -34,7 +34,7 @@
 
 #include "cb_test.h"
 #include "ops/cb_ops.h"
-#include "host.h"
+#include "util/host.h"
 
 #define CB_TEST_RNG_SEED 0x452821e638d01377ull
 #include "cb_test_rng.h"

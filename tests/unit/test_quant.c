@@ -18,7 +18,7 @@
 
 #include "cb_test.h"
 #include "ops/cb_ops.h"
-#include "host.h"
+#include "util/host.h"
 
 #define CB_TEST_RNG_SEED 0x13198a2e03707344ull
 #include "cb_test_rng.h"

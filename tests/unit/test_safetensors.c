@@ -14,7 +14,7 @@
 
 #include "ops/cb_ops.h"
 #include "cb_test.h"
-#include "safetensors.h"
+#include "import/safetensors.h"
 
 static char path[] = "/tmp/colibri-test-st-XXXXXX";
 static unsigned char good[4096];

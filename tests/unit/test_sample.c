@@ -15,7 +15,7 @@
 #include "core/cb_engine.h"
 #include "ops/cb_math.h"
 #include "cb_test.h"
-#include "host.h"
+#include "util/host.h"
 
 #define BIG 151936
 

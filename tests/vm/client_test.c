@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * client_test - libcolibri's device client (userspace/lib/client.c) against
+ * client_test - libcolibri's device client (userspace/lib/client/client.c) against
  * the module: what its functions promise their callers.
  */
 #include <errno.h>

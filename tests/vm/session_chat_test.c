@@ -17,7 +17,7 @@
 
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
-#include "chat_template.h"
+#include "chat/chat_template.h"
 #include "colibri_session.h"
 
 #undef TEST_TIMEOUT_DEFAULT

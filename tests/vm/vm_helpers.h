@@ -19,9 +19,9 @@
 
 #include "colibri.h"
 #include "libcolibri.h"
-#include "cbfile.h"
+#include "model/cbfile.h"
 #include "core/cb_engine.h"
-#include "host.h"
+#include "util/host.h"
 
 static char vm_fixture_dir[4096];
 

@@ -36,8 +36,8 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "colibri_session.h"
-#include "membw.h"
-#include "microbench.h"
+#include "bench/membw.h"
+#include "bench/microbench.h"
 
 struct bench_opts {
 	struct cli_common co;

@@ -19,8 +19,8 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "colibri.h"
-#include "membw.h"
-#include "microbench.h"
+#include "bench/membw.h"
+#include "bench/microbench.h"
 
 static void bench_usage(FILE *f)
 {

@@ -39,14 +39,14 @@
 
 #include <cJSON.h>
 
-#include "chat_template.h"
+#include "chat/chat_template.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "colibri_session.h"
 #include "serve_harmony.h"
 #include "serve_prompt.h"
 #include "tokenizer.h"
-#include "util.h"
+#include "util/util.h"
 
 struct chat_opts {
 	struct cli_common co;

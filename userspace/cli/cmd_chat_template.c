@@ -14,11 +14,11 @@
 
 #include <cJSON.h>
 
-#include "chat_harmony.h"
-#include "chat_template.h"
+#include "chat/chat_harmony.h"
+#include "chat/chat_template.h"
 #include "cli.h"
 #include "cli_opts.h"
-#include "util.h"
+#include "util/util.h"
 
 #define JSON_MAX	(256u << 20)
 

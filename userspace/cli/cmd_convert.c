@@ -18,9 +18,9 @@
 
 #include "cli.h"
 #include "cli_tmp.h"
-#include "gguf.h"
-#include "hf_convert.h"
-#include "quant_preset.h"
+#include "import/gguf.h"
+#include "convert/hf_convert.h"
+#include "quant/quant_preset.h"
 
 static void usage(FILE *f)
 {

@@ -16,11 +16,11 @@
 
 #include "arch/cb_arch.h"
 #include "arch/cb_gpt_oss.h"
-#include "cbfile.h"
+#include "model/cbfile.h"
 #include "cli.h"
-#include "gguf.h"
-#include "hfmodel.h"
-#include "safetensors.h"
+#include "import/gguf.h"
+#include "import/hfmodel.h"
+#include "import/safetensors.h"
 #include "tokenizer.h"
 
 /* The architecture's short name, "?" for an unknown one. */

@@ -29,8 +29,8 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "colibri_session.h"
-#include "hfmodel.h"
-#include "quant_preset.h"
+#include "import/hfmodel.h"
+#include "quant/quant_preset.h"
 
 struct logits_opts {
 	struct cli_common co;

@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "cli_tmp.h"
-#include "gguf.h"
+#include "import/gguf.h"
 #include "libcolibri.h"
 
 static int open_device(const char *cmd)

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "chat_template.h"
+#include "chat/chat_template.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "colibri_session.h"

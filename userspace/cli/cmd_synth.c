@@ -23,17 +23,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbfile.h"
+#include "model/cbfile.h"
 #include "arch/cb_arch.h"
 #include "core/cb_engine.h"
-#include "quant_preset.h"
-#include "quantize.h"
+#include "quant/quant_preset.h"
+#include "quant/quantize.h"
 #include "cli.h"
 #include "cli_opts.h"
-#include "host.h"
+#include "util/host.h"
 #include "synth.h"
 #include "tokenizer.h"
-#include "util.h"
+#include "util/util.h"
 
 #define SYNTH_SLAB (16u << 20)		/* output bytes per parallel_for */
 #define SYNTH_STD 0.02f

@@ -22,8 +22,8 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "tokenizer.h"
-#include "cbfile.h"
-#include "gguf.h"
+#include "model/cbfile.h"
+#include "import/gguf.h"
 
 static void tokenize_usage(FILE *f)
 {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "core/cb_engine.h"
-#include "quant_preset.h"
+#include "quant/quant_preset.h"
 
 /* DeepSeek's MLA and routing options; -1 (or NAN for the scale): V2/V3's default */
 struct synth_mla_opts {

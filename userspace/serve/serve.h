@@ -44,7 +44,7 @@
 #include "serve_prompt.h"
 #include "serve_stop.h"
 #include "serve_text.h"
-#include "util.h"
+#include "util/util.h"
 
 struct MHD_Daemon;
 struct cb_tokenizer;

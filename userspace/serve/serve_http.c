@@ -34,7 +34,7 @@
 #include "serve.h"
 #include "serve_metrics.h"
 #include "serve_slots.h"
-#include "util.h"
+#include "util/util.h"
 
 struct route {
 	const char *path;

@@ -21,7 +21,7 @@
 
 #include "serve.h"
 #include "serve_metrics.h"
-#include "util.h"
+#include "util/util.h"
 
 #define SYSFS_MODELS "/sys/kernel/colibri/models"
 

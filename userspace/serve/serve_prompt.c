@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chat_harmony.h"
-#include "chat_template.h"
+#include "chat/chat_harmony.h"
+#include "chat/chat_template.h"
 #include "serve_prompt.h"
 #include "tokenizer.h"
 

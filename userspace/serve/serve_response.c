@@ -20,7 +20,7 @@
 #include <sys/random.h>
 
 #include "serve.h"
-#include "util.h"
+#include "util/util.h"
 
 /* A JSON text being written; @oom once memory ran out (then it is dropped). */
 struct jb {

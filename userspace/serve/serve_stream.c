@@ -32,7 +32,7 @@
 #include "serve.h"
 #include "serve_metrics.h"
 #include "serve_slots.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Queued bytes past which the generation waits for the client. */
 #define QUEUE_MAX	(64u << 10)

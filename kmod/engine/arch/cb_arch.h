@@ -90,7 +90,7 @@ enum cb_hf_how {
  * @def: the default (CB_HF_OPT, CB_HF_BOOL) or the value (CB_HF_SET).
  *
  * Read in order, after the keys every architecture shares (sizes, heads,
- * RoPE, norms: userspace/lib/hfmodel.c), so a key here may override one
+ * RoPE, norms: userspace/lib/import/hfmodel.c), so a key here may override one
  * of those.
  */
 struct cb_arch_hf_key {
@@ -143,7 +143,7 @@ struct cb_arch_synth {
  *	the first is the one a converted file reports.
  * @hf_model_type: config.json's model_type.
  * @hf_names: its HF tensor names that are not the usual ones
- *	(userspace/lib/hf_names.c), ended by a NULL name; NULL if none.
+ *	(userspace/lib/import/hf_names.c), ended by a NULL name; NULL if none.
  * @hf_config: its config.json keys, ended by CB_HF_END; the blocks of the
  *	GPT-OSS and MLA kinds have readers of their own (hf_gpt_oss.c,
  *	hf_deepseek.c).

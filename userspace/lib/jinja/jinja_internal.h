@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jinja.h"
-#include "util.h"
+#include "jinja/jinja.h"
+#include "util/util.h"
 
 /* Limits on untrusted templates (generous for real chat templates). */
 #define JJ_MAX_NEST		200		/* syntax nesting, evaluation depth */

@@ -37,7 +37,7 @@
 #include <pcre2.h>
 
 #include "tokenizer.h"
-#include "util.h"
+#include "util/util.h"
 
 struct ivec {
 	int32_t *p;

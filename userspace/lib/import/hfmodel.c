@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * hfmodel.c - Hugging Face config.json and tensor names -> engine model.
+ *
+ * Tensor names are hf_names.c's (the usual ones, and each architecture's
+ * own from its arch file); the config.json keys past the shared ones are
+ * the arch file's too (struct cb_arch_hf_key).  GPT-OSS's fused experts:
+ * hf_gpt_oss.c; MLA's attention and routing: hf_deepseek.c.
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "arch/cb_arch.h"
+#include "format/cb_format.h"
+#include "import/hf_gpt_oss.h"
+#include "ops/cb_ops.h"
+#include "import/hf_deepseek.h"
+#include "import/hf_names.h"
+#include "import/hfmodel.h"
+#include "quant/quant_preset.h"
+#include "import/rope_scaling.h"
+#include "import/safetensors.h"
+#include "util/util.h"
+
+static void seterr(struct hf_loader *ld, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ld->err, ld->errlen, fmt, ap);
+	va_end(ap);
+}
+
+static cb_u32 f32_bits(float f)
+{
+	cb_u32 u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+/* ---- config.json ------------------------------------------------------ */
+
+static int jint(const cJSON *root, const char *key, long long def, long long *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+
+	if (!v || cJSON_IsNull(v)) {
+		*out = def;
+		return def < 0 ? -1 : 0;
+	}
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 4294967295.0 ||
+	    v->valuedouble != (double)(long long)v->valuedouble)
+		return -1;
+	*out = (long long)v->valuedouble;
+	return 0;
+}
+
+static double jnum(const cJSON *root, const char *key, double def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+static int jbool(const cJSON *root, const char *key, int def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v);
+	return def;
+}
+
+#define REQ(key, field)							\
+	do {								\
+		if (jint(root, key, -1, &v)) {				\
+			seterr(ld, "%s/config.json: missing or bad '%s'", dir, key); \
+			return -1;					\
+		}							\
+		c->field = (cb_u32)v;					\
+	} while (0)
+#define OPT(key, def, field)						\
+	do {								\
+		if (jint(root, key, def, &v)) {				\
+			seterr(ld, "%s/config.json: bad '%s'", dir, key); \
+			return -1;					\
+		}							\
+		c->field = (cb_u32)v;					\
+	} while (0)
+
+/*
+ * The keys of @root an architecture lists (struct cb_arch_hf_key, its arch
+ * file), in order, into the config.  Return: 0, or -1 with the key named.
+ */
+static int config_keys(struct hf_loader *ld, const char *dir, const cJSON *root,
+		       const struct cb_arch_hf_key *k)
+{
+	struct cb_model_config *c = &ld->m->cfg;
+	char first[64];
+	long long v;
+
+	for (; k->how != CB_HF_END; k++) {
+		cb_u32 *f = (cb_u32 *)((char *)c + k->field);
+		const char *key = k->key, *alt = key ? strchr(key, '|') : NULL;
+		const cJSON *j, *it;
+
+		if (alt) {
+			/* "a|b": a where it is a good integer, else b */
+			snprintf(first, sizeof(first), "%.*s", (int)(alt - key), key);
+			if (!jint(root, first, -1, &v)) {
+				*f = (cb_u32)v;
+				continue;
+			}
+			key = alt + 1;
+		}
+		switch (k->how) {
+		case CB_HF_REQ:
+		case CB_HF_OPT:
+			if (jint(root, key, k->how == CB_HF_REQ ? -1 : (long long)k->def, &v)) {
+				seterr(ld, "%s/config.json: %sbad '%s'", dir,
+				       k->how == CB_HF_REQ ? "missing or " : "", key);
+				return -1;
+			}
+			*f = (cb_u32)v;
+			break;
+		case CB_HF_BOOL:
+			*f = (cb_u32)jbool(root, key, (int)k->def);
+			break;
+		case CB_HF_F32:
+			j = cJSON_GetObjectItemCaseSensitive(root, key);
+			if (cJSON_IsNumber(j))
+				*f = f32_bits((float)j->valuedouble);
+			break;
+		case CB_HF_SET:
+			*f = k->def;
+			break;
+		case CB_HF_LAYERS:
+			j = cJSON_GetObjectItemCaseSensitive(root, key);
+			if (!cJSON_IsArray(j))
+				break;
+			cJSON_ArrayForEach(it, j) {
+				cb_u64 *bits = (cb_u64 *)((char *)c + k->field);
+
+				if (!cJSON_IsNumber(it) || it->valuedouble < 0 ||
+				    it->valuedouble >= CB_MAX_LAYERS) {
+					seterr(ld, "%s/config.json: bad %s", dir, key);
+					return -1;
+				}
+				bits[it->valueint / 64] |= 1ull << (it->valueint % 64);
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
+static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root)
+{
+	struct cb_model_config *c = &ld->m->cfg;
+	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
+	const struct cb_arch_desc *desc;
+	const cJSON *v2;
+	const char *a;
+	char why[200];
+	long long v;
+
+	arch = cJSON_IsArray(arch) ? cJSON_GetArrayItem(arch, 0) : NULL;
+	if (!cJSON_IsString(arch)) {
+		seterr(ld, "%s/config.json: no 'architectures' list", dir);
+		return -1;
+	}
+	a = arch->valuestring;
+	snprintf(ld->m->arch_name, sizeof(ld->m->arch_name), "%s", a);
+	if (!cb_arch_by_hf_class(a)) {
+		char known[512] = "";
+		cb_u32 i;
+
+		for (i = 0; i < cb_arch_count; i++)
+			snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+				 i ? ", " : "", cb_archs[i]->hf_classes[0]);
+		seterr(ld, "%s/config.json: architecture '%s' is not supported (%s are)", dir, a,
+		       known);
+		return -1;
+	}
+	desc = cb_arch_by_hf_class(a);
+	c->arch = desc->id;
+	c->qk_norm = desc->qk_norm;
+
+	REQ("vocab_size", vocab_size);
+	REQ("hidden_size", hidden);
+	REQ("num_hidden_layers", n_layers);
+	REQ("num_attention_heads", n_heads);
+	OPT("num_key_value_heads", c->n_heads, n_kv_heads);
+	if (!c->n_heads) {
+		seterr(ld, "%s/config.json: num_attention_heads is 0", dir);
+		return -1;
+	}
+	OPT("head_dim", c->hidden / c->n_heads, head_dim);
+	OPT("max_position_embeddings", 4096, max_context);
+	c->rope_theta_bits = f32_bits((float)jnum(root, "rope_theta", 10000.0));
+	c->rms_eps_bits = f32_bits((float)jnum(root, "rms_norm_eps", 1e-6));
+	c->tied_embeddings = jbool(root, "tie_word_embeddings", 0);
+	c->rope_layout = CB_ROPE_NEOX;	/* HF checkpoints: rotate_half */
+	c->decoder_sparse_step = 1;
+	c->qkv_bias = jbool(root, "attention_bias", 0);
+
+	v2 = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+	if (rope_scaling_from_hf(v2, c->max_context, &c->rope_scaling, why, sizeof(why))) {
+		seterr(ld, "%s/%s", dir, why);
+		return -1;
+	}
+	if (jbool(root, "mlp_bias", 0)) {
+		seterr(ld, "%s/config.json: mlp_bias is not supported", dir);
+		return -1;
+	}
+
+	/* its own keys, then the blocks of its kinds */
+	if (config_keys(ld, dir, root, desc->hf_config))
+		return -1;
+	if (desc->ffn == CB_FFN_MOE_SHARED_GATED)
+		c->shared_gate = c->shared_ffn != 0;
+	if (cb_arch_uses_oss(desc))
+		return hf_gpt_oss_config(root, c, dir, ld->err, ld->errlen);
+	if (desc->attn == CB_ATTN_MLA)
+		return hf_deepseek_config(ld, dir, root);
+	return 0;
+}
+
+/* ---- tensors ---------------------------------------------------------- */
+
+enum kind {
+	K_VECTOR,	/* f32, shape [n] */
+	K_MATRIX,	/* matrix in the type cb_quant_choose() gives its role */
+};
+
+static int load(struct hf_loader *ld, struct cb_tensor *out, const char *name,
+		cb_u32 rows, cb_u32 cols, enum kind kind, cb_u32 role, cb_u32 layer)
+{
+	return hf_load_tensor(ld, out, name, rows, cols, kind == K_VECTOR, role, layer);
+}
+
+static int load_layer(struct hf_loader *ld, cb_u32 l)
+{
+	struct hf_model *m = ld->m;
+	const struct cb_model_config *c = &m->cfg;
+	struct cb_layer_weights *L = &m->layers[l];
+	cb_u32 qd = c->n_heads * c->head_dim, kvd = c->n_kv_heads * c->head_dim, x;
+	cb_u32 H = c->hidden;
+	char n[256];
+
+	/* the layer's tensor of @role, by its HF name (hf_names.c) */
+#define LD(field, rows, cols, kind, role)					\
+	do {									\
+		if (hf_tensor_name(c, role, l, 0, n, sizeof(n))) {		\
+			seterr(ld, "no Hugging Face name for %s", cb_format_role_name(role)); \
+			return -1;						\
+		}								\
+		if (load(ld, &L->field, n, rows, cols, kind, role, l))		\
+			return -1;						\
+	} while (0)
+	LD(attn_norm, 1, H, K_VECTOR, COLIBRI_T_ATTN_NORM);
+	LD(ffn_norm, 1, H, K_VECTOR, COLIBRI_T_FFN_NORM);
+	if (cb_is_mla(c)) {
+		if (hf_deepseek_attention(ld, l))
+			return -1;
+		goto mlp;
+	}
+	LD(wq, qd, H, K_MATRIX, COLIBRI_T_WQ);
+	LD(wk, kvd, H, K_MATRIX, COLIBRI_T_WK);
+	LD(wv, kvd, H, K_MATRIX, COLIBRI_T_WV);
+	LD(wo, H, qd, K_MATRIX, COLIBRI_T_WO);
+	if (c->qkv_bias) {
+		LD(bq, 1, qd, K_VECTOR, COLIBRI_T_BQ);
+		LD(bk, 1, kvd, K_VECTOR, COLIBRI_T_BK);
+		LD(bv, 1, kvd, K_VECTOR, COLIBRI_T_BV);
+	}
+	if (c->qk_norm == CB_QK_NORM_HEAD) {
+		LD(q_norm, 1, c->head_dim, K_VECTOR, COLIBRI_T_Q_NORM);
+		LD(k_norm, 1, c->head_dim, K_VECTOR, COLIBRI_T_K_NORM);
+	} else if (c->qk_norm == CB_QK_NORM_FULL) {
+		LD(q_norm, 1, qd, K_VECTOR, COLIBRI_T_Q_NORM);
+		LD(k_norm, 1, kvd, K_VECTOR, COLIBRI_T_K_NORM);
+	}
+	if (cb_arch_uses_oss(cb_arch_of(c->arch))) {
+		LD(oss.sinks, 1, c->n_heads, K_VECTOR, COLIBRI_T_ATTN_SINKS);
+		LD(oss.bo, 1, H, K_VECTOR, COLIBRI_T_BO);
+		LD(router, c->n_experts, H, K_MATRIX, COLIBRI_T_ROUTER);
+		LD(oss.router_bias, 1, c->n_experts, K_VECTOR, COLIBRI_T_ROUTER_BIAS);
+		return hf_gpt_oss_experts(m, &ld->q, l, ld->err, ld->errlen);
+	}
+mlp:
+	if (!cb_layer_is_moe(c, l)) {
+		LD(mlp_gate, c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_GATE);
+		LD(mlp_up, c->dense_ffn, H, K_MATRIX, COLIBRI_T_MLP_UP);
+		LD(mlp_down, H, c->dense_ffn, K_MATRIX, COLIBRI_T_MLP_DOWN);
+		return 0;
+	}
+	LD(router, c->n_experts, H, K_MATRIX, COLIBRI_T_ROUTER);
+	L->experts = m->experts + (size_t)l * c->n_experts;
+	for (x = 0; x < c->n_experts; x++) {
+		struct cb_expert_weights *ew = &m->experts[(size_t)l * c->n_experts + x];
+		static const cb_u32 role[3] = {
+			COLIBRI_T_EXPERT_GATE, COLIBRI_T_EXPERT_UP, COLIBRI_T_EXPERT_DOWN
+		};
+		struct cb_tensor *t[3] = { &ew->gate, &ew->up, &ew->down };
+		int k;
+
+		for (k = 0; k < 3; k++) {
+			if (hf_tensor_name(c, role[k], l, x, n, sizeof(n))) {
+				seterr(ld, "no Hugging Face name for %s", cb_format_role_name(role[k]));
+				return -1;
+			}
+			if (load(ld, t[k], n, k == 2 ? H : c->expert_ffn, k == 2 ? c->expert_ffn : H,
+				 K_MATRIX, role[k], l))
+				return -1;
+		}
+	}
+	if (c->mla.sel_bias)
+		LD(router_sel_bias, 1, c->n_experts, K_VECTOR, COLIBRI_T_ROUTER_SEL_BIAS);
+	if (c->shared_ffn) {
+		LD(shared_gate_proj, c->shared_ffn, H, K_MATRIX, COLIBRI_T_SHARED_GATE);
+		LD(shared_up_proj, c->shared_ffn, H, K_MATRIX, COLIBRI_T_SHARED_UP);
+		LD(shared_down_proj, H, c->shared_ffn, K_MATRIX, COLIBRI_T_SHARED_DOWN);
+		if (c->shared_gate)
+			LD(shared_expert_gate, 1, H, K_MATRIX, COLIBRI_T_SHARED_EXPERT_GATE);
+	}
+#undef LD
+	return 0;
+}
+
+struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *err,
+			       size_t errlen)
+{
+	struct hf_loader ld = { .q = { CB_PRESET_NONE, CB_QUANT_KEEP }, .err = err, .errlen = errlen };
+	struct hf_model *m = calloc(1, sizeof(*m));
+	char path[PATH_MAX], why[256];
+	cJSON *root = NULL;
+	char *txt;
+	cb_u32 l;
+	int r;
+
+	if (!m) {
+		snprintf(err, errlen, "%s: out of memory", dir);
+		return NULL;
+	}
+	ld.m = m;
+	if (q)
+		ld.q = *q;
+	if (ld.q.dtype != CB_QUANT_KEEP && (ld.q.dtype < 0 || ld.q.dtype >= CB_DT__COUNT)) {
+		seterr(&ld, "bad target dtype %d", ld.q.dtype);
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	txt = cb_read_file(path, (16u << 20) - 1, NULL);
+	if (!txt) {
+		seterr(&ld, "%s: cannot read", path);
+		goto fail;
+	}
+	root = cJSON_Parse(txt);
+	free(txt);
+	if (!cJSON_IsObject(root)) {
+		seterr(&ld, "%s: not a JSON object", path);
+		goto fail;
+	}
+	if (parse_config(&ld, dir, root))
+		goto fail;
+	cJSON_Delete(root);
+	root = NULL;
+
+	m->st = hf_open_tensors(dir, err, errlen);
+	if (!m->st)
+		goto fail;
+	if (m->cfg.n_layers > CB_MAX_LAYERS || m->cfg.n_experts > CB_MAX_EXPERTS) {
+		seterr(&ld, "%s: too many layers or experts", dir);
+		goto fail;
+	}
+	m->layers = calloc(m->cfg.n_layers ? m->cfg.n_layers : 1, sizeof(*m->layers));
+	m->experts = calloc((size_t)m->cfg.n_layers * m->cfg.n_experts + 1,
+			    sizeof(*m->experts));
+	if (!m->layers || !m->experts) {
+		seterr(&ld, "%s: out of memory", dir);
+		goto fail;
+	}
+	if (load(&ld, &m->w.embed, "model.embed_tokens.weight", m->cfg.vocab_size,
+		 m->cfg.hidden, K_MATRIX, COLIBRI_T_EMBED, 0) ||
+	    load(&ld, &m->w.final_norm, "model.norm.weight", 1, m->cfg.hidden, K_VECTOR,
+		 COLIBRI_T_FINAL_NORM, 0))
+		goto fail;
+	if (!m->cfg.tied_embeddings &&
+	    load(&ld, &m->w.lm_head, "lm_head.weight", m->cfg.vocab_size, m->cfg.hidden,
+		 K_MATRIX, COLIBRI_T_LM_HEAD, 0))
+		goto fail;
+	for (l = 0; l < m->cfg.n_layers; l++)
+		if (load_layer(&ld, l))
+			goto fail;
+	m->w.layers = m->layers;
+	/* a bad config field is named (rope_scaling's, ...) */
+	if (cb_config_check(&m->cfg, why, sizeof(why))) {
+		seterr(&ld, "%s/config.json: %s", dir, why);
+		goto fail;
+	}
+	r = cb_engine_check_model(&m->cfg, &m->w);
+	if (r) {
+		seterr(&ld, "%s: config.json and tensors are inconsistent or out of range",
+		       dir);
+		goto fail;
+	}
+	free(ld.row);
+	return m;
+fail:
+	cJSON_Delete(root);
+	free(ld.row);
+	hf_model_free(m);
+	return NULL;
+}
+
+int hf_config_load(const char *dir, struct cb_model_config *cfg, char *arch_name,
+		   size_t arch_len, char *err, size_t errlen)
+{
+	struct hf_model *m = calloc(1, sizeof(*m));
+	struct hf_loader ld = { .m = m, .err = err, .errlen = errlen };
+	char path[PATH_MAX];
+	cJSON *root;
+	char *txt;
+	int r = -1;
+
+	if (!m) {
+		snprintf(err, errlen, "%s: out of memory", dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	txt = cb_read_file(path, (16u << 20) - 1, NULL);
+	if (!txt) {
+		seterr(&ld, "%s: cannot read", path);
+		goto out;
+	}
+	root = cJSON_Parse(txt);
+	free(txt);
+	if (!cJSON_IsObject(root)) {
+		seterr(&ld, "%s: not a JSON object", path);
+	} else if (!parse_config(&ld, dir, root)) {
+		*cfg = m->cfg;
+		if (arch_name && arch_len)
+			snprintf(arch_name, arch_len, "%s", m->arch_name);
+		r = 0;
+	}
+	cJSON_Delete(root);
+out:
+	free(m);
+	return r;
+}
