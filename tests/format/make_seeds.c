@@ -135,7 +135,7 @@ int main(int argc, char **argv)
 	bad |= write(argv[1], "llama", &c, 0, CB_DT_F32, 0);
 
 	c = base();			/* Qwen2-MoE shape: shared + gate, biases */
-	c.arch = CB_ARCH_QWEN2_MOE;
+	c.arch = COLIBRI_ARCH_QWEN2_MOE;
 	c.n_layers = 2;
 	c.n_kv_heads = 2;
 	c.n_experts = 3;
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 	bad |= write(argv[1], "qwen2moe", &c, 1, CB_DT_F16, 0);
 
 	c = base();			/* OLMoE shape: full q/k norm, tied, clip */
-	c.arch = CB_ARCH_OLMOE;
+	c.arch = COLIBRI_ARCH_OLMOE;
 	c.n_experts = 2;
 	c.top_k = 1;
 	c.expert_ffn = 4;
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 	bad |= write(argv[1], "olmoe", &c, 1, CB_DT_BF16, 256);
 
 	c = base();			/* block types, Qwen3 per-head norm, mlp_only */
-	c.arch = CB_ARCH_QWEN3_MOE;
+	c.arch = COLIBRI_ARCH_QWEN3_MOE;
 	c.hidden = 32;
 	c.n_layers = 2;
 	c.n_heads = 1;
@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 	bad |= write(argv[1], "llama-kquant", &c, 0, MIX_K, 0);
 
 	c = base();			/* Mixtral shape, shared-free, no tokenizer */
-	c.arch = CB_ARCH_MIXTRAL;
+	c.arch = COLIBRI_ARCH_MIXTRAL;
 	c.n_experts = 4;
 	c.top_k = 2;
 	c.norm_topk_prob = 1;

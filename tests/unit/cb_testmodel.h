@@ -8,7 +8,7 @@
  * a test that seeds the stream the same way gets the same model, bit for
  * bit, every run.  Tensors come from malloc() and live as long as the test.
  *
- *	static const struct cb_tm_spec sp = { .arch = CB_ARCH_MIXTRAL, ... };
+ *	static const struct cb_tm_spec sp = { .arch = COLIBRI_ARCH_MIXTRAL, ... };
  *	static struct cb_tm_model m;
  *
  *	cb_tm_seed(42);

@@ -19,9 +19,9 @@ static void test_every_id_has_its_entry(void)
 {
 	cb_u32 i;
 
-	CB_CHECK(cb_arch_count == CB_ARCH__COUNT, "%u entries for %u ids", cb_arch_count,
-		 CB_ARCH__COUNT);
-	CB_CHECK(CB_ARCH__COUNT == COLIBRI_ARCH_DEEPSEEK_V3 + 1, "uapi and engine disagree");
+	/* uapi's numbers run 0 to COLIBRI_ARCH_DEEPSEEK_V3 */
+	CB_CHECK(cb_arch_count == COLIBRI_ARCH_DEEPSEEK_V3 + 1, "%u entries for uapi's %u numbers",
+		 cb_arch_count, COLIBRI_ARCH_DEEPSEEK_V3 + 1);
 	for (i = 0; i < cb_arch_count; i++) {
 		const struct cb_arch_desc *a = cb_arch_of(i);
 
@@ -29,7 +29,7 @@ static void test_every_id_has_its_entry(void)
 		CB_CHECK(a && a->name && a->hf_classes && a->hf_classes[0] && a->hf_model_type,
 			 "entry %u lacks a name", i);
 	}
-	CB_CHECK(!cb_arch_of(CB_ARCH__COUNT) && !cb_arch_of(~0u), "an unknown id has an entry");
+	CB_CHECK(!cb_arch_of(cb_arch_count) && !cb_arch_of(~0u), "an unknown id has an entry");
 }
 
 static void test_names_are_unique_and_found(void)
@@ -52,7 +52,7 @@ static void test_names_are_unique_and_found(void)
 	CB_CHECK(!cb_arch_by_name("gpt2") && !cb_arch_by_name("") && !cb_arch_by_name(NULL),
 		 "an unknown name is found");
 	CB_CHECK(!cb_arch_by_hf_class("GPT2LMHeadModel"), "an unknown class is found");
-	CB_CHECK(cb_arch_by_hf_class("MistralForCausalLM") == cb_arch_of(CB_ARCH_LLAMA),
+	CB_CHECK(cb_arch_by_hf_class("MistralForCausalLM") == cb_arch_of(COLIBRI_ARCH_LLAMA),
 		 "Mistral is read as Llama");
 }
 
@@ -64,15 +64,15 @@ static void test_gguf_names(void)
 		int moe;
 		cb_u32 id;
 	} want[] = {
-		{ "llama", 0, CB_ARCH_LLAMA },
-		{ "llama", 1, CB_ARCH_MIXTRAL },
-		{ "qwen2moe", 1, CB_ARCH_QWEN2_MOE },
-		{ "qwen3moe", 1, CB_ARCH_QWEN3_MOE },
-		{ "olmoe", 1, CB_ARCH_OLMOE },
-		{ "gpt-oss", 1, CB_ARCH_GPT_OSS },
-		{ "deepseek2", 1, CB_ARCH_DEEPSEEK_V2 },
-		{ "deepseek2", 0, CB_ARCH_DEEPSEEK_V2 },
-		{ "qwen3moe", 0, CB_ARCH_QWEN3_MOE },
+		{ "llama", 0, COLIBRI_ARCH_LLAMA },
+		{ "llama", 1, COLIBRI_ARCH_MIXTRAL },
+		{ "qwen2moe", 1, COLIBRI_ARCH_QWEN2_MOE },
+		{ "qwen3moe", 1, COLIBRI_ARCH_QWEN3_MOE },
+		{ "olmoe", 1, COLIBRI_ARCH_OLMOE },
+		{ "gpt-oss", 1, COLIBRI_ARCH_GPT_OSS },
+		{ "deepseek2", 1, COLIBRI_ARCH_DEEPSEEK_V2 },
+		{ "deepseek2", 0, COLIBRI_ARCH_DEEPSEEK_V2 },
+		{ "qwen3moe", 0, COLIBRI_ARCH_QWEN3_MOE },
 	};
 	cb_u32 i;
 
@@ -87,17 +87,17 @@ static void test_gguf_names(void)
 	for (i = 0; i < cb_arch_count; i++)
 		CB_CHECK(cb_archs[i]->gguf_expert_ffn_key, "%s: no expert FFN key", cb_archs[i]->name);
 	/* llama.cpp's own names: GPT-OSS's post-attention norm */
-	CB_CHECK(!strcmp(cb_arch_name_in(cb_arch_of(CB_ARCH_GPT_OSS)->gguf_names,
+	CB_CHECK(!strcmp(cb_arch_name_in(cb_arch_of(COLIBRI_ARCH_GPT_OSS)->gguf_names,
 					 COLIBRI_T_FFN_NORM, "x"), "post_attention_norm.weight") &&
-		 !strcmp(cb_arch_name_in(cb_arch_of(CB_ARCH_GPT_OSS)->gguf_names, COLIBRI_T_WQ,
+		 !strcmp(cb_arch_name_in(cb_arch_of(COLIBRI_ARCH_GPT_OSS)->gguf_names, COLIBRI_T_WQ,
 					 "x"), "x") &&
-		 !strcmp(cb_arch_name_in(cb_arch_of(CB_ARCH_MIXTRAL)->gguf_names,
+		 !strcmp(cb_arch_name_in(cb_arch_of(COLIBRI_ARCH_MIXTRAL)->gguf_names,
 					 COLIBRI_T_FFN_NORM, "x"), "x"), "GGUF tensor names");
 	/* What the GGUF importer has always assumed of their files. */
-	CB_CHECK(cb_arch_of(CB_ARCH_LLAMA)->gguf_rope == CB_ROPE_INTERLEAVED &&
-		 cb_arch_of(CB_ARCH_DEEPSEEK_V2)->gguf_rope == CB_ROPE_INTERLEAVED &&
-		 cb_arch_of(CB_ARCH_QWEN2_MOE)->gguf_rope == CB_ROPE_NEOX &&
-		 cb_arch_of(CB_ARCH_GPT_OSS)->gguf_rope == CB_ROPE_NEOX, "GGUF RoPE layouts");
+	CB_CHECK(cb_arch_of(COLIBRI_ARCH_LLAMA)->gguf_rope == CB_ROPE_INTERLEAVED &&
+		 cb_arch_of(COLIBRI_ARCH_DEEPSEEK_V2)->gguf_rope == CB_ROPE_INTERLEAVED &&
+		 cb_arch_of(COLIBRI_ARCH_QWEN2_MOE)->gguf_rope == CB_ROPE_NEOX &&
+		 cb_arch_of(COLIBRI_ARCH_GPT_OSS)->gguf_rope == CB_ROPE_NEOX, "GGUF RoPE layouts");
 }
 
 /* The kinds say what the config's own fields say. */
@@ -114,15 +114,15 @@ static void test_kinds(void)
 			 a->router <= CB_ROUTER_SCORED && a->expert <= CB_EXPERT_SWIGLU_OSS &&
 			 a->qk_norm <= CB_QK_NORM_FULL && a->gguf_rope <= CB_ROPE_INTERLEAVED,
 			 "%s: a kind out of range", a->name);
-		CB_CHECK(cb_arch_uses_oss(a) == (i == CB_ARCH_GPT_OSS),
+		CB_CHECK(cb_arch_uses_oss(a) == (i == COLIBRI_ARCH_GPT_OSS),
 			 "%s: GPT-OSS's config block", a->name);
 		CB_CHECK((a->attn == CB_ATTN_MLA) ==
-			 (i == CB_ARCH_DEEPSEEK_V2 || i == CB_ARCH_DEEPSEEK_V3),
+			 (i == COLIBRI_ARCH_DEEPSEEK_V2 || i == COLIBRI_ARCH_DEEPSEEK_V3),
 			 "%s: MLA", a->name);
 	}
-	CB_CHECK(cb_arch_of(CB_ARCH_QWEN3_MOE)->qk_norm == CB_QK_NORM_HEAD &&
-		 cb_arch_of(CB_ARCH_OLMOE)->qk_norm == CB_QK_NORM_FULL &&
-		 cb_arch_of(CB_ARCH_MIXTRAL)->qk_norm == CB_QK_NORM_NONE, "q/k norms");
+	CB_CHECK(cb_arch_of(COLIBRI_ARCH_QWEN3_MOE)->qk_norm == CB_QK_NORM_HEAD &&
+		 cb_arch_of(COLIBRI_ARCH_OLMOE)->qk_norm == CB_QK_NORM_FULL &&
+		 cb_arch_of(COLIBRI_ARCH_MIXTRAL)->qk_norm == CB_QK_NORM_NONE, "q/k norms");
 }
 
 /* Every key list ends, names a field inside the config, and reads a key once. */
@@ -166,21 +166,21 @@ static void test_hf_names(void)
 		cb_u32 arch, role, layer, expert;
 		const char *want;
 	} want[] = {
-		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_EMBED, 0, 0, "model.embed_tokens.weight" },
-		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_WQ, 3, 0, "model.layers.3.self_attn.q_proj.weight" },
-		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_EXPERT_DOWN, 1, 17,
+		{ COLIBRI_ARCH_QWEN3_MOE, COLIBRI_T_EMBED, 0, 0, "model.embed_tokens.weight" },
+		{ COLIBRI_ARCH_QWEN3_MOE, COLIBRI_T_WQ, 3, 0, "model.layers.3.self_attn.q_proj.weight" },
+		{ COLIBRI_ARCH_QWEN3_MOE, COLIBRI_T_EXPERT_DOWN, 1, 17,
 		  "model.layers.1.mlp.experts.17.down_proj.weight" },
-		{ CB_ARCH_MIXTRAL, COLIBRI_T_EXPERT_UP, 2, 5,
+		{ COLIBRI_ARCH_MIXTRAL, COLIBRI_T_EXPERT_UP, 2, 5,
 		  "model.layers.2.block_sparse_moe.experts.5.w3.weight" },
-		{ CB_ARCH_MIXTRAL, COLIBRI_T_ROUTER, 0, 0, "model.layers.0.block_sparse_moe.gate.weight" },
-		{ CB_ARCH_QWEN2_MOE, COLIBRI_T_SHARED_UP, 4, 0,
+		{ COLIBRI_ARCH_MIXTRAL, COLIBRI_T_ROUTER, 0, 0, "model.layers.0.block_sparse_moe.gate.weight" },
+		{ COLIBRI_ARCH_QWEN2_MOE, COLIBRI_T_SHARED_UP, 4, 0,
 		  "model.layers.4.mlp.shared_expert.up_proj.weight" },
-		{ CB_ARCH_DEEPSEEK_V3, COLIBRI_T_SHARED_UP, 4, 0,
+		{ COLIBRI_ARCH_DEEPSEEK_V3, COLIBRI_T_SHARED_UP, 4, 0,
 		  "model.layers.4.mlp.shared_experts.up_proj.weight" },
-		{ CB_ARCH_DEEPSEEK_V2, COLIBRI_T_MLA_V_B, 1, 0,
+		{ COLIBRI_ARCH_DEEPSEEK_V2, COLIBRI_T_MLA_V_B, 1, 0,
 		  "model.layers.1.self_attn.kv_b_proj.weight" },
-		{ CB_ARCH_GPT_OSS, COLIBRI_T_ROUTER, 6, 0, "model.layers.6.mlp.router.weight" },
-		{ CB_ARCH_GPT_OSS, COLIBRI_T_ATTN_SINKS, 6, 0, "model.layers.6.self_attn.sinks" },
+		{ COLIBRI_ARCH_GPT_OSS, COLIBRI_T_ROUTER, 6, 0, "model.layers.6.mlp.router.weight" },
+		{ COLIBRI_ARCH_GPT_OSS, COLIBRI_T_ATTN_SINKS, 6, 0, "model.layers.6.self_attn.sinks" },
 	};
 	char buf[256];
 	cb_u32 i;
@@ -195,7 +195,7 @@ static void test_hf_names(void)
 	}
 	/* a short buffer and a role HF has none of: -1 */
 	{
-		struct cb_model_config c = { .arch = CB_ARCH_MIXTRAL };
+		struct cb_model_config c = { .arch = COLIBRI_ARCH_MIXTRAL };
 
 		CB_CHECK(hf_tensor_name(&c, COLIBRI_T_WQ, 0, 0, buf, 8) == -1, "short buffer");
 		CB_CHECK(hf_tensor_name(&c, COLIBRI_T_EXPERT_GATE_BIAS, 0, 0, buf, sizeof(buf)) == -1,
@@ -222,15 +222,15 @@ static void test_gguf_tensor_names(void)
 		cb_u32 arch, role, layer;
 		const char *want;
 	} want[] = {
-		{ CB_ARCH_MIXTRAL, COLIBRI_T_EMBED, 0, "token_embd.weight" },
-		{ CB_ARCH_MIXTRAL, COLIBRI_T_LM_HEAD, 7, "output.weight" },
-		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_Q_NORM, 3, "blk.3.attn_q_norm.weight" },
-		{ CB_ARCH_QWEN3_MOE, COLIBRI_T_EXPERT_DOWN, 1, "blk.1.ffn_down_exps.weight" },
-		{ CB_ARCH_QWEN2_MOE, COLIBRI_T_SHARED_EXPERT_GATE, 4, "blk.4.ffn_gate_inp_shexp.weight" },
-		{ CB_ARCH_LLAMA, COLIBRI_T_FFN_NORM, 2, "blk.2.ffn_norm.weight" },
-		{ CB_ARCH_GPT_OSS, COLIBRI_T_FFN_NORM, 2, "blk.2.post_attention_norm.weight" },
-		{ CB_ARCH_GPT_OSS, COLIBRI_T_EXPERT_UP_BIAS, 5, "blk.5.ffn_up_exps.bias" },
-		{ CB_ARCH_DEEPSEEK_V3, COLIBRI_T_ROUTER_SEL_BIAS, 9, "blk.9.exp_probs_b.bias" },
+		{ COLIBRI_ARCH_MIXTRAL, COLIBRI_T_EMBED, 0, "token_embd.weight" },
+		{ COLIBRI_ARCH_MIXTRAL, COLIBRI_T_LM_HEAD, 7, "output.weight" },
+		{ COLIBRI_ARCH_QWEN3_MOE, COLIBRI_T_Q_NORM, 3, "blk.3.attn_q_norm.weight" },
+		{ COLIBRI_ARCH_QWEN3_MOE, COLIBRI_T_EXPERT_DOWN, 1, "blk.1.ffn_down_exps.weight" },
+		{ COLIBRI_ARCH_QWEN2_MOE, COLIBRI_T_SHARED_EXPERT_GATE, 4, "blk.4.ffn_gate_inp_shexp.weight" },
+		{ COLIBRI_ARCH_LLAMA, COLIBRI_T_FFN_NORM, 2, "blk.2.ffn_norm.weight" },
+		{ COLIBRI_ARCH_GPT_OSS, COLIBRI_T_FFN_NORM, 2, "blk.2.post_attention_norm.weight" },
+		{ COLIBRI_ARCH_GPT_OSS, COLIBRI_T_EXPERT_UP_BIAS, 5, "blk.5.ffn_up_exps.bias" },
+		{ COLIBRI_ARCH_DEEPSEEK_V3, COLIBRI_T_ROUTER_SEL_BIAS, 9, "blk.9.exp_probs_b.bias" },
 	};
 	char buf[256];
 	cb_u32 i;

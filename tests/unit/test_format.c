@@ -34,7 +34,7 @@ static struct cb_model_config test_cfg(void)
 	struct cb_model_config c;
 
 	memset(&c, 0, sizeof(c));
-	c.arch = CB_ARCH_QWEN2_MOE;
+	c.arch = COLIBRI_ARCH_QWEN2_MOE;
 	c.vocab_size = 64;
 	c.hidden = 32;
 	c.n_layers = 3;

@@ -17,6 +17,7 @@
 #include "cb_test.h"
 #include "cb_testmodel.h"
 #include "util/host.h"
+#include "colibri_format.h"
 
 /* ---- malloc counting (glibc: the real allocator is __libc_*) ---------- */
 
@@ -66,7 +67,7 @@ void *aligned_alloc(size_t a, size_t n)
 
 /* Qwen2-MoE-like (biases, shared expert with gate), plus Qwen3 q/k norm. */
 static const struct cb_tm_spec spec_f32 = {
-	.name = "f32", .arch = CB_ARCH_QWEN2_MOE, .vocab = VOCAB, .hidden = HID,
+	.name = "f32", .arch = COLIBRI_ARCH_QWEN2_MOE, .vocab = VOCAB, .hidden = HID,
 	.n_layers = NL, .n_heads = NH, .n_kv_heads = NKV, .head_dim = HD,
 	.ffn = FFN, .n_exp = NEXP, .top_k = TOPK, .norm_topk = 0,
 	.shared_ffn = SFFN, .shared_gate = 1, .dense_ffn = DFFN,
@@ -519,7 +520,7 @@ static void test_bad_model_refused(void)
  * dense layer; a context past one attention split, so the merge runs.
  */
 static const struct cb_tm_spec spec_wide = {
-	.name = "wide", .arch = CB_ARCH_QWEN2_MOE, .vocab = 300, .hidden = 512,
+	.name = "wide", .arch = COLIBRI_ARCH_QWEN2_MOE, .vocab = 300, .hidden = 512,
 	.n_layers = 2, .n_heads = 8, .n_kv_heads = 2, .head_dim = 64,
 	.ffn = 320, .n_exp = 4, .top_k = 2, .norm_topk = 1,
 	.shared_ffn = 288, .shared_gate = 1, .dense_ffn = 544, .dense_layer = 2,
@@ -536,7 +537,7 @@ static struct cb_tm_model model_wide;
  * is whole super-blocks.
  */
 static const struct cb_tm_spec spec_wide_k = {
-	.name = "wide_k", .arch = CB_ARCH_QWEN2_MOE, .vocab = 300, .hidden = 512,
+	.name = "wide_k", .arch = COLIBRI_ARCH_QWEN2_MOE, .vocab = 300, .hidden = 512,
 	.n_layers = 2, .n_heads = 8, .n_kv_heads = 2, .head_dim = 64,
 	.ffn = 512, .n_exp = 4, .top_k = 2, .norm_topk = 1,
 	.shared_ffn = 768, .shared_gate = 1, .dense_ffn = 1024, .dense_layer = 2,
@@ -634,7 +635,7 @@ static void test_any_chunk_budget_same_bits_block_types(void)
  * has room for whole blocks of its widest user.
  */
 static const struct cb_tm_spec spec_unused_dense = {
-	.name = "unused_dense", .arch = CB_ARCH_QWEN2_MOE, .vocab = 300, .hidden = 512,
+	.name = "unused_dense", .arch = COLIBRI_ARCH_QWEN2_MOE, .vocab = 300, .hidden = 512,
 	.n_layers = 2, .n_heads = 8, .n_kv_heads = 2, .head_dim = 64,
 	.ffn = 256, .n_exp = 4, .top_k = 2, .norm_topk = 1,
 	.shared_ffn = 256, .shared_gate = 1, .dense_ffn = 300,

@@ -19,12 +19,13 @@
 #include "cb_testmodel.h"
 #include "model/cbfile.h"
 #include "util/host.h"
+#include "colibri_format.h"
 
 #define W 8		/* the window */
 #define NPOS 40		/* positions run: the ring of 8 wraps */
 
 static const struct cb_tm_spec spec = {
-	.name = "gpt_oss", .arch = CB_ARCH_GPT_OSS, .vocab = 97, .hidden = 64,
+	.name = "gpt_oss", .arch = COLIBRI_ARCH_GPT_OSS, .vocab = 97, .hidden = 64,
 	.n_layers = 3, .n_heads = 4, .n_kv_heads = 2, .head_dim = 32, .ffn = 32,
 	.n_exp = 4, .top_k = 2, .norm_topk = 1, .qkv_bias = 1, .dt = CB_DT_F32,
 	.scale = 0.3f, .router_scale = 1.0f,
@@ -98,7 +99,7 @@ static void test_config_refusals(void)
 	c.oss.reserved = 1;
 	CB_CHECK(refused(&c, "gpt_oss reserved"), "reserved word");
 	c = tm.cfg;
-	c.arch = CB_ARCH_MIXTRAL;
+	c.arch = COLIBRI_ARCH_MIXTRAL;
 	CB_CHECK(refused(&c, "set for another arch"),
 		 "GPT-OSS words on Mixtral");
 }
@@ -301,7 +302,7 @@ static void test_file_round_trip(void)
 	if (f) {
 		CB_CHECK(!memcmp(&f->cfg.oss, &tm.cfg.oss, sizeof(tm.cfg.oss)),
 			 "ext_gpt_oss did not round trip");
-		CB_CHECK(f->cfg.arch == CB_ARCH_GPT_OSS && f->w.layers[2].oss.sinks.data &&
+		CB_CHECK(f->cfg.arch == COLIBRI_ARCH_GPT_OSS && f->w.layers[2].oss.sinks.data &&
 			 !memcmp(f->w.layers[2].oss.sinks.data, tm.layers[2].oss.sinks.data,
 				 spec.n_heads * sizeof(float)), "sinks did not round trip");
 		CB_CHECK(!memcmp(f->w.layers[0].oss.down_bias.data, tm.layers[0].oss.down_bias.data,

@@ -37,7 +37,7 @@
 #define NH 4
 
 static struct cb_tm_spec spec = {
-	.name = "deepseek_v3", .arch = CB_ARCH_DEEPSEEK_V3, .vocab = VOCAB, .hidden = 64,
+	.name = "deepseek_v3", .arch = COLIBRI_ARCH_DEEPSEEK_V3, .vocab = VOCAB, .hidden = 64,
 	.n_layers = 2, .n_heads = NH, .n_kv_heads = NH, .head_dim = DN + DR,
 	.dense_ffn = 64, .dt = CB_DT_F32, .scale = 0.3f,
 };
@@ -306,7 +306,7 @@ static int cmp_d(const void *a, const void *b)
 static void bench(void)
 {
 	static struct cb_tm_spec bs = {
-		.name = "v3_attention", .arch = CB_ARCH_DEEPSEEK_V3, .vocab = 256,
+		.name = "v3_attention", .arch = COLIBRI_ARCH_DEEPSEEK_V3, .vocab = 256,
 		.hidden = 64, .n_layers = 1, .n_heads = 1, .n_kv_heads = 1,
 		.head_dim = 32, .dense_ffn = 32, .dt = CB_DT_Q8_0, .scale = 0.02f,
 	};

@@ -20,6 +20,7 @@
 #include "cb_test.h"
 #include "cb_testmodel.h"
 #include "util/host.h"
+#include "colibri_format.h"
 
 /* ---- small random models ---------------------------------------------- */
 
@@ -38,22 +39,22 @@ static const struct cb_tm_spec specs[] = {
 	 * Qwen2-MoE: biases, shared expert with sigmoid gate, a dense layer;
 	 * F = 48 is no whole number of blocks: the f32-only path
 	 */
-	{ SHAPE, .name = "qwen2moe-f32", .arch = CB_ARCH_QWEN2_MOE, .hidden = 64, .ffn = 48,
+	{ SHAPE, .name = "qwen2moe-f32", .arch = COLIBRI_ARCH_QWEN2_MOE, .hidden = 64, .ffn = 48,
 	  .n_exp = 8, .top_k = 3, .shared_ffn = 64, .shared_gate = 1, .qkv_bias = 1,
 	  .dense_layer = 2, .dt = CB_DT_F32 },
 	/* Mixtral: renormalised top-2 */
-	{ SHAPE, .name = "mixtral-q8_0", .arch = CB_ARCH_MIXTRAL, .hidden = 64, .ffn = 64,
+	{ SHAPE, .name = "mixtral-q8_0", .arch = COLIBRI_ARCH_MIXTRAL, .hidden = 64, .ffn = 64,
 	  .n_exp = 8, .top_k = 2, .norm_topk = 1, .dt = CB_DT_Q8_0 },
 	/* OLMoE: whole-projection q/k norm, 16 experts, top-4 */
-	{ SHAPE, .name = "olmoe-q4_0", .arch = CB_ARCH_OLMOE, .hidden = 64, .ffn = 32,
+	{ SHAPE, .name = "olmoe-q4_0", .arch = COLIBRI_ARCH_OLMOE, .hidden = 64, .ffn = 32,
 	  .n_exp = 16, .top_k = 4, .qk_norm = CB_QK_NORM_FULL, .dt = CB_DT_Q4_0 },
 	/* Qwen3-MoE with mixed expert dtypes: both activation forms at once */
-	{ SHAPE, .name = "qwen3moe-mixed", .arch = CB_ARCH_QWEN3_MOE, .hidden = 64, .ffn = 64,
+	{ SHAPE, .name = "qwen3moe-mixed", .arch = COLIBRI_ARCH_QWEN3_MOE, .hidden = 64, .ffn = 64,
 	  .n_exp = 8, .top_k = 2, .norm_topk = 1, .qk_norm = CB_QK_NORM_HEAD,
 	  .dt = CB_DT_BF16, .own_expert_dt = 1, .dt_gate = CB_DT_Q8_0, .dt_up = CB_DT_F16,
 	  .dt_down = CB_DT_Q4_0 },
 	/* Qwen2-MoE with a q8_0 shared expert */
-	{ SHAPE, .name = "qwen2moe-q8_0", .arch = CB_ARCH_QWEN2_MOE, .hidden = 64, .ffn = 32,
+	{ SHAPE, .name = "qwen2moe-q8_0", .arch = COLIBRI_ARCH_QWEN2_MOE, .hidden = 64, .ffn = 32,
 	  .n_exp = 8, .top_k = 2, .shared_ffn = 32, .shared_gate = 1, .qkv_bias = 1,
 	  .dt = CB_DT_Q8_0 },
 };

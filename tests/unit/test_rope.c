@@ -12,13 +12,14 @@
 #include "core/cb_engine.h"
 #include "ops/cb_math.h"
 #include "forward/cb_rope.h"
+#include "colibri_format.h"
 
 static struct cb_model_config base_cfg(void)
 {
 	struct cb_model_config c;
 
 	memset(&c, 0, sizeof(c));
-	c.arch = CB_ARCH_QWEN3_MOE;
+	c.arch = COLIBRI_ARCH_QWEN3_MOE;
 	c.vocab_size = 64;
 	c.hidden = 32;
 	c.n_layers = 1;

@@ -19,6 +19,7 @@
 #include "cb_test.h"
 #include "cb_testmodel.h"
 #include "util/host.h"
+#include "colibri_format.h"
 
 #define VOCAB 61
 #define MAXB 16
@@ -30,9 +31,9 @@
 	.head_dim = 16, .dense_ffn = 64, .scale = 0.25f, .router_scale = 0.5f
 
 static const struct cb_tm_spec specs[] = {
-	{ SHAPE, .name = "mixtral-q8_0", .arch = CB_ARCH_MIXTRAL, .hidden = 64, .ffn = 64,
+	{ SHAPE, .name = "mixtral-q8_0", .arch = COLIBRI_ARCH_MIXTRAL, .hidden = 64, .ffn = 64,
 	  .n_exp = 8, .top_k = 2, .norm_topk = 1, .dt = CB_DT_Q8_0 },
-	{ SHAPE, .name = "qwen2moe-f32", .arch = CB_ARCH_QWEN2_MOE, .hidden = 64, .ffn = 48,
+	{ SHAPE, .name = "qwen2moe-f32", .arch = COLIBRI_ARCH_QWEN2_MOE, .hidden = 64, .ffn = 48,
 	  .n_exp = 8, .top_k = 3, .shared_ffn = 64, .shared_gate = 1, .qkv_bias = 1,
 	  .dense_layer = 2, .dt = CB_DT_F32 },
 };

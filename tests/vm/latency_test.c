@@ -277,7 +277,7 @@ static struct cb_model_config shape(unsigned int hidden, unsigned int ffn,
 {
 	struct cb_model_config c = vm_tiny_config();
 
-	c.arch = CB_ARCH_LLAMA;
+	c.arch = COLIBRI_ARCH_LLAMA;
 	c.n_experts = 0;
 	c.top_k = 0;
 	c.expert_ffn = 0;

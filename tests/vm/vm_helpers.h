@@ -22,6 +22,7 @@
 #include "model/cbfile.h"
 #include "core/cb_engine.h"
 #include "util/host.h"
+#include "colibri_format.h"
 
 static char vm_fixture_dir[4096];
 
@@ -268,7 +269,7 @@ static inline struct cb_model_config vm_tiny_config(void)
 	struct cb_model_config c;
 
 	memset(&c, 0, sizeof(c));
-	c.arch = CB_ARCH_MIXTRAL;
+	c.arch = COLIBRI_ARCH_MIXTRAL;
 	c.vocab_size = 64;
 	c.hidden = 16;
 	c.n_layers = 1;

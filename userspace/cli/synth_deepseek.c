@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "colibri_format.h"
 #include "synth.h"
 
 static uint32_t f32_bits(float f)
@@ -42,7 +43,7 @@ const char *synth_deepseek_config(const struct synth_opts *o, struct cb_model_co
 {
 	const struct synth_mla_opts *x = &o->mla;
 	struct cb_mla_config *m = &c->mla;
-	int v3 = o->arch == CB_ARCH_DEEPSEEK_V3;
+	int v3 = o->arch == COLIBRI_ARCH_DEEPSEEK_V3;
 	long dense = pick(x->dense_layers, v3 ? 3 : 1);
 	long dffn = pick(x->dense_ffn, (v3 ? 9 : 8) * o->ffn);
 	long shared = pick(x->shared_experts, v3 ? 1 : 2);

@@ -23,7 +23,7 @@ static const struct cb_arch_name hf_names[] = {
 };
 
 const struct cb_arch_desc cb_arch_deepseek_v2 = {
-	.id = CB_ARCH_DEEPSEEK_V2,
+	.id = COLIBRI_ARCH_DEEPSEEK_V2,
 	.name = "deepseek_v2",
 	.hf_classes = hf_classes,
 	.hf_names = hf_names,

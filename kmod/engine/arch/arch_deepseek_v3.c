@@ -24,7 +24,7 @@ static const struct cb_arch_name hf_names[] = {
 };
 
 const struct cb_arch_desc cb_arch_deepseek_v3 = {
-	.id = CB_ARCH_DEEPSEEK_V3,
+	.id = COLIBRI_ARCH_DEEPSEEK_V3,
 	.name = "deepseek_v3",
 	.hf_classes = hf_classes,
 	.hf_names = hf_names,

@@ -31,7 +31,7 @@ static const struct cb_arch_name hf_names[] = {
 };
 
 const struct cb_arch_desc cb_arch_gpt_oss = {
-	.id = CB_ARCH_GPT_OSS,
+	.id = COLIBRI_ARCH_GPT_OSS,
 	.name = "gpt_oss",
 	.hf_classes = hf_classes,
 	.hf_names = hf_names,

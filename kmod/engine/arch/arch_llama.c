@@ -4,6 +4,7 @@
  */
 #include "arch/cb_arch.h"
 #include "core/cb_engine.h"
+#include "format/cb_format.h"
 
 static const char *const hf_classes[] = { "LlamaForCausalLM", "MistralForCausalLM", CB_NULL };
 
@@ -14,7 +15,7 @@ static const struct cb_arch_hf_key hf_config[] = {
 };
 
 const struct cb_arch_desc cb_arch_llama = {
-	.id = CB_ARCH_LLAMA,
+	.id = COLIBRI_ARCH_LLAMA,
 	.name = "llama",
 	.hf_classes = hf_classes,
 	.hf_config = hf_config,

@@ -30,7 +30,7 @@ static const struct cb_arch_name hf_names[] = {
 };
 
 const struct cb_arch_desc cb_arch_mixtral = {
-	.id = CB_ARCH_MIXTRAL,
+	.id = COLIBRI_ARCH_MIXTRAL,
 	.name = "mixtral",
 	.hf_classes = hf_classes,
 	.hf_names = hf_names,

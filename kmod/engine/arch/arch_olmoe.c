@@ -5,6 +5,7 @@
  */
 #include "arch/cb_arch.h"
 #include "core/cb_engine.h"
+#include "format/cb_format.h"
 
 static const char *const hf_classes[] = { "OlmoeForCausalLM", CB_NULL };
 
@@ -19,7 +20,7 @@ static const struct cb_arch_hf_key hf_config[] = {
 };
 
 const struct cb_arch_desc cb_arch_olmoe = {
-	.id = CB_ARCH_OLMOE,
+	.id = COLIBRI_ARCH_OLMOE,
 	.name = "olmoe",
 	.hf_classes = hf_classes,
 	.hf_config = hf_config,

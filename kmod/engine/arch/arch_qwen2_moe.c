@@ -5,6 +5,7 @@
  */
 #include "arch/cb_arch.h"
 #include "core/cb_engine.h"
+#include "format/cb_format.h"
 
 static const char *const hf_classes[] = { "Qwen2MoeForCausalLM", CB_NULL };
 
@@ -24,7 +25,7 @@ static const struct cb_arch_hf_key hf_config[] = {
 };
 
 const struct cb_arch_desc cb_arch_qwen2_moe = {
-	.id = CB_ARCH_QWEN2_MOE,
+	.id = COLIBRI_ARCH_QWEN2_MOE,
 	.name = "qwen2_moe",
 	.hf_classes = hf_classes,
 	.hf_config = hf_config,

@@ -4,6 +4,7 @@
  */
 #include "arch/cb_arch.h"
 #include "core/cb_engine.h"
+#include "format/cb_format.h"
 
 static const char *const hf_classes[] = { "Qwen3MoeForCausalLM", CB_NULL };
 
@@ -20,7 +21,7 @@ static const struct cb_arch_hf_key hf_config[] = {
 };
 
 const struct cb_arch_desc cb_arch_qwen3_moe = {
-	.id = CB_ARCH_QWEN3_MOE,
+	.id = COLIBRI_ARCH_QWEN3_MOE,
 	.name = "qwen3_moe",
 	.hf_classes = hf_classes,
 	.hf_config = hf_config,

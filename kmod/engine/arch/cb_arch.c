@@ -5,19 +5,26 @@
  */
 #include "arch/cb_arch.h"
 #include "core/cb_engine.h"
+#include "format/cb_format.h"
 
 const struct cb_arch_desc *const cb_archs[] = {
-	[CB_ARCH_LLAMA] = &cb_arch_llama,
-	[CB_ARCH_MIXTRAL] = &cb_arch_mixtral,
-	[CB_ARCH_QWEN2_MOE] = &cb_arch_qwen2_moe,
-	[CB_ARCH_QWEN3_MOE] = &cb_arch_qwen3_moe,
-	[CB_ARCH_OLMOE] = &cb_arch_olmoe,
-	[CB_ARCH_GPT_OSS] = &cb_arch_gpt_oss,
-	[CB_ARCH_DEEPSEEK_V2] = &cb_arch_deepseek_v2,
-	[CB_ARCH_DEEPSEEK_V3] = &cb_arch_deepseek_v3,
+#define CB_ARCH(id, desc) \
+	[(id)] = &(desc),
+#include "arch/cb_arch_list.h"
+#undef CB_ARCH
 };
 
-CB_STATIC_ASSERT(CB_ARRAY_SIZE(cb_archs) == CB_ARCH__COUNT, "an architecture has no entry");
+/* The lines of cb_arch_list.h: as many as entries, so no number is skipped. */
+enum cb_arch_line {
+#define CB_ARCH(id, desc) \
+	CB_ARCH_LINE_##desc,
+#include "arch/cb_arch_list.h"
+#undef CB_ARCH
+	CB_ARCHS_LISTED
+};
+
+CB_STATIC_ASSERT(CB_ARRAY_SIZE(cb_archs) == CB_ARCHS_LISTED,
+		 "cb_arch_list.h skips a number: every entry of cb_archs[] must be set");
 
 const cb_u32 cb_arch_count = CB_ARRAY_SIZE(cb_archs);
 

@@ -137,7 +137,8 @@ struct cb_arch_synth {
 
 /**
  * struct cb_arch_desc - one architecture.
- * @id: enum cb_arch (cb_engine.h), uapi's COLIBRI_ARCH_*.
+ * @id: uapi's COLIBRI_ARCH_*: the model file's config.arch, and the
+ *	index of this architecture in cb_archs[].
  * @name: the short name: sysfs's arch, `colibri info`, `ls`, `synth --arch`.
  * @hf_classes: config.json's architectures[0] read as this, NULL-ended;
  *	the first is the one a converted file reports.
@@ -187,12 +188,13 @@ struct cb_arch_desc {
 	struct cb_arch_synth synth;
 };
 
-/* The architectures, one file each (arch_NAME.c). */
-extern const struct cb_arch_desc cb_arch_llama, cb_arch_mixtral, cb_arch_qwen2_moe,
-	cb_arch_qwen3_moe, cb_arch_olmoe, cb_arch_gpt_oss, cb_arch_deepseek_v2,
-	cb_arch_deepseek_v3;
+/* The architectures, one file each (arch_NAME.c), listed in cb_arch_list.h. */
+#define CB_ARCH(id, desc) \
+	extern const struct cb_arch_desc desc;
+#include "arch/cb_arch_list.h"
+#undef CB_ARCH
 
-/* Every architecture, indexed by id; cb_arch_count entries. */
+/* Every architecture, indexed by id; cb_arch_count entries, none NULL. */
 extern const struct cb_arch_desc *const cb_archs[];
 extern const cb_u32 cb_arch_count;
 

@@ -7,6 +7,7 @@
  * patterns), so the kernel calls it outside FPU sections.
  */
 #include "core/cb_engine.h"
+#include "arch/cb_arch.h"
 #include "arch/cb_gpt_oss.h"
 #include "arch/cb_mla.h"
 #include "core/cb_why.h"
@@ -82,7 +83,7 @@ int cb_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
 {
 	cb_u32 l, any_dense = 0;
 
-	if (c->arch >= CB_ARCH__COUNT)
+	if (!cb_arch_of(c->arch))
 		return CFG_FAIL("unknown architecture %u", c->arch);
 	if (!c->vocab_size || c->vocab_size > CB_MAX_VOCAB)
 		return CFG_FAIL("vocab_size %u outside 1..%u", c->vocab_size, CB_MAX_VOCAB);

@@ -47,22 +47,10 @@ enum cb_isa_level {
 
 /*
  * The enumerated config fields.  Their numbers are ABI: uapi's
- * COLIBRI_ARCH_*, COLIBRI_ROPE_*, COLIBRI_QK_NORM_* (uapi/colibri_format.h),
- * asserted equal in cb_format.c.
+ * COLIBRI_ROPE_*, COLIBRI_QK_NORM_* (uapi/colibri_format.h), asserted equal
+ * in cb_format.c.  The architecture is uapi's COLIBRI_ARCH_* itself, the
+ * index of its entry in cb_archs[] (arch/cb_arch.h).
  */
-
-/* Architectures: the HF class the config came from (informational). */
-enum cb_arch {
-	CB_ARCH_LLAMA = 0,		/* LlamaForCausalLM (dense) */
-	CB_ARCH_MIXTRAL = 1,		/* MixtralForCausalLM */
-	CB_ARCH_QWEN2_MOE = 2,		/* Qwen2MoeForCausalLM */
-	CB_ARCH_QWEN3_MOE = 3,		/* Qwen3MoeForCausalLM */
-	CB_ARCH_OLMOE = 4,		/* OlmoeForCausalLM */
-	CB_ARCH_GPT_OSS = 5,		/* GptOssForCausalLM (cb_gpt_oss.h) */
-	CB_ARCH_DEEPSEEK_V2 = 6,	/* DeepseekV2ForCausalLM (MLA) */
-	CB_ARCH_DEEPSEEK_V3 = 7,	/* DeepseekV3ForCausalLM (MLA) */
-	CB_ARCH__COUNT
-};
 
 /* How RoPE pairs the dimensions of a head. */
 enum cb_rope_layout {
@@ -78,7 +66,7 @@ enum cb_qk_norm {
 };
 
 /*
- * GPT-OSS (arch CB_ARCH_GPT_OSS; all zero for the others): alternating
+ * GPT-OSS (arch COLIBRI_ARCH_GPT_OSS; all zero for the others): alternating
  * sliding-window and full attention with a learned sink logit per head,
  * o_proj bias, router bias, expert biases and the clamped SwiGLU.  Bit l
  * of sliding_layers: layer l attends the last sliding_window positions.
@@ -159,7 +147,7 @@ struct cb_rope_scaling {
 };
 
 struct cb_model_config {
-	cb_u32 arch;			/* enum cb_arch */
+	cb_u32 arch;			/* COLIBRI_ARCH_*: cb_archs[arch] */
 	cb_u32 vocab_size;
 	cb_u32 hidden;			/* hidden_size */
 	cb_u32 n_layers;

@@ -119,7 +119,7 @@ int gguf_deepseek_config(struct gloader *ld, cb_u32 gating, cb_u32 *head_dim)
 			m->sel_bias = 1;
 	}
 	if (gating == 2 || m->sel_bias)
-		c->arch = CB_ARCH_DEEPSEEK_V3;
+		c->arch = COLIBRI_ARCH_DEEPSEEK_V3;
 	return 0;
 }
 

@@ -89,7 +89,7 @@ static int routing(struct hf_loader *ld, const char *dir, const cJSON *root, cb_
 {
 	struct cb_model_config *c = &ld->m->cfg;
 	struct cb_mla_config *m = &c->mla;
-	int v3 = c->arch == CB_ARCH_DEEPSEEK_V3;
+	int v3 = c->arch == COLIBRI_ARCH_DEEPSEEK_V3;
 	const char *meth = str_field(root, "topk_method", v3 ? "noaux_tc" : "greedy");
 	const char *score = str_field(root, "scoring_func", v3 ? "sigmoid" : "softmax");
 	const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "norm_topk_prob");
