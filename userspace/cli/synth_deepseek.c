@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "colibri_format.h"
+#include "arch/cb_arch.h"
 #include "synth.h"
 
 static uint32_t f32_bits(float f)
@@ -31,6 +31,13 @@ static uint32_t f32_bits(float f)
 	union { float f; uint32_t u; } v = { .f = f };
 
 	return v.u;
+}
+
+static float f32_of(uint32_t u)
+{
+	union { uint32_t u; float f; } v = { .u = u };
+
+	return v.f;
 }
 
 static long pick(long v, long def)
@@ -43,12 +50,16 @@ const char *synth_deepseek_config(const struct synth_opts *o, struct cb_model_co
 {
 	const struct synth_mla_opts *x = &o->mla;
 	struct cb_mla_config *m = &c->mla;
-	int v3 = o->arch == COLIBRI_ARCH_DEEPSEEK_V3;
-	long dense = pick(x->dense_layers, v3 ? 3 : 1);
-	long dffn = pick(x->dense_ffn, (v3 ? 9 : 8) * o->ffn);
-	long shared = pick(x->shared_experts, v3 ? 1 : 2);
-	long n_group = pick(x->n_group, 8), topk_group = pick(x->topk_group, v3 ? 4 : 3);
-	double scale = isnan(x->routed_scale) ? (v3 ? 2.5 : 16.0) : x->routed_scale;
+	const struct cb_arch_desc *a = cb_arch_of((cb_u32)o->arch);
+	const struct cb_arch_synth *d = &a->synth;
+	/* its router's default method: "noaux_tc" has a selection bias and
+	 * ranks groups by their best two, as hf_deepseek.c reads it */
+	int noaux = !strcmp(a->scored.hf_topk_method, "noaux_tc");
+	long dense = pick(x->dense_layers, d->dense_layers);
+	long dffn = pick(x->dense_ffn, (long)d->dense_ffn_mult * o->ffn);
+	long shared = pick(x->shared_experts, d->shared_experts);
+	long n_group = pick(x->n_group, 8), topk_group = pick(x->topk_group, d->topk_group);
+	double scale = isnan(x->routed_scale) ? f32_of(d->routed_scale_bits) : x->routed_scale;
 	uint32_t blk = o->q.preset ? 1 : cb_dtype_block((uint32_t)o->dtype), l;
 
 	m->q_lora_rank = (uint32_t)pick(x->q_lora, 1536);
@@ -77,18 +88,18 @@ const char *synth_deepseek_config(const struct synth_opts *o, struct cb_model_co
 	c->rope_theta_bits = f32_bits(10000.0f);
 	c->dense_ffn = (uint32_t)dffn;
 	c->shared_ffn = (uint32_t)(shared * o->ffn);
-	c->norm_topk_prob = v3 && c->top_k > 1;
+	c->norm_topk_prob = d->norm_topk_prob && c->top_k > 1;
 	for (l = 0; l < c->n_layers && l < (uint64_t)dense; l++)
 		c->mlp_only_layers[l / 64] |= 1ull << (l % 64);
-	m->score_func = v3 ? CB_SCORE_SIGMOID : CB_SCORE_SOFTMAX;
-	m->sel_bias = v3;
+	m->score_func = a->scored.score_func;
+	m->sel_bias = noaux;
 	if (n_group > 1) {
 		m->n_group = (uint32_t)n_group;
 		m->topk_group = (uint32_t)topk_group;
-		m->group_top = v3 ? 2 : 1;
+		m->group_top = noaux ? 2 : 1;
 	}
 	/* V2 scales only the weights it does not renormalise; V3 always */
-	if (scale != 1.0 && (v3 || !c->norm_topk_prob))
+	if (scale != 1.0 && (a->scored.scale_always || !c->norm_topk_prob))
 		m->route_scale_bits = f32_bits((float)scale);
 	if (cb_config_check(c, why, (cb_u32)len)) {
 		size_t n = strlen(why);

@@ -39,10 +39,20 @@ const struct cb_arch_desc cb_arch_deepseek_v2 = {
 	.ffn = CB_FFN_MOE_SHARED,
 	.router = CB_ROUTER_SCORED,
 	.expert = CB_EXPERT_SWIGLU,
+	.scored = {
+		.score_func = CB_SCORE_SOFTMAX,
+		.hf_topk_method = "greedy",
+		.scale_always = 0,
+	},
 	.synth = {
 		.rope_theta_bits = CB_F32_1E4,
 		.rms_eps_bits = CB_F32_1EM6,
 		.norm_topk_prob = 0,
 		.qkv_bias = 0,
+		.dense_layers = 1,
+		.dense_ffn_mult = 8,
+		.shared_experts = 2,
+		.topk_group = 3,
+		.routed_scale_bits = CB_F32_16,
 	},
 };

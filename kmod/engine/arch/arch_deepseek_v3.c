@@ -40,10 +40,20 @@ const struct cb_arch_desc cb_arch_deepseek_v3 = {
 	.ffn = CB_FFN_MOE_SHARED,
 	.router = CB_ROUTER_SCORED,
 	.expert = CB_EXPERT_SWIGLU,
+	.scored = {
+		.score_func = CB_SCORE_SIGMOID,
+		.hf_topk_method = "noaux_tc",
+		.scale_always = 1,
+	},
 	.synth = {
 		.rope_theta_bits = CB_F32_1E4,
 		.rms_eps_bits = CB_F32_1EM6,
-		.norm_topk_prob = 0,
+		.norm_topk_prob = 1,
 		.qkv_bias = 0,
+		.dense_layers = 3,
+		.dense_ffn_mult = 9,
+		.shared_experts = 1,
+		.topk_group = 4,
+		.routed_scale_bits = CB_F32_2_5,
 	},
 };

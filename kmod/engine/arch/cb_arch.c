@@ -102,6 +102,28 @@ const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe)
 }
 
 /**
+ * cb_arch_by_gguf_scores() - of the scored-router architectures of a GGUF
+ *	name, the one whose scores are @score_func.
+ * @gguf_arch: its general.architecture ("deepseek2").
+ * @score_func: CB_SCORE_*, as the file's gating says.
+ *
+ * Return: it, or NULL.  (deepseek2 with sigmoid gating is DeepSeek-V3.)
+ */
+const struct cb_arch_desc *cb_arch_by_gguf_scores(const char *gguf_arch, cb_u32 score_func)
+{
+	cb_u32 i;
+
+	for (i = 0; i < cb_arch_count; i++) {
+		const struct cb_arch_desc *a = cb_archs[i];
+
+		if (streq(a->gguf_arch, gguf_arch) && a->router == CB_ROUTER_SCORED &&
+		    a->scored.score_func == score_func)
+			return a;
+	}
+	return CB_NULL;
+}
+
+/**
  * cb_arch_name_in() - a tensor role's name in an architecture's list.
  * @names: the list (its gguf_names or hf_names), or NULL.
  * @role: uapi's COLIBRI_T_*.

@@ -118,14 +118,44 @@ struct cb_arch_name {
  *	not any real checkpoint's values).
  * @rope_theta_bits: RoPE's base, as f32 bits (this code is integer-only).
  * @rms_eps_bits: RMSNorm's epsilon, as f32 bits.
- * @norm_topk_prob: the top-k routing weights renormalised to sum 1.
+ * @norm_topk_prob: the top-k routing weights renormalised to sum 1 (with
+ *	top_k above 1).
  * @qkv_bias: q, k and v projections with biases.
+ *
+ * Of the MLA kind (DeepSeek), the defaults of synth's options:
+ * @dense_layers: --dense-layers, the first layers with a dense MLP.
+ * @dense_ffn_mult: --dense-ffn, as a multiple of --ffn.
+ * @shared_experts: --shared-experts.
+ * @topk_group: --topk-group (of 8 groups).
+ * @routed_scale_bits: --routed-scale, as f32 bits.
  */
 struct cb_arch_synth {
 	cb_u32 rope_theta_bits;
 	cb_u32 rms_eps_bits;
 	cb_u32 norm_topk_prob;
 	cb_u32 qkv_bias;
+	cb_u32 dense_layers;
+	cb_u32 dense_ffn_mult;
+	cb_u32 shared_experts;
+	cb_u32 topk_group;
+	cb_u32 routed_scale_bits;
+};
+
+/**
+ * struct cb_arch_scored - what the files of an architecture with a scored
+ *	router (CB_ROUTER_SCORED: DeepSeek's) leave unsaid.
+ * @score_func: CB_SCORE_*: its scores where config.json has no
+ *	scoring_func; of two architectures sharing a GGUF name, sigmoid
+ *	gating or a selection bias picks the sigmoid one.
+ * @hf_topk_method: config.json's topk_method where absent ("greedy",
+ *	"noaux_tc": a selection bias, groups ranked by their best two).
+ * @scale_always: routed_scaling_factor scales renormalised weights too
+ *	(V3), not only weights left unnormalised (V2).
+ */
+struct cb_arch_scored {
+	cb_u32 score_func;
+	const char *hf_topk_method;
+	cb_u32 scale_always;
 };
 
 /* f32 bits of the values above */
@@ -134,6 +164,8 @@ struct cb_arch_synth {
 #define CB_F32_150000	0x48127c00u	/* 150000 */
 #define CB_F32_1EM6	0x358637bdu	/* 1e-6 */
 #define CB_F32_1EM5	0x3727c5acu	/* 1e-5 */
+#define CB_F32_2_5	0x40200000u	/* 2.5 */
+#define CB_F32_16	0x41800000u	/* 16 */
 
 /**
  * struct cb_arch_desc - one architecture.
@@ -165,6 +197,7 @@ struct cb_arch_synth {
  * @ffn: enum cb_ffn_kind.
  * @router: enum cb_router_kind.
  * @expert: enum cb_expert_kind.
+ * @scored: its scored router's unsaid defaults (CB_ROUTER_SCORED only).
  * @synth: what `colibri synth` gives a model of this architecture.
  */
 struct cb_arch_desc {
@@ -185,6 +218,7 @@ struct cb_arch_desc {
 	cb_u32 ffn;
 	cb_u32 router;
 	cb_u32 expert;
+	struct cb_arch_scored scored;
 	struct cb_arch_synth synth;
 };
 
@@ -207,6 +241,7 @@ static inline const struct cb_arch_desc *cb_arch_of(cb_u32 id)
 const struct cb_arch_desc *cb_arch_by_name(const char *name);
 const struct cb_arch_desc *cb_arch_by_hf_class(const char *cls);
 const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe);
+const struct cb_arch_desc *cb_arch_by_gguf_scores(const char *gguf_arch, cb_u32 score_func);
 const char *cb_arch_name_in(const struct cb_arch_name *names, cb_u32 role, const char *usual);
 
 /* Does @a use struct cb_gpt_oss_config (sinks and windows, clamped experts)? */

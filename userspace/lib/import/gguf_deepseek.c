@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/cb_arch.h"
 #include "format/cb_format.h"
 #include "ops/cb_ops.h"
 #include "import/gguf_deepseek.h"
@@ -118,8 +119,17 @@ int gguf_deepseek_config(struct gloader *ld, cb_u32 gating, cb_u32 *head_dim)
 				      sizeof(n)) && gguf_find_tensor(ld->gf, n))
 			m->sel_bias = 1;
 	}
-	if (gating == 2 || m->sel_bias)
-		c->arch = COLIBRI_ARCH_DEEPSEEK_V3;
+	/* sigmoid scores or a selection bias: deepseek2's sigmoid architecture (V3) */
+	if (gating == 2 || m->sel_bias) {
+		const struct cb_arch_desc *a =
+			cb_arch_by_gguf_scores(cb_arch_of(c->arch)->gguf_arch, CB_SCORE_SIGMOID);
+
+		if (!a) {
+			gguf_ld_err(ld, "no architecture of this GGUF name has sigmoid gating");
+			return -1;
+		}
+		c->arch = a->id;
+	}
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/cb_arch.h"
 #include "format/cb_format.h"
 #include "ops/cb_ops.h"
 #include "import/hf_deepseek.h"
@@ -89,9 +90,10 @@ static int routing(struct hf_loader *ld, const char *dir, const cJSON *root, cb_
 {
 	struct cb_model_config *c = &ld->m->cfg;
 	struct cb_mla_config *m = &c->mla;
-	int v3 = c->arch == COLIBRI_ARCH_DEEPSEEK_V3;
-	const char *meth = str_field(root, "topk_method", v3 ? "noaux_tc" : "greedy");
-	const char *score = str_field(root, "scoring_func", v3 ? "sigmoid" : "softmax");
+	const struct cb_arch_scored *d = &cb_arch_of(c->arch)->scored;
+	const char *meth = str_field(root, "topk_method", d->hf_topk_method);
+	const char *score = str_field(root, "scoring_func",
+				      d->score_func == CB_SCORE_SIGMOID ? "sigmoid" : "softmax");
 	const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "norm_topk_prob");
 	const cJSON *rsf = cJSON_GetObjectItemCaseSensitive(root, "routed_scaling_factor");
 	double scale = cJSON_IsNumber(rsf) ? rsf->valuedouble : 1.0;
@@ -121,7 +123,7 @@ static int routing(struct hf_loader *ld, const char *dir, const cJSON *root, cb_
 	if (!(scale > 0.0 && scale < 1e30))
 		return fail(ld, "%s/config.json: bad routed_scaling_factor", dir);
 	/* V2 scales only the weights it does not renormalise; V3 always */
-	if (v3 || !c->norm_topk_prob)
+	if (d->scale_always || !c->norm_topk_prob)
 		m->route_scale_bits = scale == 1.0 ? 0 : bits_of((float)scale);
 	return 0;
 }
