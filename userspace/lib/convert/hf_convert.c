@@ -11,8 +11,13 @@
  * type; bf16 for FP8 weights, which are dequantized with their block
  * scales as they are read, st_fp8.c).  The output appears under OUT only
  * when complete; the writer's temporary file is removed on error.
- * GPT-OSS's fused experts are the exception: rebuilt in memory
- * (hf_gpt_oss_write.c).
+ *
+ * Each slot's source is import/hf_slot.h's: a tensor's rows as they are,
+ * or made from fused tensors one slot at a time (GPT-OSS's experts, one
+ * expert's matrix; DeepSeek's k_b and v_b).  Memory is bounded whatever the
+ * model's size: the largest made slot's values in f32 (GPT-OSS-20B and
+ * 120B: one 2880 x 2880 expert matrix, 31.6 MiB), a 4 MiB chunk and its
+ * quantized copy; the shards themselves are mapped, not read in.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,9 +31,7 @@
 #include "model/cbfile.h"
 #include "chat/chat_template.h"
 #include "convert/hf_convert.h"
-#include "import/hf_deepseek.h"
-#include "import/hf_gpt_oss.h"
-#include "import/hf_names.h"
+#include "import/hf_slot.h"
 #include "import/hfmodel.h"
 #include "util/host.h"
 #include "quant/quant_par.h"
@@ -149,104 +152,89 @@ static int read_tokenizer(const char *dir, const struct cb_model_config *cfg,
 
 /* ---- tensors ----------------------------------------------------------- */
 
-/* Find and check the source of every slot; choose its stored dtype. */
+/*
+ * Find and check the source of every slot (hf_slot_find()); choose its
+ * stored dtype; the bytes to write and the largest made slot's buffer.
+ */
 static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
-		const struct st_set *st, const struct cb_quant *quant, const struct st_tensor **src,
-		uint8_t *dts, uint64_t *total, char *err, size_t errlen)
+		const struct st_set *st, const struct cb_quant *quant, struct hf_slot_src *src,
+		uint8_t *dts, uint64_t *total, uint64_t *made_max, char *err, size_t errlen)
 {
 	uint32_t i, n = cbfile_writer_count(w);
-	char name[256];
 
 	*total = 0;
+	*made_max = 0;
 	for (i = 0; i < n; i++) {
 		struct cb_format_slot s;
-		const struct st_tensor *t;
 		int dt;
 
 		cbfile_writer_slot(w, i, &s);
-		if (hf_tensor_name(cfg, s.role, s.layer, s.expert, name, sizeof(name))) {
-			snprintf(err, errlen, "no Hugging Face name for %s", cb_format_role_name(s.role));
+		if (hf_slot_find(st, cfg, &s, &src[i], err, errlen))
 			return -1;
-		}
-		t = st_set_find(st, name);
-		if (!t) {
-			snprintf(err, errlen, "tensor '%s' is missing", name);
-			return -1;
-		}
-		if (t->dtype == ST_OTHER) {
-			snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
-				 "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
-			return -1;
-		}
-		if (hf_deepseek_is_split(s.role) ? !hf_deepseek_kv_b_ok(cfg, t) :
-		    s.vector ? (t->ndim != 1 || t->shape[0] != s.cols)
-			     : (t->ndim != 2 || t->shape[0] != s.rows || t->shape[1] != s.cols)) {
-			snprintf(err, errlen,
-				 "tensor '%s': shape does not match config.json (want %u x %u)",
-				 name, s.rows, s.cols);
-			return -1;
-		}
 		if (s.vector)
 			dt = CB_DT_F32;
+		else if (src[i].raw_dt >= 0)	/* GPT-OSS's MXFP4 experts, kept */
+			dt = src[i].raw_dt;
 		else	/* router and shared-expert gate: f32 there too */
-			dt = cb_quant_choose(quant, cfg, s.role, s.layer, s.cols, st_keep_dtype(t));
+			dt = cb_quant_choose(quant, cfg, s.role, s.layer, s.cols, src[i].keep_dt);
 		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, dt)) {
 			snprintf(err, errlen, "%s", cbfile_writer_error(w));
 			return -1;
 		}
-		src[i] = t;
 		dts[i] = (uint8_t)dt;
 		*total += cbfile_writer_tensor_size(w, s.role, s.layer, s.expert);
+		if (src[i].made_bytes > *made_max)
+			*made_max = src[i].made_bytes;
 	}
 	return 0;
 }
 
 #define CHUNK_BYTES (4u << 20)
 
-/* DeepSeek's k_b / v_b: cut from kv_b_proj in f32, then quantized */
-static int convert_split(struct cbfile_writer *w, const struct cb_model_config *cfg,
-			 const struct cb_format_slot *s, const struct st_tensor *t, uint32_t dt,
-			 struct hf_progress *pg, char *err, size_t errlen)
+/* A made slot's f32 values as a tensor of their own, read like any other. */
+static struct st_tensor made_tensor(const struct st_tensor *from, const struct cb_format_slot *s,
+				    const void *values)
 {
-	uint64_t size = cb_dtype_row_bytes(dt, s->cols) * s->rows;
-	char *q = malloc(size ? size : 1);
-	int ret = -2;
-
-	if (!q || hf_deepseek_split_rows(cfg, s->role, t, dt, q)) {
-		snprintf(err, errlen, "%s: out of memory", t->name);
-		goto out;
-	}
-	if (cb_quant_find_bad_scale(dt, q, size / cb_dtype_info(dt)->block_bytes) >= 0) {
-		snprintf(err, errlen, "tensor '%s' (%s): quantized to %s, a scale is not finite",
-			 t->name, cb_format_role_name(s->role), cb_dtype_name(dt));
-		goto out;
-	}
-	ret = cbfile_writer_tensor_write(w, q, size) ? -1 : cbfile_writer_tensor_end(w);
-	progress(pg, size);
-out:
-	free(q);
-	return ret;
+	return (struct st_tensor){ .name = from->name, .dtype = ST_F32, .dtype_name = "F32",
+				   .ndim = 2, .shape = { s->rows, s->cols },
+				   .nelem = (uint64_t)s->rows * s->cols, .data = values,
+				   .nbytes = (uint64_t)s->rows * s->cols * sizeof(float) };
 }
 
 /*
- * Convert one tensor, a block of rows at a time (quantized on @ex's threads),
- * into the writer.  Return: 0, -1 for a writer error, -2 (with @err) for a
- * tensor whose quantized scales are not finite.
+ * Convert one slot, a block of rows at a time (quantized on @ex's threads),
+ * into the writer; a made slot is first made into @made.  Return: 0, -1
+ * for a writer error, -2 (with @err) for a source that cannot be read or
+ * a tensor whose quantized scales are not finite.
  */
 static int convert_tensor(struct cbfile_writer *w, const struct cb_model_config *cfg,
-			  const struct cb_format_slot *s,
-			  const struct st_tensor *t, uint32_t dt, void *buf, struct cb_exec *ex,
+			  const struct cb_format_slot *s, const struct hf_slot_src *src,
+			  uint32_t dt, void *buf, void *made, struct cb_exec *ex,
 			  struct hf_progress *pg, char *err, size_t errlen)
 {
 	uint64_t rb = cb_dtype_row_bytes(dt, s->cols), r = 0, size = rb * s->rows;
+	const struct st_tensor *t = src->t;
+	struct st_tensor mt;
 
-	/* FP8: no NaN codes (read here, tensor by tensor, as it is converted) */
-	if (st_check_values(t, err, errlen))
+	if (src->made) {
+		if (hf_slot_fill(cfg, s, src, made, err, errlen))
+			return -2;
+		if (src->raw_dt >= 0) {
+			/* made in its stored type: the bytes as they are */
+			if (cbfile_writer_tensor_begin(w, s->role, s->layer, s->expert) ||
+			    cbfile_writer_tensor_write(w, made, size))
+				return -1;
+			progress(pg, size);
+			return cbfile_writer_tensor_end(w);
+		}
+		mt = made_tensor(src->t, s, made);
+		t = &mt;
+	} else if (st_check_values(t, err, errlen)) {
+		/* FP8: no NaN codes (read here, tensor by tensor, as it is converted) */
 		return -2;
+	}
 	if (cbfile_writer_tensor_begin(w, s->role, s->layer, s->expert))
 		return -1;
-	if (hf_deepseek_is_split(s->role))
-		return convert_split(w, cfg, s, t, dt, pg, err, errlen);
 	if ((int)dt == st_cb_dtype(t)) {
 		/* same type: the stored bytes, unchanged */
 		uint64_t off;
@@ -311,7 +299,7 @@ int hf_convert(const char *src, const char *out, const struct hf_convert_opts *o
 {
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	struct hf_progress pg = { .o = o };
-	const struct st_tensor **srcs = NULL;
+	struct hf_slot_src *srcs = NULL;
 	struct cbfile_writer *w = NULL;
 	struct st_set *st = NULL;
 	struct cb_exec *ex = NULL;
@@ -321,7 +309,8 @@ int hf_convert(const char *src, const char *out, const struct hf_convert_opts *o
 	const char *where = NULL;	/* prefix of the message: SRC/WHERE */
 	char *tok_json = NULL;
 	uint8_t *dts = NULL;
-	void *buf = NULL;
+	void *buf = NULL, *made = NULL;
+	uint64_t made_max;
 	uint32_t n, k;
 	int rc = -1, r;
 
@@ -350,12 +339,6 @@ int hf_convert(const char *src, const char *out, const struct hf_convert_opts *o
 		where = "config.json";
 		goto fail;
 	}
-	if (cb_arch_uses_oss(cb_arch_of(cfg.arch))) {
-		/* fused experts, rebuilt in memory (userspace/lib/import/hf_gpt_oss.c) */
-		if (hf_gpt_oss_write(src, &o->quant, w, why, sizeof(why)))
-			goto fail_src;
-		goto finish;
-	}
 	n = cbfile_writer_count(w);
 	srcs = calloc(n, sizeof(*srcs));
 	dts = calloc(n, 1);
@@ -363,15 +346,16 @@ int hf_convert(const char *src, const char *out, const struct hf_convert_opts *o
 		snprintf(why, sizeof(why), "out of memory");
 		goto fail;
 	}
-	if (plan(w, &cfg, st, &o->quant, srcs, dts, &pg.total, why, sizeof(why)))
+	if (plan(w, &cfg, st, &o->quant, srcs, dts, &pg.total, &made_max, why, sizeof(why)))
 		goto fail_src;
 	if (cbfile_writer_layout(w)) {
 		snprintf(why, sizeof(why), "%s", cbfile_writer_error(w));
 		goto fail;
 	}
 	buf = malloc(CHUNK_BYTES + 64 * 1024);
+	made = made_max ? aligned_alloc(64, (made_max + 63) / 64 * 64) : NULL;
 	ex = cb_host_exec_create(o->threads);
-	if (!buf || !ex) {
+	if (!buf || (made_max && !made) || !ex) {
 		snprintf(why, sizeof(why), "out of memory");
 		goto fail;
 	}
@@ -379,7 +363,8 @@ int hf_convert(const char *src, const char *out, const struct hf_convert_opts *o
 		struct cb_format_slot s;
 
 		cbfile_writer_slot(w, k, &s);
-		r = convert_tensor(w, &cfg, &s, srcs[k], dts[k], buf, ex, &pg, why, sizeof(why));
+		r = convert_tensor(w, &cfg, &s, &srcs[k], dts[k], buf, made, ex, &pg, why,
+				   sizeof(why));
 		if (r == -2)
 			goto fail_src;
 		if (r) {
@@ -387,7 +372,6 @@ int hf_convert(const char *src, const char *out, const struct hf_convert_opts *o
 			goto fail;
 		}
 	}
-finish:
 	r = cbfile_writer_finish(w, why, sizeof(why));
 	w = NULL;
 	if (r)
@@ -409,6 +393,7 @@ out:
 	free(tok_json);
 	cb_chat_release(&chat);
 	free(buf);
+	free(made);
 	cb_host_exec_destroy(ex);
 	return rc;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
  * model_write.c - a model held in memory into a .colibri writer: the
- * GGUF converter's and the GPT-OSS writer's last step (model_write.h).
+ * GGUF converter's last step (model_write.h).
  */
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * model_write.h - a model held in memory (struct hf_model: a GGUF file's
- * tensors in place, GPT-OSS's experts rebuilt) into a .colibri writer.
+ * tensors in place in its mapping) into a .colibri writer.
  */
 #ifndef COLIBRI_MODEL_WRITE_H
 #define COLIBRI_MODEL_WRITE_H

@@ -245,25 +245,6 @@ int hf_deepseek_split(const struct cb_model_config *c, cb_u32 role, const struct
 	return 0;
 }
 
-int hf_deepseek_split_rows(const struct cb_model_config *c, cb_u32 role,
-			   const struct st_tensor *t, cb_u32 dt, void *dst)
-{
-	cb_u32 nh = c->n_heads, R = c->mla.kv_lora_rank;
-	cb_u32 rows = role == COLIBRI_T_MLA_K_B ? nh * R : nh * c->mla.v_head_dim;
-	cb_u32 cols = role == COLIBRI_T_MLA_K_B ? c->mla.qk_nope_dim : R, r;
-	cb_u64 rb = cb_dtype_row_bytes(dt, cols);
-	float *f = malloc((size_t)rows * cols * sizeof(float));
-
-	if (!f || hf_deepseek_split(c, role, t, f)) {
-		free(f);
-		return -1;
-	}
-	for (r = 0; r < rows; r++)
-		cb_quantize_row(dt, (char *)dst + r * rb, f + (size_t)r * cols, (int)cols);
-	free(f);
-	return 0;
-}
-
 /* kv_b_proj -> k_b (per head transposed W_uk) and v_b (per head W_uv) */
 static int split_kv_b(struct hf_loader *ld, struct cb_layer_weights *L, cb_u32 l,
 		      const char *name)

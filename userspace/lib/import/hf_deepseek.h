@@ -38,8 +38,5 @@ int hf_deepseek_is_split(cb_u32 role);
 int hf_deepseek_kv_b_ok(const struct cb_model_config *c, const struct st_tensor *t);
 int hf_deepseek_split(const struct cb_model_config *c, cb_u32 role, const struct st_tensor *t,
 		      float *dst);
-/* The same, quantized to @dt into @dst (rows * row bytes). */
-int hf_deepseek_split_rows(const struct cb_model_config *c, cb_u32 role,
-			   const struct st_tensor *t, cb_u32 dt, void *dst);
 
 #endif /* COLIBRI_HF_DEEPSEEK_H */

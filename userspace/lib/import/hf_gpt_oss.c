@@ -37,6 +37,7 @@
 #include "import/hf_gpt_oss.h"
 #include "import/hf_gpt_oss_mxfp4.h"
 #include "import/hf_loader.h"
+#include "import/hf_slot.h"
 #include "quant/quant_preset.h"
 #include "import/safetensors.h"
 
@@ -111,11 +112,11 @@ int hf_gpt_oss_config(const cJSON *root, struct cb_model_config *c, const char *
 	return 0;
 }
 
-/* A tensor of the checkpoint with exactly this shape, or an error naming it. */
-static const struct st_tensor *find(const struct hf_model *m, const char *name, int ndim,
-				    const uint64_t *shape, char *err, size_t errlen)
+/* A tensor of @st with exactly this shape, or an error naming it. */
+static const struct st_tensor *find_in(const struct st_set *st, const char *name, int ndim,
+				       const uint64_t *shape, char *err, size_t errlen)
 {
-	const struct st_tensor *t = st_set_find(m->st, name);
+	const struct st_tensor *t = st_set_find(st, name);
 
 	if (!t) {
 		snprintf(err, errlen, "tensor '%s' is missing", name);
@@ -126,9 +127,16 @@ static const struct st_tensor *find(const struct hf_model *m, const char *name, 
 			 "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
 		return NULL;
 	}
-	if (st_check_values(t, err, errlen))
-		return NULL;
 	return hf_check_shape(t, name, ndim, shape, err, errlen) ? NULL : t;
+}
+
+/* The same, its stored values checked (FP8 codes). */
+static const struct st_tensor *find(const struct hf_model *m, const char *name, int ndim,
+				    const uint64_t *shape, char *err, size_t errlen)
+{
+	const struct st_tensor *t = find_in(m->st, name, ndim, shape, err, errlen);
+
+	return t && !st_check_values(t, err, errlen) ? t : NULL;
 }
 
 /* Memory the model frees with itself. */
@@ -190,57 +198,69 @@ static float *f32_copy(struct hf_model *m, const struct st_tensor *t, struct cb_
 }
 
 /*
- * The dequantized layout of one fused projection (@fused: gate_up_proj, else
- * down_proj), @t of shape [E, in, out]: each expert transposed to Linear
- * rows (out, in) and, for gate_up, de-interleaved by output column.
+ * Expert @x's matrix of @role (EXPERT_GATE, _UP, _DOWN) from the
+ * dequantized layout of its fused projection @t, [E, in, out] (x @ W):
+ * transposed to Linear rows (out, in) and, for gate and up, de-interleaved
+ * by output column (gate = [..., ::2], up = [..., 1::2]), as f32 into
+ * @dst.  Reads one row of @t at a time.  0, or -1 without memory.
  */
+static int expert_dense(const struct cb_model_config *c, const struct st_tensor *t, cb_u32 x,
+			cb_u32 role, float *dst)
+{
+	int fused = role != COLIBRI_T_EXPERT_DOWN, up = role == COLIBRI_T_EXPERT_UP;
+	cb_u32 F = c->expert_ffn, H = c->hidden, i, j;
+	size_t in = fused ? H : F, out = fused ? 2 * (size_t)F : H;
+	float *row = malloc(out * sizeof(float));
+
+	if (!row)
+		return -1;
+	for (i = 0; i < in; i++) {
+		st_to_f32(row, t, ((uint64_t)x * in + i) * out, out);
+		if (fused)	/* [H, 2F] -> [F, H] */
+			for (j = 0; j < F; j++)
+				dst[(size_t)j * H + i] = row[2 * (size_t)j + up];
+		else		/* [F, H] -> down [H, F] */
+			for (j = 0; j < H; j++)
+				dst[(size_t)j * F + i] = row[j];
+	}
+	free(row);
+	return 0;
+}
+
+/* Layer @l's experts' matrices of one fused projection @t (@fused: gate_up_proj). */
 static int dense_proj(struct hf_model *m, const struct cb_quant *q, cb_u32 l, int fused,
 		      const struct st_tensor *t, const char *name, char *err, size_t errlen)
 {
+	static const cb_u32 gate_up[2] = { COLIBRI_T_EXPERT_GATE, COLIBRI_T_EXPERT_UP };
 	const struct cb_model_config *c = &m->cfg;
-	cb_u32 E = c->n_experts, F = c->expert_ffn, H = c->hidden, x, i, j;
-	size_t in = fused ? H : F, out = fused ? 2 * (size_t)F : H;
-	float *slab = malloc(in * out * sizeof(float));
+	cb_u32 E = c->n_experts, F = c->expert_ffn, H = c->hidden, x;
 	float *g = malloc((size_t)F * H * sizeof(float));
-	float *u = fused ? malloc((size_t)F * H * sizeof(float)) : NULL;
-	int r = -1;
+	int r = -1, k;
 
-	if (!slab || !g || (fused && !u)) {
+	if (!g) {
 		snprintf(err, errlen, "%s: out of memory", name);
-		goto out;
+		return -1;
 	}
 	m->layers[l].experts = m->experts + (size_t)l * E;
 	for (x = 0; x < E; x++) {
 		struct cb_expert_weights *ew = &m->experts[(size_t)l * E + x];
+		struct cb_tensor *out[2] = { fused ? &ew->gate : &ew->down, &ew->up };
 
-		st_to_f32(slab, t, (uint64_t)x * in * out, in * out);
-		if (!fused) {
-			/* [F, H] (in, out) -> down [H, F] */
-			for (i = 0; i < F; i++)
-				for (j = 0; j < H; j++)
-					g[(size_t)j * F + i] = slab[(size_t)i * H + j];
-			if (matrix(m, q, &ew->down, g, H, F, COLIBRI_T_EXPERT_DOWN, l,
+		for (k = 0; k < (fused ? 2 : 1); k++) {
+			cb_u32 role = fused ? gate_up[k] : COLIBRI_T_EXPERT_DOWN;
+
+			if (expert_dense(c, t, x, role, g)) {
+				snprintf(err, errlen, "%s: out of memory", name);
+				goto out;
+			}
+			if (matrix(m, q, out[k], g, fused ? F : H, fused ? H : F, role, l,
 				   st_keep_dtype(t), name, err, errlen))
 				goto out;
-			continue;
 		}
-		/* [H, 2F] (in, out) -> gate, up [F, H] (out, in) */
-		for (i = 0; i < H; i++)
-			for (j = 0; j < F; j++) {
-				g[(size_t)j * H + i] = slab[(size_t)i * 2 * F + 2 * j];
-				u[(size_t)j * H + i] = slab[(size_t)i * 2 * F + 2 * j + 1];
-			}
-		if (matrix(m, q, &ew->gate, g, F, H, COLIBRI_T_EXPERT_GATE, l, st_keep_dtype(t), name,
-			   err, errlen) ||
-		    matrix(m, q, &ew->up, u, F, H, COLIBRI_T_EXPERT_UP, l, st_keep_dtype(t), name,
-			   err, errlen))
-			goto out;
 	}
 	r = 0;
 out:
-	free(slab);
 	free(g);
-	free(u);
 	return r;
 }
 
@@ -256,7 +276,7 @@ static int proj(struct hf_model *m, const struct cb_quant *q, cb_u32 l, int fuse
 
 	snprintf(n, sizeof(n), "model.layers.%u.mlp.experts.%s", l,
 		 fused ? "gate_up_proj" : "down_proj");
-	if (hf_gpt_oss_has_mxfp4(m, n))
+	if (hf_gpt_oss_has_mxfp4(m->st, n))
 		return hf_gpt_oss_mxfp4_proj(m, n, l, fused, err, errlen);
 	if (!st_set_find(m->st, n)) {
 		snprintf(err, errlen, "tensor '%s' is missing (and so are its MXFP4 '%s_blocks' "
@@ -306,4 +326,107 @@ int hf_gpt_oss_experts(struct hf_model *m, const struct cb_quant *q, cb_u32 l,
 	L->oss.up_bias = (struct cb_tensor){ ub, CB_DT_F32, E, F, 0 };
 
 	return proj(m, q, l, 1, err, errlen) || proj(m, q, l, 0, err, errlen) ? -1 : 0;
+}
+
+/* ---- one slot at a time (hf_slot.h), for the converter ------------------ */
+
+/* The fused projection a matrix role is cut from: gate_up_proj or down_proj. */
+static void proj_name(char *n, size_t len, cb_u32 layer, cb_u32 role)
+{
+	snprintf(n, len, "model.layers.%u.mlp.experts.%s", layer,
+		 role == COLIBRI_T_EXPERT_DOWN || role == COLIBRI_T_EXPERT_DOWN_BIAS ?
+		 "down_proj" : "gate_up_proj");
+}
+
+int hf_gpt_oss_slot(const struct st_set *st, const struct cb_model_config *c,
+		    const struct cb_format_slot *s, struct hf_slot_src *src, char *err,
+		    size_t errlen)
+{
+	cb_u32 E = c->n_experts, F = c->expert_ffn, H = c->hidden;
+	int down = s->role == COLIBRI_T_EXPERT_DOWN || s->role == COLIBRI_T_EXPERT_DOWN_BIAS;
+	uint64_t shape[3];
+	char n[192], b[200];
+
+	proj_name(n, sizeof(n), s->layer, s->role);
+	switch (s->role) {
+	case COLIBRI_T_EXPERT_GATE_BIAS:
+	case COLIBRI_T_EXPERT_UP_BIAS:
+	case COLIBRI_T_EXPERT_DOWN_BIAS:
+		/* [E, 2F] (gate and up interleaved) or [E, H] */
+		shape[0] = E;
+		shape[1] = down ? H : 2ull * F;
+		snprintf(b, sizeof(b), "%s_bias", n);
+		src->t = find_in(st, b, 2, shape, err, errlen);
+		src->keep_dt = CB_DT_F32;
+		break;
+	case COLIBRI_T_EXPERT_GATE:
+	case COLIBRI_T_EXPERT_UP:
+	case COLIBRI_T_EXPERT_DOWN:
+		if (hf_gpt_oss_has_mxfp4(st, n)) {
+			if (hf_gpt_oss_mxfp4_find(st, c, n, !down, &src->t, &src->scales,
+						  err, errlen))
+				return -1;
+			src->raw_dt = CB_DT_MXFP4;
+			src->made = 1;
+			src->made_bytes = cb_dtype_row_bytes(CB_DT_MXFP4, s->cols) * s->rows;
+			return 0;
+		}
+		if (!st_set_find(st, n)) {
+			snprintf(err, errlen, "tensor '%s' is missing (and so are its MXFP4 "
+				 "'%s_blocks' and '%s_scales')", n, n, n);
+			return -1;
+		}
+		/* [E, in, out]: x @ W */
+		shape[0] = E;
+		shape[1] = down ? F : H;
+		shape[2] = down ? H : 2ull * F;
+		src->t = find_in(st, n, 3, shape, err, errlen);
+		if (src->t)
+			src->keep_dt = st_keep_dtype(src->t);
+		break;
+	default:
+		return 1;
+	}
+	if (!src->t)
+		return -1;
+	src->made = 1;
+	src->made_bytes = (uint64_t)s->rows * s->cols * sizeof(float);
+	return 0;
+}
+
+int hf_gpt_oss_slot_fill(const struct cb_model_config *c, const struct cb_format_slot *s,
+			 const struct hf_slot_src *src, void *buf, char *err, size_t errlen)
+{
+	cb_u32 E = c->n_experts, F = c->expert_ffn, x, j;
+	int up = s->role == COLIBRI_T_EXPERT_UP_BIAS;
+	float *dst = buf, *row;
+
+	if (src->raw_dt == CB_DT_MXFP4)
+		return hf_gpt_oss_mxfp4_expert(c, src->t, src->scales, s->expert, s->role, buf,
+					       err, errlen);
+	/* the fused tensor's values, checked with its first slot */
+	if (!s->expert && st_check_values(src->t, err, errlen))
+		return -1;
+	switch (s->role) {
+	case COLIBRI_T_EXPERT_GATE_BIAS:
+	case COLIBRI_T_EXPERT_UP_BIAS:
+		row = malloc(2 * (size_t)F * sizeof(float));
+		if (!row)
+			break;
+		for (x = 0; x < E; x++) {
+			st_to_f32(row, src->t, (uint64_t)x * 2 * F, 2ull * F);
+			for (j = 0; j < F; j++)
+				dst[(size_t)x * F + j] = row[2 * (size_t)j + up];
+		}
+		free(row);
+		return 0;
+	case COLIBRI_T_EXPERT_DOWN_BIAS:
+		st_to_f32(dst, src->t, 0, (uint64_t)s->rows * s->cols);
+		return 0;
+	default:
+		if (!expert_dense(c, src->t, s->expert, s->role, dst))
+			return 0;
+	}
+	snprintf(err, errlen, "%s: out of memory", src->t->name);
+	return -1;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * hf_gpt_oss.h - the GPT-OSS parts of the Hugging Face reader (hfmodel.c):
- * config.json's keys and the fused experts (hf_gpt_oss.c), and `colibri
- * convert` of a GPT-OSS directory (hf_gpt_oss_write.c).
+ * config.json's keys and the fused experts, a layer at a time for a model
+ * loaded whole, or a slot at a time for `colibri convert` (hf_slot.h).
  */
 #ifndef COLIBRI_HF_GPT_OSS_H
 #define COLIBRI_HF_GPT_OSS_H
@@ -34,14 +34,22 @@ int hf_gpt_oss_config(const cJSON *root, struct cb_model_config *c, const char *
 int hf_gpt_oss_experts(struct hf_model *m, const struct cb_quant *q, cb_u32 l,
 		       char *err, size_t errlen);
 
-struct cbfile_writer;
+struct cb_format_slot;
+struct hf_slot_src;
+struct st_set;
 
 /*
- * `colibri convert` of a GPT-OSS directory: load it (hf_model_load(), with
- * @q) and put every tensor @w's config requires, in the type the load gave
- * it.  The caller finishes or aborts @w.  0, or -1 with a message in @err.
+ * One slot at a time, for the converter (hf_slot.h): hf_gpt_oss_slot()
+ * finds and checks the fused tensor a slot of GPT-OSS's own is cut from
+ * (an expert's gate, up or down matrix, dense or MXFP4; the experts'
+ * biases); 0, -1 with a message naming the tensor in @err, or 1 for a role
+ * that is not cut from fused tensors.  hf_gpt_oss_slot_fill() makes the
+ * slot's values (f32, or mxfp4 bytes) into @buf.
  */
-int hf_gpt_oss_write(const char *dir, const struct cb_quant *q, struct cbfile_writer *w,
-		     char *err, size_t errlen);
+int hf_gpt_oss_slot(const struct st_set *st, const struct cb_model_config *c,
+		    const struct cb_format_slot *s, struct hf_slot_src *src, char *err,
+		    size_t errlen);
+int hf_gpt_oss_slot_fill(const struct cb_model_config *c, const struct cb_format_slot *s,
+			 const struct hf_slot_src *src, void *buf, char *err, size_t errlen);
 
 #endif /* COLIBRI_HF_GPT_OSS_H */

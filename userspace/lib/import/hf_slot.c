@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * hf_slot.c - the source of each .colibri slot in a Hugging Face checkpoint
+ * (hf_slot.h): by the role's HF name, or made from fused tensors by the
+ * kind that fuses them (GPT-OSS's experts, MLA's kv_b_proj).
+ */
+#include <stdio.h>
+
+#include "arch/cb_arch.h"
+#include "import/hf_deepseek.h"
+#include "import/hf_gpt_oss.h"
+#include "import/hf_names.h"
+#include "import/hf_slot.h"
+#include "import/safetensors.h"
+
+/* A tensor of a supported dtype by name, or a message naming it. */
+static const struct st_tensor *named(const struct st_set *st, const char *name,
+				     char *err, size_t errlen)
+{
+	const struct st_tensor *t = st_set_find(st, name);
+
+	if (!t) {
+		snprintf(err, errlen, "tensor '%s' is missing", name);
+		return NULL;
+	}
+	if (t->dtype == ST_OTHER) {
+		snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
+			 "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
+		return NULL;
+	}
+	return t;
+}
+
+int hf_slot_find(const struct st_set *st, const struct cb_model_config *c,
+		 const struct cb_format_slot *s, struct hf_slot_src *src, char *err, size_t errlen)
+{
+	const struct st_tensor *t;
+	char name[256];
+	int r;
+
+	*src = (struct hf_slot_src){ .raw_dt = -1 };
+	if (cb_arch_uses_oss(cb_arch_of(c->arch))) {
+		r = hf_gpt_oss_slot(st, c, s, src, err, errlen);
+		if (r <= 0)
+			return r;
+	}
+	if (hf_tensor_name(c, s->role, s->layer, s->expert, name, sizeof(name))) {
+		snprintf(err, errlen, "no Hugging Face name for %s", cb_format_role_name(s->role));
+		return -1;
+	}
+	t = named(st, name, err, errlen);
+	if (!t)
+		return -1;
+	if (hf_deepseek_is_split(s->role)) {
+		if (!hf_deepseek_kv_b_ok(c, t)) {
+			snprintf(err, errlen, "tensor '%s': shape does not match config.json "
+				 "(want %u x %u)", name,
+				 c->n_heads * (c->mla.qk_nope_dim + c->mla.v_head_dim),
+				 c->mla.kv_lora_rank);
+			return -1;
+		}
+		src->made = 1;
+		src->made_bytes = (uint64_t)s->rows * s->cols * sizeof(float);
+	} else if (s->vector ? (t->ndim != 1 || t->shape[0] != s->cols)
+			     : (t->ndim != 2 || t->shape[0] != s->rows || t->shape[1] != s->cols)) {
+		snprintf(err, errlen,
+			 "tensor '%s': shape does not match config.json (want %u x %u)",
+			 name, s->rows, s->cols);
+		return -1;
+	}
+	src->t = t;
+	src->keep_dt = st_keep_dtype(t);
+	return 0;
+}
+
+int hf_slot_fill(const struct cb_model_config *c, const struct cb_format_slot *s,
+		 const struct hf_slot_src *src, void *buf, char *err, size_t errlen)
+{
+	if (!src->made) {
+		snprintf(err, errlen, "tensor '%s' is not a made slot", src->t->name);
+		return -1;
+	}
+	if (hf_deepseek_is_split(s->role)) {
+		if (st_check_values(src->t, err, errlen))
+			return -1;
+		if (hf_deepseek_split(c, s->role, src->t, buf)) {
+			snprintf(err, errlen, "%s: out of memory", src->t->name);
+			return -1;
+		}
+		return 0;
+	}
+	return hf_gpt_oss_slot_fill(c, s, src, buf, err, errlen);
+}
