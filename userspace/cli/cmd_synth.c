@@ -3,12 +3,12 @@
  * cmd_synth.c - "colibri synth": a random-weight .colibri model of any
  * shape, for benchmarks (docs/performance.md) and quick experiments.
  *
- * Tensors are streamed one at a time through the cbfile writer: rows are
- * generated (xorshift64* into f32, uniform with a standard deviation of
- * 0.02, the usual init scale), quantized with the engine's own routines
- * and written in slabs of a few MiB.  Rows are generated in parallel on
- * the host thread pool; each row's generator is seeded from (seed, tensor,
- * row) only, so the file is the same whatever the thread count.  Norm
+ * The random weights are a tensor source for libcolibri's one conversion
+ * pipeline (convert/tensor_source.h), which quantizes and writes them as
+ * colibri convert does a checkpoint's: rows are generated (xorshift64*
+ * into f32, uniform with a standard deviation of 0.02, the usual init
+ * scale) on the host thread pool, each row's generator seeded from (seed,
+ * tensor, row) only, so the file is the same whatever the thread count.  Norm
  * weights are 1, biases small and random; the router (and the Qwen2-MoE
  * shared-expert gate) stay f32 as `colibri convert` keeps them.  --quant
  * takes what convert's does (quant_preset.h): one type, TYPE:pure, or one
@@ -25,26 +25,16 @@
 
 #include "model/cbfile.h"
 #include "arch/cb_arch.h"
+#include "convert/tensor_source.h"
 #include "core/cb_engine.h"
 #include "quant/quant_preset.h"
-#include "quant/quantize.h"
 #include "cli.h"
 #include "cli_opts.h"
-#include "util/host.h"
 #include "synth.h"
 #include "tokenizer.h"
 #include "util/util.h"
 
-#define SYNTH_SLAB (16u << 20)		/* output bytes per parallel_for */
 #define SYNTH_STD 0.02f
-
-struct synth_job {
-	char *buf;
-	uint32_t dtype, cols, row0, nrows, rows_per_chunk;
-	size_t row_bytes;
-	uint64_t key;		/* seed mixed with the tensor's identity */
-	float scale;
-};
 
 static uint64_t mix64(uint64_t x)
 {
@@ -82,24 +72,6 @@ static void fill_row(float *x, uint32_t n, uint64_t s, float std)
 		x[i] = 0.0f;
 }
 
-static void synth_chunk(void *arg, int c)
-{
-	struct synth_job *j = arg;
-	uint32_t r0 = (uint32_t)c * j->rows_per_chunk, r, end;
-	float x[SYNTH_MAX_COLS];
-
-	end = r0 + j->rows_per_chunk < j->nrows ? r0 + j->rows_per_chunk : j->nrows;
-	for (r = r0; r < end; r++) {
-		char *dst = j->buf + (size_t)r * j->row_bytes;
-
-		fill_row(x, j->cols, mix64(j->key ^ mix64(j->row0 + r)), j->scale);
-		if (j->dtype == CB_DT_F32)
-			memcpy(dst, x, 4 * (size_t)j->cols);
-		else
-			cb_quantize_row_fast(j->dtype, dst, x, (int)j->cols);
-	}
-}
-
 static int is_norm(uint32_t role)
 {
 	return role == COLIBRI_T_FINAL_NORM || role == COLIBRI_T_ATTN_NORM ||
@@ -108,45 +80,33 @@ static int is_norm(uint32_t role)
 	       role == COLIBRI_T_MLA_KV_A_NORM;
 }
 
-/* Write one tensor: slabs of rows generated in parallel, then written. */
-static int synth_tensor(struct cbfile_writer *w, struct cb_exec *ex,
-			const struct cb_format_slot *s, uint32_t dtype, uint32_t index,
-			uint64_t seed, char *buf)
+/* ---- the random weights, as a tensor source (convert/tensor_source.h) ---- */
+
+/* Each slot's rows seeded from (seed, its index): the same file for any thread count. */
+static int synth_find(void *ctx, uint32_t index, const struct cb_format_slot *s,
+		      struct tsrc_slot *t, char *err, size_t errlen)
 {
-	struct synth_job j = {
-		.buf = buf, .dtype = dtype, .cols = s->cols,
-		.row_bytes = cb_dtype_row_bytes(dtype, s->cols),
-		.key = mix64(seed ^ mix64(0x5a17000000000000ull + index)),
-		.scale = SYNTH_STD,
-	};
-	uint32_t slab_rows = (uint32_t)(SYNTH_SLAB / j.row_bytes);
+	const struct synth_opts *o = ctx;
 
-	if (cbfile_writer_tensor_begin(w, s->role, s->layer, s->expert))
-		return -1;
-	if (is_norm(s->role)) {
-		float *one = (float *)buf;
-		uint32_t i;
+	t->keep_dt = CB_DT_F32;
+	t->key = mix64(o->seed ^ mix64(0x5a17000000000000ull + index));
+	return 0;
+}
 
-		for (i = 0; i < s->cols; i++)
-			one[i] = 1.0f;
-		if (cbfile_writer_tensor_write(w, one, 4 * (size_t)s->cols))
-			return -1;
-		return cbfile_writer_tensor_end(w);
+/* Norm weights are 1; everything else uniform with a std of SYNTH_STD. */
+static void synth_rows(void *ctx, const struct cb_format_slot *s, const struct tsrc_slot *t,
+		       const void *made, uint64_t first, uint64_t n, float *dst)
+{
+	uint64_t r;
+	uint32_t i;
+
+	for (r = 0; r < n; r++, dst += s->cols) {
+		if (is_norm(s->role))
+			for (i = 0; i < s->cols; i++)
+				dst[i] = 1.0f;
+		else
+			fill_row(dst, s->cols, mix64(t->key ^ mix64(first + r)), SYNTH_STD);
 	}
-	if (!slab_rows)
-		slab_rows = 1;
-	/* a few rows per chunk: enough work to amortise the hand-out */
-	j.rows_per_chunk = (uint32_t)((256u << 10) / j.row_bytes);
-	if (!j.rows_per_chunk)
-		j.rows_per_chunk = 1;
-	for (j.row0 = 0; j.row0 < s->rows; j.row0 += slab_rows) {
-		j.nrows = s->rows - j.row0 < slab_rows ? s->rows - j.row0 : slab_rows;
-		ex->parallel_for(ex, synth_chunk, &j,
-				 (int)((j.nrows + j.rows_per_chunk - 1) / j.rows_per_chunk));
-		if (cbfile_writer_tensor_write(w, buf, j.row_bytes * j.nrows))
-			return -1;
-	}
-	return cbfile_writer_tensor_end(w);
 }
 
 static uint32_t f32_bits(float f)
@@ -154,13 +114,6 @@ static uint32_t f32_bits(float f)
 	union { float f; uint32_t u; } v = { .f = f };
 
 	return v.u;
-}
-
-/* A matrix's type: --quant's choice for its role, as colibri convert makes it. */
-static uint32_t synth_dtype(const struct synth_opts *o, const struct cb_model_config *c,
-			    const struct cb_format_slot *s)
-{
-	return (uint32_t)cb_quant_choose(&o->q, c, s->role, s->layer, s->cols, CB_DT_F32);
 }
 
 /* Was any of the DeepSeek options given? */
@@ -473,11 +426,13 @@ int cmd_synth(int argc, char **argv)
 	struct cb_model_config cfg;
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	struct cbfile_writer *w = NULL;
-	struct cb_exec *ex = NULL;
+	struct convert_opts co = { 0 };
+	struct tensor_source ts = { .cfg = &cfg, .ctx = &o, .find = synth_find,
+				    .rows = synth_rows };
 	char err[512], name[64];
 	uint64_t total = 0;
-	uint32_t n, i;
-	char *buf = NULL, *tok_json = NULL;
+	uint32_t n;
+	char *tok_json = NULL;
 	double t0 = now_s();
 	int r;
 
@@ -497,42 +452,18 @@ int cmd_synth(int argc, char **argv)
 		if (!tok_json)
 			return 1;
 	}
-	buf = aligned_alloc(64, SYNTH_SLAB + (4u << 20));
-	ex = cb_host_exec_create(o.threads);
-	if (!buf || !ex) {
-		fprintf(stderr, "colibri synth: out of memory\n");
-		goto err;
-	}
 	w = cbfile_writer_begin(o.out, &cfg, &meta, err, sizeof(err));
 	if (!w) {
 		fprintf(stderr, "colibri synth: %s\n", err);
 		goto err;
 	}
-	n = cbfile_writer_count(w);
-	for (i = 0; i < n; i++) {
-		struct cb_format_slot s;
-
-		if (cbfile_writer_slot(w, i, &s))
-			goto err_w;
-		if (s.vector)
-			continue;
-		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert,
-					    synth_dtype(&o, &cfg, &s)))
-			goto err_w;
-	}
-	if (cbfile_writer_layout(w))
+	co.quant = o.q;
+	co.threads = o.threads;
+	if (convert_tensors(&ts, w, &co, &total, err, sizeof(err))) {
+		fprintf(stderr, "colibri synth: %s\n", err);
 		goto err_w;
-	for (i = 0; i < n; i++) {
-		struct cb_format_slot s;
-		uint32_t dt;
-
-		if (cbfile_writer_slot(w, i, &s))
-			goto err_w;
-		dt = s.vector ? CB_DT_F32 : synth_dtype(&o, &cfg, &s);
-		if (synth_tensor(w, ex, &s, dt, i, o.seed, buf))
-			goto err_w;
-		total += cbfile_writer_tensor_size(w, s.role, s.layer, s.expert);
 	}
+	n = cbfile_writer_count(w);
 	if (cbfile_writer_finish(w, err, sizeof(err))) {
 		fprintf(stderr, "colibri synth: %s\n", err);
 		w = NULL;
@@ -540,17 +471,12 @@ int cmd_synth(int argc, char **argv)
 	}
 	fprintf(stderr, "colibri synth: %s: %s, %u tensors, %.3f GiB of weights in %.1f s\n",
 		o.out, cb_arch_of((cb_u32)o.arch)->name, n, total / (double)(1u << 30), now_s() - t0);
-	cb_host_exec_destroy(ex);
-	free(buf);
 	free(tok_json);
 	return 0;
 
 err_w:
-	fprintf(stderr, "colibri synth: %s\n", cbfile_writer_error(w));
 	cbfile_writer_abort(w);
 err:
-	cb_host_exec_destroy(ex);
-	free(buf);
 	free(tok_json);
 	return 1;
 }

@@ -11,7 +11,7 @@
 
 #include "format/cb_format.h"
 #include "model/cbfile.h"
-#include "convert/model_write.h"
+#include "convert/model_source.h"
 #include "import/gguf.h"
 #include "tokenizer.h"
 
@@ -21,6 +21,8 @@ int gguf_convert(const char *src, const char *out, const char *name, int no_toke
 	struct gguf_model *m = gguf_model_load(src, err, errlen);
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	struct cbfile_writer *w = NULL;
+	struct convert_opts co = { .quant = { 0 } };
+	struct tensor_source ts;
 	char *tj = NULL, gname[COLIBRI_FILE_NAME_LEN], why[1024];
 	struct gguf_tok_ids ids;
 	struct gguf_str gs;
@@ -65,7 +67,8 @@ int gguf_convert(const char *src, const char *out, const char *name, int no_toke
 	w = cbfile_writer_begin(out, &m->hf.cfg, &meta, err, errlen);
 	if (!w)
 		goto out;
-	r = hf_model_write(&m->hf, w, why, sizeof(why));
+	model_source(&ts, &m->hf);
+	r = convert_tensors(&ts, w, &co, NULL, why, sizeof(why));
 	if (r) {
 		/* a tensor the file lacks is the source's; the writer's, the output's */
 		snprintf(err, errlen, "%s: %s", r == -2 ? src : out, why);

@@ -1,23 +1,22 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * hf_convert.c - a Hugging Face directory to a .colibri file: the pipeline
- * `colibri convert` runs (cmd_convert.c only parses its options).
+ * hf_convert.c - a Hugging Face directory to a .colibri file, what
+ * `colibri convert` runs (cmd_convert.c only parses its options): the
+ * config, tokenizer and chat template here, the tensors through the one
+ * pipeline (convert.c) with the checkpoint as its tensor source.
  *
- * Streams: the safetensors shards are mmap'ed, the output is laid out from
- * the config first, then each tensor is converted a block of rows at a time
- * and written at its final offset.  Norms, biases, the router and the shared
- * expert gate stay f32; other matrices take what the quant choice gives
- * their role (quant_preset.h), quantized on every core (default: the source
- * type; bf16 for FP8 weights, which are dequantized with their block
- * scales as they are read, st_fp8.c).  The output appears under OUT only
- * when complete; the writer's temporary file is removed on error.
- *
- * Each slot's source is import/hf_slot.h's: a tensor's rows as they are,
- * or made from fused tensors one slot at a time (GPT-OSS's experts, one
- * expert's matrix; DeepSeek's k_b and v_b).  Memory is bounded whatever the
- * model's size: the largest made slot's values in f32 (GPT-OSS-20B and
- * 120B: one 2880 x 2880 expert matrix, 31.6 MiB), a 4 MiB chunk and its
- * quantized copy; the shards themselves are mapped, not read in.
+ * The safetensors shards are mmap'ed.  Norms, biases, the router and the
+ * shared expert gate stay f32; other matrices take what the quant choice
+ * gives their role (quant_preset.h; default: the source type; bf16 for FP8
+ * weights, which are dequantized with their block scales as they are
+ * read, st_fp8.c).  Each slot's source is import/hf_slot.h's: a tensor's
+ * rows as they are, or made from fused tensors one slot at a time
+ * (GPT-OSS's experts, one expert's matrix; DeepSeek's k_b and v_b).
+ * Memory is bounded whatever the model's size: the largest made slot's
+ * values in f32 (GPT-OSS-20B and 120B: one 2880 x 2880 expert matrix,
+ * 31.6 MiB), a 4 MiB chunk and its quantized copy.  The output appears
+ * under OUT only when complete; the writer's temporary file is removed on
+ * error.
  */
 #include <errno.h>
 #include <limits.h>
@@ -31,27 +30,13 @@
 #include "model/cbfile.h"
 #include "chat/chat_template.h"
 #include "convert/hf_convert.h"
+#include "convert/tensor_source.h"
 #include "import/hf_slot.h"
 #include "import/hfmodel.h"
-#include "util/host.h"
-#include "quant/quant_par.h"
-#include "quant/quant_preset.h"
 #include "import/safetensors.h"
+#include "quant/quant_preset.h"
 #include "tokenizer.h"
 #include "util/util.h"
-
-/* The bytes written so far, told to the caller's progress hook. */
-struct hf_progress {
-	const struct hf_convert_opts *o;
-	uint64_t total, done;
-};
-
-static void progress(struct hf_progress *p, uint64_t add)
-{
-	p->done += add;
-	if (p->o->progress)
-		p->o->progress(p->o->progress_arg, p->done, p->total);
-}
 
 /* ---- tokenizer --------------------------------------------------------- */
 
@@ -150,129 +135,66 @@ static int read_tokenizer(const char *dir, const struct cb_model_config *cfg,
 	return 0;
 }
 
-/* ---- tensors ----------------------------------------------------------- */
+/* ---- tensors: the checkpoint as a tensor source ------------------------ */
 
-/*
- * Find and check the source of every slot (hf_slot_find()); choose its
- * stored dtype; the bytes to write and the largest made slot's buffer.
- */
-static int plan(struct cbfile_writer *w, const struct cb_model_config *cfg,
-		const struct st_set *st, const struct cb_quant *quant, struct hf_slot_src *src,
-		uint8_t *dts, uint64_t *total, uint64_t *made_max, char *err, size_t errlen)
+struct hf_source {
+	const struct st_set *st;
+	const struct cb_model_config *cfg;
+};
+
+/* The slot's source as hf_slot.h says it (hf_slot_find()). */
+static void to_hf(const struct tsrc_slot *t, struct hf_slot_src *h)
 {
-	uint32_t i, n = cbfile_writer_count(w);
+	*h = (struct hf_slot_src){ .t = t->src[0], .scales = t->src[1], .keep_dt = t->keep_dt,
+				   .raw_dt = t->raw_dt, .made = !!t->made_bytes,
+				   .made_bytes = t->made_bytes };
+}
 
-	*total = 0;
-	*made_max = 0;
-	for (i = 0; i < n; i++) {
-		struct cb_format_slot s;
-		int dt;
+static int hf_find(void *ctx, uint32_t index, const struct cb_format_slot *s,
+		   struct tsrc_slot *t, char *err, size_t errlen)
+{
+	const struct hf_source *hs = ctx;
+	struct hf_slot_src h;
 
-		cbfile_writer_slot(w, i, &s);
-		if (hf_slot_find(st, cfg, &s, &src[i], err, errlen))
-			return -1;
-		if (s.vector)
-			dt = CB_DT_F32;
-		else if (src[i].raw_dt >= 0)	/* GPT-OSS's MXFP4 experts, kept */
-			dt = src[i].raw_dt;
-		else	/* router and shared-expert gate: f32 there too */
-			dt = cb_quant_choose(quant, cfg, s.role, s.layer, s.cols, src[i].keep_dt);
-		if (cbfile_writer_set_dtype(w, s.role, s.layer, s.expert, dt)) {
-			snprintf(err, errlen, "%s", cbfile_writer_error(w));
-			return -1;
-		}
-		dts[i] = (uint8_t)dt;
-		*total += cbfile_writer_tensor_size(w, s.role, s.layer, s.expert);
-		if (src[i].made_bytes > *made_max)
-			*made_max = src[i].made_bytes;
+	if (hf_slot_find(hs->st, hs->cfg, s, &h, err, errlen))
+		return -1;
+	t->name = h.t->name;
+	t->keep_dt = h.keep_dt;
+	t->raw_dt = h.raw_dt;
+	t->made_bytes = h.made ? h.made_bytes : 0;
+	t->src[0] = h.t;
+	t->src[1] = h.scales;
+	if (!h.made) {
+		/* F32, F16, BF16: the mapped bytes are the engine's */
+		t->bytes = h.t->data;
+		t->bytes_dt = st_cb_dtype(h.t);
 	}
 	return 0;
 }
 
-#define CHUNK_BYTES (4u << 20)
-
-/* A made slot's f32 values as a tensor of their own, read like any other. */
-static struct st_tensor made_tensor(const struct st_tensor *from, const struct cb_format_slot *s,
-				    const void *values)
+static int hf_begin(void *ctx, const struct cb_format_slot *s, struct tsrc_slot *t, void *made,
+		    char *err, size_t errlen)
 {
-	return (struct st_tensor){ .name = from->name, .dtype = ST_F32, .dtype_name = "F32",
-				   .ndim = 2, .shape = { s->rows, s->cols },
-				   .nelem = (uint64_t)s->rows * s->cols, .data = values,
-				   .nbytes = (uint64_t)s->rows * s->cols * sizeof(float) };
+	const struct hf_source *hs = ctx;
+	struct hf_slot_src h;
+
+	if (!t->made_bytes)	/* FP8: no NaN codes (read here, as it is converted) */
+		return st_check_values(t->src[0], err, errlen);
+	to_hf(t, &h);
+	if (hf_slot_fill(hs->cfg, s, &h, made, err, errlen))
+		return -1;
+	t->bytes = made;
+	t->bytes_dt = t->raw_dt >= 0 ? t->raw_dt : CB_DT_F32;
+	return 0;
 }
 
-/*
- * Convert one slot, a block of rows at a time (quantized on @ex's threads),
- * into the writer; a made slot is first made into @made.  Return: 0, -1
- * for a writer error, -2 (with @err) for a source that cannot be read or
- * a tensor whose quantized scales are not finite.
- */
-static int convert_tensor(struct cbfile_writer *w, const struct cb_model_config *cfg,
-			  const struct cb_format_slot *s, const struct hf_slot_src *src,
-			  uint32_t dt, void *buf, void *made, struct cb_exec *ex,
-			  struct hf_progress *pg, char *err, size_t errlen)
+static void hf_rows(void *ctx, const struct cb_format_slot *s, const struct tsrc_slot *t,
+		    const void *made, uint64_t first, uint64_t n, float *dst)
 {
-	uint64_t rb = cb_dtype_row_bytes(dt, s->cols), r = 0, size = rb * s->rows;
-	const struct st_tensor *t = src->t;
-	struct st_tensor mt;
-
-	if (src->made) {
-		if (hf_slot_fill(cfg, s, src, made, err, errlen))
-			return -2;
-		if (src->raw_dt >= 0) {
-			/* made in its stored type: the bytes as they are */
-			if (cbfile_writer_tensor_begin(w, s->role, s->layer, s->expert) ||
-			    cbfile_writer_tensor_write(w, made, size))
-				return -1;
-			progress(pg, size);
-			return cbfile_writer_tensor_end(w);
-		}
-		mt = made_tensor(src->t, s, made);
-		t = &mt;
-	} else if (st_check_values(t, err, errlen)) {
-		/* FP8: no NaN codes (read here, tensor by tensor, as it is converted) */
-		return -2;
-	}
-	if (cbfile_writer_tensor_begin(w, s->role, s->layer, s->expert))
-		return -1;
-	if ((int)dt == st_cb_dtype(t)) {
-		/* same type: the stored bytes, unchanged */
-		uint64_t off;
-
-		for (off = 0; off < size; off += CHUNK_BYTES) {
-			size_t n = size - off < CHUNK_BYTES ? size - off : CHUNK_BYTES;
-
-			if (cbfile_writer_tensor_write(w, (const char *)t->data + off, n))
-				return -1;
-			progress(pg, n);
-		}
-		return cbfile_writer_tensor_end(w);
-	}
-	while (r < s->rows) {
-		uint64_t nr = CHUNK_BYTES / rb ? CHUNK_BYTES / rb : 1, k;
-		cb_s64 bad;
-
-		if (nr > s->rows - r)
-			nr = s->rows - r;
-		if (cb_quantize_st_rows(ex, t, s->cols, r, nr, (int)dt, buf)) {
-			snprintf(err, errlen, "%s: out of memory", t->name);
-			return -2;
-		}
-		bad = cb_quant_find_bad_scale(dt, buf, nr * rb / cb_dtype_info(dt)->block_bytes);
-		if (bad >= 0) {
-			k = r + (uint64_t)bad * cb_dtype_info(dt)->block / s->cols;
-			snprintf(err, errlen, "tensor '%s' (%s): row %llu quantized to %s has a scale "
-				 "that is not finite (weights too large for the type)", t->name,
-				 cb_format_role_name(s->role), (unsigned long long)k,
-				 cb_dtype_name(dt));
-			return -2;
-		}
-		if (cbfile_writer_tensor_write(w, buf, nr * rb))
-			return -1;
-		progress(pg, nr * rb);
-		r += nr;
-	}
-	return cbfile_writer_tensor_end(w);
+	if (t->made_bytes)
+		memcpy(dst, (const float *)made + first * s->cols, n * s->cols * sizeof(float));
+	else
+		st_to_f32(dst, t->src[0], first * s->cols, n * s->cols);
 }
 
 /* Default model name: the last component of the source path. */
@@ -298,20 +220,18 @@ int hf_convert(const char *src, const char *out, const struct hf_convert_opts *o
 	       char *err, size_t errlen)
 {
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
-	struct hf_progress pg = { .o = o };
-	struct hf_slot_src *srcs = NULL;
+	struct convert_opts co = { .quant = o->quant, .threads = o->threads,
+				   .progress = o->progress, .progress_arg = o->progress_arg };
 	struct cbfile_writer *w = NULL;
 	struct st_set *st = NULL;
-	struct cb_exec *ex = NULL;
 	struct cb_model_config cfg;
 	struct cb_chat chat = { 0 };	/* the model's chat template, if any */
+	struct hf_source hs;
+	struct tensor_source ts = { .cfg = &cfg, .ctx = &hs, .find = hf_find, .begin = hf_begin,
+				    .rows = hf_rows };
 	char why[2 * PATH_MAX], defname[COLIBRI_FILE_NAME_LEN];
 	const char *where = NULL;	/* prefix of the message: SRC/WHERE */
 	char *tok_json = NULL;
-	uint8_t *dts = NULL;
-	void *buf = NULL, *made = NULL;
-	uint64_t made_max;
-	uint32_t n, k;
 	int rc = -1, r;
 
 	if (hf_config_load(src, &cfg, NULL, 0, why, sizeof(why)))
@@ -339,39 +259,12 @@ int hf_convert(const char *src, const char *out, const struct hf_convert_opts *o
 		where = "config.json";
 		goto fail;
 	}
-	n = cbfile_writer_count(w);
-	srcs = calloc(n, sizeof(*srcs));
-	dts = calloc(n, 1);
-	if (!srcs || !dts) {
-		snprintf(why, sizeof(why), "out of memory");
-		goto fail;
-	}
-	if (plan(w, &cfg, st, &o->quant, srcs, dts, &pg.total, &made_max, why, sizeof(why)))
+	hs = (struct hf_source){ .st = st, .cfg = &cfg };
+	r = convert_tensors(&ts, w, &co, NULL, why, sizeof(why));
+	if (r == -2)
 		goto fail_src;
-	if (cbfile_writer_layout(w)) {
-		snprintf(why, sizeof(why), "%s", cbfile_writer_error(w));
+	if (r)
 		goto fail;
-	}
-	buf = malloc(CHUNK_BYTES + 64 * 1024);
-	made = made_max ? aligned_alloc(64, (made_max + 63) / 64 * 64) : NULL;
-	ex = cb_host_exec_create(o->threads);
-	if (!buf || (made_max && !made) || !ex) {
-		snprintf(why, sizeof(why), "out of memory");
-		goto fail;
-	}
-	for (k = 0; k < n; k++) {
-		struct cb_format_slot s;
-
-		cbfile_writer_slot(w, k, &s);
-		r = convert_tensor(w, &cfg, &s, &srcs[k], dts[k], buf, made, ex, &pg, why,
-				   sizeof(why));
-		if (r == -2)
-			goto fail_src;
-		if (r) {
-			snprintf(why, sizeof(why), "%s", cbfile_writer_error(w));
-			goto fail;
-		}
-	}
 	r = cbfile_writer_finish(w, why, sizeof(why));
 	w = NULL;
 	if (r)
@@ -388,12 +281,7 @@ fail:
 out:
 	cbfile_writer_abort(w);
 	st_set_close(st);
-	free(srcs);
-	free(dts);
 	free(tok_json);
 	cb_chat_release(&chat);
-	free(buf);
-	free(made);
-	cb_host_exec_destroy(ex);
 	return rc;
 }
