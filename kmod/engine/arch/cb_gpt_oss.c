@@ -72,35 +72,6 @@ cb_u32 cb_gpt_oss_roles(const struct cb_model_config *c, cb_u32 *roles)
 	return CB_GPT_OSS_ROLES;
 }
 
-int cb_gpt_oss_role_shape(const struct cb_model_config *c, cb_u32 role, cb_u32 *rows,
-			  cb_u32 *cols, cb_u32 *vector)
-{
-	*vector = 1;
-	*rows = 1;
-	switch (role) {
-	case COLIBRI_T_ATTN_SINKS:
-		*cols = c->n_heads;
-		return 1;
-	case COLIBRI_T_BO:
-		*cols = c->hidden;
-		return 1;
-	case COLIBRI_T_ROUTER_BIAS:
-		*cols = c->n_experts;
-		return 1;
-	case COLIBRI_T_EXPERT_GATE_BIAS:
-	case COLIBRI_T_EXPERT_UP_BIAS:
-		*rows = c->n_experts;
-		*cols = c->expert_ffn;
-		return 1;
-	case COLIBRI_T_EXPERT_DOWN_BIAS:
-		*rows = c->n_experts;
-		*cols = c->hidden;
-		return 1;
-	}
-	*vector = 0;
-	return 0;
-}
-
 int cb_gpt_oss_check_layer(const struct cb_model_config *c, const struct cb_layer_weights *L)
 {
 	cb_u32 roles[CB_GPT_OSS_ROLES], n = cb_gpt_oss_roles(c, roles), i, rows, cols, vec;
@@ -109,7 +80,7 @@ int cb_gpt_oss_check_layer(const struct cb_model_config *c, const struct cb_laye
 		const struct cb_tensor *t = cb_role_layer_tensor((struct cb_layer_weights *)L,
 								 roles[i]);
 
-		cb_gpt_oss_role_shape(c, roles[i], &rows, &cols, &vec);
+		cb_role_shape(c, roles[i], &rows, &cols, &vec);
 		if (!t->data || t->dtype != CB_DT_F32 || t->rows != rows || t->cols != cols)
 			return -CB_EINVAL;
 	}

@@ -47,10 +47,6 @@ int cb_gpt_oss_config_check(const struct cb_model_config *c, char *why, cb_u32 w
 /* The GPT-OSS roles of every layer in canonical order (0 for other archs). */
 cb_u32 cb_gpt_oss_roles(const struct cb_model_config *c, cb_u32 *roles);
 
-/* Shape of a GPT-OSS role (all are f32: *vector = 1); 0 if not one. */
-int cb_gpt_oss_role_shape(const struct cb_model_config *c, cb_u32 role, cb_u32 *rows,
-			  cb_u32 *cols, cb_u32 *vector);
-
 /* Every GPT-OSS tensor of layer @L present, f32, of its shape: 0 or -CB_EINVAL. */
 int cb_gpt_oss_check_layer(const struct cb_model_config *c, const struct cb_layer_weights *L);
 

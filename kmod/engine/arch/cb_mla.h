@@ -44,13 +44,6 @@ int cb_mla_check_layer(const struct cb_model_config *c, const struct cb_layer_we
  */
 cb_u32 cb_mla_attn_roles(const struct cb_model_config *c, cb_u32 *roles);
 
-/*
- * cb_mla_role_shape() - the shape of a role whose shape MLA defines (its own
- * roles, wo, the router bias).  Return: 1 if it set the shape, else 0.
- */
-int cb_mla_role_shape(const struct cb_model_config *c, cb_u32 role, cb_u32 *rows,
-		      cb_u32 *cols, cb_u32 *vector);
-
 /* The config's MLA fields from the file header's ext_mla words. */
 void cb_mla_config_from_words(struct cb_mla_config *m, const cb_u32 *w);
 

@@ -160,57 +160,6 @@ cb_u32 cb_mla_attn_roles(const struct cb_model_config *c, cb_u32 *roles)
 	return n;
 }
 
-int cb_mla_role_shape(const struct cb_model_config *c, cb_u32 role, cb_u32 *rows,
-		      cb_u32 *cols, cb_u32 *vector)
-{
-	const struct cb_mla_config *m = &c->mla;
-	cb_u32 H = c->hidden, nh = c->n_heads;
-
-	*vector = 0;
-	*rows = 1;
-	switch (role) {
-	case COLIBRI_T_ROUTER_SEL_BIAS:
-		*cols = c->n_experts;
-		*vector = 1;
-		return 1;
-	case COLIBRI_T_WO:
-		if (!cb_is_mla(c))
-			return 0;
-		*rows = H;
-		*cols = nh * m->v_head_dim;
-		return 1;
-	case COLIBRI_T_MLA_Q_A:
-		*rows = m->q_lora_rank;
-		*cols = H;
-		return 1;
-	case COLIBRI_T_MLA_Q_A_NORM:
-		*cols = m->q_lora_rank;
-		*vector = 1;
-		return 1;
-	case COLIBRI_T_MLA_Q_B:
-		*rows = nh * c->head_dim;
-		*cols = m->q_lora_rank;
-		return 1;
-	case COLIBRI_T_MLA_KV_A:
-		*rows = m->kv_lora_rank + m->qk_rope_dim;
-		*cols = H;
-		return 1;
-	case COLIBRI_T_MLA_KV_A_NORM:
-		*cols = m->kv_lora_rank;
-		*vector = 1;
-		return 1;
-	case COLIBRI_T_MLA_K_B:
-		*rows = nh * m->kv_lora_rank;
-		*cols = m->qk_nope_dim;
-		return 1;
-	case COLIBRI_T_MLA_V_B:
-		*rows = nh * m->v_head_dim;
-		*cols = m->kv_lora_rank;
-		return 1;
-	}
-	return 0;
-}
-
 void cb_format_mla_to_file(const struct cb_model_config *c, struct colibri_file_mla *f)
 {
 	f->q_lora_rank = c->mla.q_lora_rank;

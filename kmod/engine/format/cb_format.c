@@ -103,91 +103,6 @@ static cb_u32 layer_count(const struct cb_model_config *c, cb_u32 l)
 	return n + 3;
 }
 
-/* Expected shape of a role; 0 for a role that is not a tensor at all. */
-static int role_shape(const struct cb_model_config *c, cb_u32 role,
-		      cb_u32 *rows, cb_u32 *cols, cb_u32 *vector)
-{
-	cb_u32 H = c->hidden, qd = c->n_heads * c->head_dim;
-	cb_u32 kvd = c->n_kv_heads * c->head_dim;
-
-	if (cb_mla_role_shape(c, role, rows, cols, vector))
-		return 1;
-	*vector = 0;
-	*rows = 1;
-	*cols = H;
-	switch (role) {
-	case COLIBRI_T_EMBED:
-	case COLIBRI_T_LM_HEAD:
-		*rows = c->vocab_size;
-		break;
-	case COLIBRI_T_FINAL_NORM:
-	case COLIBRI_T_ATTN_NORM:
-	case COLIBRI_T_FFN_NORM:
-		*vector = 1;
-		break;
-	case COLIBRI_T_WQ:
-		*rows = qd;
-		break;
-	case COLIBRI_T_WK:
-	case COLIBRI_T_WV:
-		*rows = kvd;
-		break;
-	case COLIBRI_T_WO:
-		*rows = H;
-		*cols = qd;
-		break;
-	case COLIBRI_T_BQ:
-		*cols = qd;
-		*vector = 1;
-		break;
-	case COLIBRI_T_BK:
-	case COLIBRI_T_BV:
-		*cols = kvd;
-		*vector = 1;
-		break;
-	case COLIBRI_T_Q_NORM:
-		*cols = c->qk_norm == CB_QK_NORM_HEAD ? c->head_dim : qd;
-		*vector = 1;
-		break;
-	case COLIBRI_T_K_NORM:
-		*cols = c->qk_norm == CB_QK_NORM_HEAD ? c->head_dim : kvd;
-		*vector = 1;
-		break;
-	case COLIBRI_T_ROUTER:
-		*rows = c->n_experts;
-		break;
-	case COLIBRI_T_EXPERT_GATE:
-	case COLIBRI_T_EXPERT_UP:
-		*rows = c->expert_ffn;
-		break;
-	case COLIBRI_T_EXPERT_DOWN:
-		*rows = H;
-		*cols = c->expert_ffn;
-		break;
-	case COLIBRI_T_SHARED_GATE:
-	case COLIBRI_T_SHARED_UP:
-		*rows = c->shared_ffn;
-		break;
-	case COLIBRI_T_SHARED_DOWN:
-		*rows = H;
-		*cols = c->shared_ffn;
-		break;
-	case COLIBRI_T_SHARED_EXPERT_GATE:
-		break;
-	case COLIBRI_T_MLP_GATE:
-	case COLIBRI_T_MLP_UP:
-		*rows = c->dense_ffn;
-		break;
-	case COLIBRI_T_MLP_DOWN:
-		*rows = H;
-		*cols = c->dense_ffn;
-		break;
-	default:
-		return cb_gpt_oss_role_shape(c, role, rows, cols, vector);
-	}
-	return 1;
-}
-
 /* The p-th tensor of layer l (p < layer_count()). */
 static void slot_in_layer(const struct cb_model_config *c, cb_u32 l, cb_u32 p,
 			  struct cb_format_slot *s)
@@ -213,7 +128,7 @@ static void slot_in_layer(const struct cb_model_config *c, cb_u32 l, cb_u32 p,
 		shared_roles(c, roles);
 		s->role = roles[p - n - 1 - 3 * c->n_experts];
 	}
-	role_shape(c, s->role, &s->rows, &s->cols, &s->vector);
+	cb_role_shape(c, s->role, &s->rows, &s->cols, &s->vector);
 }
 
 static void slot_global(const struct cb_model_config *c, cb_u32 p,
@@ -226,7 +141,7 @@ static void slot_global(const struct cb_model_config *c, cb_u32 p,
 	s->role = g[p];
 	s->layer = COLIBRI_FILE_NONE;
 	s->expert = COLIBRI_FILE_NONE;
-	role_shape(c, s->role, &s->rows, &s->cols, &s->vector);
+	cb_role_shape(c, s->role, &s->rows, &s->cols, &s->vector);
 }
 
 /* Walks the canonical order one tensor at a time, O(1) per step. */

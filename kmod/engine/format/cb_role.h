@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * cb_role.h - the one table of tensor roles (uapi's COLIBRI_T_*): each
- * role's name and where its tensor lives in the engine's weight tables
- * (the model's own, a layer's, or one routed expert's).  The validator and
- * binder (cb_format.c), the GGUF and GPT-OSS writers and the tests ask it;
- * nobody else maps a role to a field.  Integer-only.
+ * role's name, where its tensor lives in the engine's weight tables (the
+ * model's own, a layer's, or one routed expert's) and its shape as
+ * dimensions of the config.  The validator and binder (cb_format.c), the
+ * kind checks, the converter's sources and the tests ask it; nobody else
+ * maps a role to a field or a shape.  Integer-only.
  */
 #ifndef CB_ROLE_H
 #define CB_ROLE_H
@@ -22,6 +23,14 @@ enum cb_role_scope {
 
 /* The scope of @role (CB_ROLE_NONE for a number that is no role). */
 cb_u32 cb_role_scope(cb_u32 role);
+
+/*
+ * The shape of @role's tensor in a model of config @c: @rows x @cols, and
+ * whether it is an f32 vector (norms, biases, sinks: one row, or one per
+ * expert).  1, or 0 for a number that is no role.
+ */
+int cb_role_shape(const struct cb_model_config *c, cb_u32 role, cb_u32 *rows, cb_u32 *cols,
+		  cb_u32 *vector);
 
 /*
  * The tensor @s names in a weight table: @w for the model's own roles,
