@@ -252,16 +252,11 @@ static int split_kv_b(struct hf_loader *ld, struct cb_layer_weights *L, cb_u32 l
 	const struct cb_model_config *c = &ld->m->cfg;
 	cb_u32 nh = c->n_heads, R = c->mla.kv_lora_rank, dn = c->mla.qk_nope_dim;
 	cb_u32 dv = c->mla.v_head_dim;
-	const struct st_tensor *t = st_set_find(ld->m->st, name);
+	const struct st_tensor *t = hf_find_tensor(ld->m->st, name, ld->err, ld->errlen);
 	float *kb = NULL, *vb = NULL;
 	int ret = -1;
 
-	if (!t)
-		return fail(ld, "tensor '%s' is missing", name);
-	if (t->dtype == ST_OTHER)
-		return fail(ld, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
-			    "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
-	if (st_check_values(t, ld->err, ld->errlen))
+	if (!t || st_check_values(t, ld->err, ld->errlen))
 		return -1;
 	if (!hf_deepseek_kv_b_ok(c, t))
 		return fail(ld, "tensor '%s': shape does not match config.json (want %u x %u)",

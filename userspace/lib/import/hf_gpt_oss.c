@@ -116,18 +116,9 @@ int hf_gpt_oss_config(const cJSON *root, struct cb_model_config *c, const char *
 static const struct st_tensor *find_in(const struct st_set *st, const char *name, int ndim,
 				       const uint64_t *shape, char *err, size_t errlen)
 {
-	const struct st_tensor *t = st_set_find(st, name);
+	const struct st_tensor *t = hf_find_tensor(st, name, err, errlen);
 
-	if (!t) {
-		snprintf(err, errlen, "tensor '%s' is missing", name);
-		return NULL;
-	}
-	if (t->dtype == ST_OTHER) {
-		snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
-			 "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
-		return NULL;
-	}
-	return hf_check_shape(t, name, ndim, shape, err, errlen) ? NULL : t;
+	return t && !hf_check_shape(t, name, ndim, shape, err, errlen) ? t : NULL;
 }
 
 /* The same, its stored values checked (FP8 codes). */

@@ -40,24 +40,34 @@ int hf_model_own(struct hf_model *m, void *p)
 	return 0;
 }
 
+const struct st_tensor *hf_find_tensor(const struct st_set *st, const char *name, char *err,
+					size_t errlen)
+{
+	const struct st_tensor *t = st_set_find(st, name);
+
+	if (!t) {
+		snprintf(err, errlen, "tensor '%s' is missing", name);
+		return NULL;
+	}
+	if (t->dtype == ST_OTHER) {
+		snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
+			 "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
+		return NULL;
+	}
+	return t;
+}
+
 int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		   cb_u32 rows, cb_u32 cols, int vector, cb_u32 role, cb_u32 layer)
 {
-	const struct st_tensor *t = st_set_find(ld->m->st, name);
+	const struct st_tensor *t = hf_find_tensor(ld->m->st, name, ld->err, ld->errlen);
 	int dt, src_dt;
 	cb_u64 rb, r, total;
 	cb_s64 bad;
 	char *dst;
 
-	if (!t) {
-		seterr(ld, "tensor '%s' is missing", name);
+	if (!t)
 		return -1;
-	}
-	if (t->dtype == ST_OTHER) {
-		seterr(ld, "tensor '%s': dtype %s is not supported (F32, F16, BF16, F8_E4M3, "
-		       "F8_E5M2 are)", name, t->dtype_name);
-		return -1;
-	}
 	if (vector ? (t->ndim != 1 || t->shape[0] != cols)
 		   : (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols)) {
 		seterr(ld, "tensor '%s': shape does not match config.json (want %u x %u)",

@@ -50,6 +50,14 @@ struct hf_loader {
 	size_t rowcap;
 };
 
+/*
+ * The tensor @name of @st, of a dtype the reader converts (F32, F16, BF16,
+ * FP8), or NULL with "tensor '@name' is missing" or "... dtype X is not
+ * supported (...)" in @err.
+ */
+const struct st_tensor *hf_find_tensor(const struct st_set *st, const char *name, char *err,
+					size_t errlen);
+
 /* One tensor by name, vector (f32) or matrix (the type its role gets). */
 int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		   cb_u32 rows, cb_u32 cols, int vector, cb_u32 role, cb_u32 layer);

@@ -9,27 +9,10 @@
 #include "arch/cb_arch.h"
 #include "import/hf_deepseek.h"
 #include "import/hf_gpt_oss.h"
+#include "import/hf_loader.h"
 #include "import/hf_names.h"
 #include "import/hf_slot.h"
 #include "import/safetensors.h"
-
-/* A tensor of a supported dtype by name, or a message naming it. */
-static const struct st_tensor *named(const struct st_set *st, const char *name,
-				     char *err, size_t errlen)
-{
-	const struct st_tensor *t = st_set_find(st, name);
-
-	if (!t) {
-		snprintf(err, errlen, "tensor '%s' is missing", name);
-		return NULL;
-	}
-	if (t->dtype == ST_OTHER) {
-		snprintf(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16, BF16, "
-			 "F8_E4M3, F8_E5M2 are)", name, t->dtype_name);
-		return NULL;
-	}
-	return t;
-}
 
 int hf_slot_find(const struct st_set *st, const struct cb_model_config *c,
 		 const struct cb_format_slot *s, struct hf_slot_src *src, char *err, size_t errlen)
@@ -48,7 +31,7 @@ int hf_slot_find(const struct st_set *st, const struct cb_model_config *c,
 		snprintf(err, errlen, "no Hugging Face name for %s", cb_format_role_name(s->role));
 		return -1;
 	}
-	t = named(st, name, err, errlen);
+	t = hf_find_tensor(st, name, err, errlen);
 	if (!t)
 		return -1;
 	if (hf_deepseek_is_split(s->role)) {
