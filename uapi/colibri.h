@@ -344,7 +344,7 @@ struct colibri_uring_cmd {
 /**
  * struct colibri_model_entry - one model in COLIBRI_IOC_LIST's answer.
  * @name: the model's name.
- * @arch: architecture (0 llama, 1 mixtral, 2 qwen2_moe, 3 qwen3_moe, 4 olmoe).
+ * @arch: architecture, COLIBRI_ARCH_* (colibri_format.h).
  * @sessions: sessions attached now.
  * @bytes: pinned bytes of its weights, every copy counted.
  * @tokens: tokens run through it since it was loaded.

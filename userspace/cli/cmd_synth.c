@@ -220,9 +220,21 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 
 static void synth_usage(FILE *f)
 {
+	cb_u32 i, col = 29;
+
+	/* every architecture of the table, wrapped under the first */
+	fprintf(f, "usage: colibri synth --arch ");
+	for (i = 0; i < cb_arch_count; i++) {
+		const char *n = cb_archs[i]->name;
+		int last = i + 1 == cb_arch_count;
+
+		if (col + strlen(n) + 1 > 80) {
+			fprintf(f, "\n%28s", "");
+			col = 28;
+		}
+		col += (cb_u32)fprintf(f, "%s%s", n, last ? "\n" : "|");
+	}
 	fprintf(f,
-		"usage: colibri synth --arch mixtral|qwen2_moe|qwen3_moe|olmoe|llama|gpt_oss|\n"
-		"                            deepseek_v2|deepseek_v3\n"
 		"         --hidden H --layers L --ffn F --heads NH --vocab V\n"
 		"         [--experts E --top-k K] [--kv-heads NKV] [--shared-ffn S]\n"
 		"         [--head-dim D --window W (gpt_oss; even layers slide, W 128)]\n"
