@@ -484,6 +484,43 @@ static void avx512_topk_f32(const float *logits, int n, int k, cb_u32 *ids, floa
 	cb_topk_base(logits, n, k, ids, vals);
 }
 
+/*
+ * What the two AVX-512 variants share: the cost of a multiply-add of each
+ * gemm (gemm_ps: the forward pass sizes gemm chunks with it), the
+ * activation quantizers and the vector ops.  Their gemms and packed tiles
+ * differ (VNNI's dpbusd ones).
+ */
+#define CB_AVX512_SHARED_OPS \
+	.gemm_ps = { \
+		[CB_DT_F32] = 200, \
+		[CB_DT_F16] = 100, \
+		[CB_DT_BF16] = 100, \
+		[CB_DT_Q8_0] = 60, \
+		[CB_DT_Q4_0] = 60, \
+		[CB_DT_Q4_1] = 80, \
+		[CB_DT_Q5_0] = 100, \
+		[CB_DT_Q5_1] = 100, \
+		[CB_DT_IQ4_NL] = 80, \
+		[CB_DT_Q2_K] = 50, \
+		[CB_DT_Q3_K] = 60, \
+		[CB_DT_Q4_K] = 60, \
+		[CB_DT_Q5_K] = 80, \
+		[CB_DT_Q6_K] = 80, \
+		[CB_DT_IQ4_XS] = 80, \
+		[CB_DT_MXFP4] = 80, \
+	}, \
+	.quantize_act = { \
+		[CB_ACT_Q8_0] = avx512_quantize_q8_0, \
+		[CB_ACT_Q8_1] = cb_avx512_quantize_q8_1, \
+		[CB_ACT_Q8_K] = cb_avx512_quantize_q8_K, \
+	}, \
+	.axpy_f32 = avx512_axpy_f32, \
+	.pv_f32 = avx512_pv_f32, \
+	.topk_f32 = avx512_topk_f32, \
+	.swiglu_f32 = cb_swiglu_avx512, \
+	.swiglu_oss_f32 = cb_swiglu_oss_avx512, \
+	.expf_sub_f32 = cb_expf_sub_avx512,
+
 const struct cb_isa_ops cb_isa_avx512 = {
 	.name = "avx512",
 	.level = CB_ISA_AVX512,
@@ -509,35 +546,7 @@ const struct cb_isa_ops cb_isa_avx512 = {
 	},
 	.pack_q8_0 = cb_avx2_pack_q8_0,
 	.pack_q8_K = cb_avx2_pack_q8_K,
-	.gemm_ps = {
-		[CB_DT_F32] = 200,
-		[CB_DT_F16] = 100,
-		[CB_DT_BF16] = 100,
-		[CB_DT_Q8_0] = 60,
-		[CB_DT_Q4_0] = 60,
-		[CB_DT_Q4_1] = 80,
-		[CB_DT_Q5_0] = 100,
-		[CB_DT_Q5_1] = 100,
-		[CB_DT_IQ4_NL] = 80,
-		[CB_DT_Q2_K] = 50,
-		[CB_DT_Q3_K] = 60,
-		[CB_DT_Q4_K] = 60,
-		[CB_DT_Q5_K] = 80,
-		[CB_DT_Q6_K] = 80,
-		[CB_DT_IQ4_XS] = 80,
-		[CB_DT_MXFP4] = 80,
-	},
-	.quantize_act = {
-		[CB_ACT_Q8_0] = avx512_quantize_q8_0,
-		[CB_ACT_Q8_1] = cb_avx512_quantize_q8_1,
-		[CB_ACT_Q8_K] = cb_avx512_quantize_q8_K,
-	},
-	.axpy_f32 = avx512_axpy_f32,
-	.pv_f32 = avx512_pv_f32,
-	.topk_f32 = avx512_topk_f32,
-	.swiglu_f32 = cb_swiglu_avx512,
-	.swiglu_oss_f32 = cb_swiglu_oss_avx512,
-	.expf_sub_f32 = cb_expf_sub_avx512,
+	CB_AVX512_SHARED_OPS
 };
 
 const struct cb_isa_ops cb_isa_avx512_vnni = {
@@ -562,34 +571,6 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 	},
 	.pack_q8_0 = cb_avx512_vnni_pack_q8_0,
 	.pack_q8_K = cb_avx512_vnni_pack_q8_K,
-	.gemm_ps = {
-		[CB_DT_F32] = 200,
-		[CB_DT_F16] = 100,
-		[CB_DT_BF16] = 100,
-		[CB_DT_Q8_0] = 60,
-		[CB_DT_Q4_0] = 60,
-		[CB_DT_Q4_1] = 80,
-		[CB_DT_Q5_0] = 100,
-		[CB_DT_Q5_1] = 100,
-		[CB_DT_IQ4_NL] = 80,
-		[CB_DT_Q2_K] = 50,
-		[CB_DT_Q3_K] = 60,
-		[CB_DT_Q4_K] = 60,
-		[CB_DT_Q5_K] = 80,
-		[CB_DT_Q6_K] = 80,
-		[CB_DT_IQ4_XS] = 80,
-		[CB_DT_MXFP4] = 80,
-	},
-	.quantize_act = {
-		[CB_ACT_Q8_0] = avx512_quantize_q8_0,
-		[CB_ACT_Q8_1] = cb_avx512_quantize_q8_1,
-		[CB_ACT_Q8_K] = cb_avx512_quantize_q8_K,
-	},
-	.axpy_f32 = avx512_axpy_f32,
-	.pv_f32 = avx512_pv_f32,
-	.topk_f32 = avx512_topk_f32,
-	.swiglu_f32 = cb_swiglu_avx512,
-	.swiglu_oss_f32 = cb_swiglu_oss_avx512,
-	.expf_sub_f32 = cb_expf_sub_avx512,
+	CB_AVX512_SHARED_OPS
 };
 #endif /* __CHECKER__ */
