@@ -785,6 +785,10 @@ static void test_tables_complete(void)
 				 all[i]->name, cb_act_info(dt)->name);
 		CB_CHECK((int)all[i]->level == (int)i, "table %u level %d", i,
 			 all[i]->level);
+		/* the one name table (cb_isa_names.c) is the variants' names */
+		CB_CHECK(!strcmp(all[i]->name, cb_isa_names[i]) &&
+			 cb_isa_level_of(all[i]->name) == (int)i,
+			 "%s is named %s in cb_isa_names", all[i]->name, cb_isa_names[i]);
 		for (dt = 0; dt < CB_DT__COUNT; dt++) {
 			CB_CHECK(all[i]->gemm[dt], "%s lacks gemm %s", all[i]->name,
 				 dt_name(dt));
@@ -794,6 +798,21 @@ static void test_tables_complete(void)
 				 all[i]->gemm_ps[dt], CB_PS_GEMM_MAX);
 		}
 	}
+}
+
+/* ISA names: unknown ones have no level; the message list names them all. */
+static void test_isa_names(void)
+{
+	char list[128], small[8];
+
+	CB_CHECK(CB_ARRAY_SIZE(cb_isa_names) == CB_ISA__COUNT, "name table size");
+	CB_CHECK(cb_isa_level_of("neon") == -1 && cb_isa_level_of("avx") == -1 &&
+		 cb_isa_level_of("avx2x") == -1 && cb_isa_level_of("") == -1 &&
+		 cb_isa_level_of(NULL) == -1, "an unknown name has a level");
+	cb_isa_name_list(list, sizeof(list));
+	CB_CHECK(!strcmp(list, "scalar, avx2, avx512 or avx512_vnni"), "list '%s'", list);
+	cb_isa_name_list(small, sizeof(small));
+	CB_CHECK(!strcmp(small, "scalar,"), "cut short: '%s'", small);
 }
 
 /*
@@ -836,6 +855,7 @@ static void test_dtype_and_activation_tables(void)
 int main(void)
 {
 	CB_RUN(test_tables_complete);
+	CB_RUN(test_isa_names);
 	CB_RUN(test_dtype_and_activation_tables);
 	CB_RUN(test_isa_select);
 	CB_RUN(test_scalar_gemm_f32_exact);

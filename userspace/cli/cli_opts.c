@@ -12,6 +12,7 @@
 
 #include "cli_opts.h"
 #include "colibri.h"
+#include "core/cb_engine.h"
 
 void cli_common_init(struct cli_common *co, enum colibri_backend backend)
 {
@@ -34,12 +35,6 @@ static int pick(const char *s, const char *const *names, int n)
 
 int cli_common_opt(const char *cmd, int c, const char *arg, struct cli_common *co)
 {
-	static const char *const isas[] = {
-		[COLIBRI_ISA_SCALAR] = "scalar",
-		[COLIBRI_ISA_AVX2] = "avx2",
-		[COLIBRI_ISA_AVX512] = "avx512",
-		[COLIBRI_ISA_AVX512_VNNI] = "avx512_vnni",
-	};
 	static const char *const backends[] = {
 		[COLIBRI_BACKEND_AUTO] = "auto",
 		[COLIBRI_BACKEND_KERNEL] = "kernel",
@@ -62,11 +57,12 @@ int cli_common_opt(const char *cmd, int c, const char *arg, struct cli_common *c
 		co->given |= CLI_O_THREADS;
 		return 1;
 	case CLI_OPT_ISA:
-		v = pick(arg, isas, 4);
+		v = cb_isa_level_of(arg);
 		if (v < 0) {
-			fprintf(stderr,
-				"colibri %s: --isa is scalar, avx2, avx512 or avx512_vnni, not '%s'\n",
-				cmd, arg);
+			char list[128];
+
+			fprintf(stderr, "colibri %s: --isa is %s, not '%s'\n", cmd,
+				cb_isa_name_list(list, sizeof(list)), arg);
 			return -1;
 		}
 		co->isa = v;

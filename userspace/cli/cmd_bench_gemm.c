@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/cb_engine.h"
 #include "quant/cb_quant.h"
 #include "cli.h"
 #include "cli_opts.h"
@@ -113,7 +114,7 @@ int cmd_bench_gemm(int argc, char **argv)
 	printf("gemm %s, k=%d, M=%d, %d rows (%.2f GiB of weights):\n", cb_dtype_name(dt),
 	       k, M, cb_gemm_bench_rows(b),
 	       (double)cb_gemm_bench_rows(b) * cb_dtype_row_bytes(dt, k) / (1ull << 30));
-	top = co.isa >= 0 ? co.isa : COLIBRI_ISA_AVX512_VNNI;
+	top = co.isa >= 0 ? co.isa : CB_ISA__COUNT - 1;	/* every level */
 	for (lvl = COLIBRI_ISA_SCALAR; lvl <= top; lvl++) {
 		struct cb_gemm_result res;
 

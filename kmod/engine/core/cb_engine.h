@@ -45,6 +45,11 @@ enum cb_isa_level {
 	CB_ISA__COUNT
 };
 
+/* Their names ("avx2"), and the lookups (cb_isa_names.c). */
+extern const char *const cb_isa_names[CB_ISA__COUNT];
+int cb_isa_level_of(const char *name);
+char *cb_isa_name_list(char *buf, cb_u32 len);
+
 /*
  * The enumerated config fields.  Their numbers are ABI: uapi's
  * COLIBRI_ROPE_*, COLIBRI_QK_NORM_* (uapi/colibri_format.h), asserted equal

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "arch/cb_arch.h"
+#include "core/cb_engine.h"
 #include "libcolibri.h"
 
 int colibri_dev_open(void)
@@ -30,14 +31,8 @@ int colibri_dev_get_info(int fd, struct colibri_info *info)
 
 const char *colibri_isa_name(unsigned int isa_level)
 {
-	static const char *const names[] = {
-		[COLIBRI_ISA_SCALAR] = "scalar",
-		[COLIBRI_ISA_AVX2] = "avx2",
-		[COLIBRI_ISA_AVX512] = "avx512",
-		[COLIBRI_ISA_AVX512_VNNI] = "avx512_vnni",
-	};
-
-	return isa_level < sizeof(names) / sizeof(names[0]) ? names[isa_level] : "unknown";
+	/* uapi's COLIBRI_ISA_* are the engine's levels (kmod/colibri_main.c) */
+	return isa_level < CB_ISA__COUNT ? cb_isa_names[isa_level] : "unknown";
 }
 
 const char *colibri_mem_provider_name(unsigned int provider)

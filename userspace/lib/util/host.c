@@ -59,18 +59,16 @@ int cb_host_isa_cap(void)
 	cap = CB_ISA__COUNT - 1;
 	s = getenv("COLIBRI_ISA");
 	if (s && *s) {
-		if (!strcmp(s, "scalar"))
-			cap = CB_ISA_SCALAR;
-		else if (!strcmp(s, "avx2"))
-			cap = CB_ISA_AVX2;
-		else if (!strcmp(s, "avx512") || !strcmp(s, "avx512novnni"))
+		char list[128];
+		int level = cb_isa_level_of(s);
+
+		if (level >= 0)
+			cap = level;
+		else if (!strcmp(s, "avx512novnni"))
 			cap = CB_ISA_AVX512;	/* the old name of the same cap */
-		else if (!strcmp(s, "avx512_vnni"))
-			cap = CB_ISA_AVX512_VNNI;
 		else
-			fprintf(stderr,
-				"colibri: COLIBRI_ISA=%s unknown (scalar, avx2, avx512, avx512_vnni); ignored\n",
-				s);
+			fprintf(stderr, "colibri: COLIBRI_ISA=%s unknown (%s); ignored\n", s,
+				cb_isa_name_list(list, sizeof(list)));
 	}
 	__atomic_store_n(&isa_cap, cap, __ATOMIC_RELEASE);
 	return cap;
