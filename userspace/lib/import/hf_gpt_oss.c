@@ -33,6 +33,7 @@
 #include <cJSON.h>
 
 #include "format/cb_format.h"
+#include "format/cb_role.h"
 #include "ops/cb_ops.h"
 #include "import/hf_gpt_oss.h"
 #include "import/hf_gpt_oss_mxfp4.h"
@@ -395,8 +396,12 @@ int hf_gpt_oss_slot_fill(const struct cb_model_config *c, const struct cb_format
 	if (src->raw_dt == CB_DT_MXFP4)
 		return hf_gpt_oss_mxfp4_expert(c, src->t, src->scales, s->expert, s->role, buf,
 					       err, errlen);
-	/* the fused tensor's values, checked with its first slot */
-	if (!s->expert && st_check_values(src->t, err, errlen))
+	/*
+	 * the fused tensor's values, checked once: with its first expert's
+	 * slot, or with the biases' own (a layer's, one slot each)
+	 */
+	if ((s->expert == 0 || cb_role_scope(s->role) != CB_ROLE_EXPERT) &&
+	    st_check_values(src->t, err, errlen))
 		return -1;
 	switch (s->role) {
 	case COLIBRI_T_EXPERT_GATE_BIAS:
