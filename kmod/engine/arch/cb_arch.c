@@ -28,17 +28,6 @@ CB_STATIC_ASSERT(CB_ARRAY_SIZE(cb_archs) == CB_ARCHS_LISTED,
 
 const cb_u32 cb_arch_count = CB_ARRAY_SIZE(cb_archs);
 
-static int streq(const char *a, const char *b)
-{
-	if (!a || !b)
-		return 0;
-	while (*a && *a == *b) {
-		a++;
-		b++;
-	}
-	return *a == *b;
-}
-
 /**
  * cb_arch_by_name() - the architecture of a short name ("mixtral").
  * @name: the name.
@@ -50,7 +39,7 @@ const struct cb_arch_desc *cb_arch_by_name(const char *name)
 	cb_u32 i;
 
 	for (i = 0; i < cb_arch_count; i++)
-		if (streq(cb_archs[i]->name, name))
+		if (cb_streq(cb_archs[i]->name, name))
 			return cb_archs[i];
 	return CB_NULL;
 }
@@ -68,7 +57,7 @@ const struct cb_arch_desc *cb_arch_by_hf_class(const char *cls)
 
 	for (i = 0; i < cb_arch_count; i++)
 		for (c = cb_archs[i]->hf_classes; c && *c; c++)
-			if (streq(*c, cls))
+			if (cb_streq(*c, cls))
 				return cb_archs[i];
 	return CB_NULL;
 }
@@ -91,7 +80,7 @@ const struct cb_arch_desc *cb_arch_by_gguf(const char *gguf_arch, int moe)
 		const struct cb_arch_desc *a = cb_archs[i];
 		int a_moe = a->ffn != CB_FFN_DENSE;
 
-		if (!streq(a->gguf_arch, gguf_arch))
+		if (!cb_streq(a->gguf_arch, gguf_arch))
 			continue;
 		if (a_moe == !!moe)
 			return a;
@@ -116,7 +105,7 @@ const struct cb_arch_desc *cb_arch_by_gguf_scores(const char *gguf_arch, cb_u32 
 	for (i = 0; i < cb_arch_count; i++) {
 		const struct cb_arch_desc *a = cb_archs[i];
 
-		if (streq(a->gguf_arch, gguf_arch) && a->router == CB_ROUTER_SCORED &&
+		if (cb_streq(a->gguf_arch, gguf_arch) && a->router == CB_ROUTER_SCORED &&
 		    a->scored.score_func == score_func)
 			return a;
 	}

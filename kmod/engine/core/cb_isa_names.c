@@ -26,16 +26,9 @@ int cb_isa_level_of(const char *name)
 {
 	int i;
 
-	for (i = 0; name && i < CB_ISA__COUNT; i++) {
-		const char *a = cb_isa_names[i], *b = name;
-
-		while (*a && *a == *b) {
-			a++;
-			b++;
-		}
-		if (!*a && !*b)
+	for (i = 0; i < CB_ISA__COUNT; i++)
+		if (cb_streq(cb_isa_names[i], name))
 			return i;
-	}
 	return -1;
 }
 

@@ -53,6 +53,18 @@ typedef __UINTPTR_TYPE__ cb_uptr;
 #define CB_EOVERFLOW 75
 #define CB_ENOTSUP 95
 
+/* Two NUL-terminated strings are equal (the engine has no libc); NULL equals nothing. */
+static inline int cb_streq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return 0;
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
 /* CPU features an ISA variant may need.  The host answers cb_cpu_has(). */
 enum cb_cpu_feature {
 	CB_CPU_AVX2,
