@@ -43,6 +43,7 @@
 
 #include "ops/cb_ops.h"
 #include "ops/cb_ops_q.h"
+#include "ops/cb_pack_walk.h"
 #include "quant/cb_quant.h"
 
 /*
@@ -51,7 +52,7 @@
  * multiply ports bound them all).  8 accumulators, ones, the q4_0 mask and shift, a row's
  * weights (and |w|), temporaries: no spills.
  */
-#define PK2_R 4		/* weight rows per tile */
+#define PK2_R CB_PK_ROWS	/* weight rows per tile */
 #define PK2_MT 2	/* tokens per tile */
 #define PK2_PREFETCH 512
 
@@ -191,58 +192,18 @@ static inline CB_ALWAYS_INLINE void pk2_tile(float *out, cb_size ldo, const char
 				out[m * ldo + r] = pk2_hsum(acc[r][m]);
 }
 
-/* pk2_tile() with a constant token count mt <= PK2_MT (2) */
-static inline CB_ALWAYS_INLINE void pk2_call(float *out, cb_size ldo, const char *w,
-					     cb_size wrb, const char *pk, cb_size ps, int R,
-					     int mt, int nb, int dt, int pf)
-{
-	if (mt == 1)
-		pk2_tile(out, ldo, w, wrb, pk, ps, R, 1, nb, dt, pf);
-	else
-		pk2_tile(out, ldo, w, wrb, pk, ps, R, 2, nb, dt, pf);
-}
-
-/*
- * Row groups outside, token tiles inside; tiles as even as they go (the
- * template's tile_len): the fewest of at most PK2_MT tokens.
- */
-static inline CB_ALWAYS_INLINE void pk2_gemm(float *out, cb_size ldo, const char *w,
-					     cb_size wrb, const char *act, cb_size ps, int M,
-					     int nrows, int k, int dt)
-{
-	int nb = k / CB_QK, r0, m0, mt;
-
-	for (r0 = 0; r0 + PK2_R <= nrows; r0 += PK2_R)
-		for (m0 = 0; m0 < M; m0 += mt) {
-			int tiles = (M - m0 + PK2_MT - 1) / PK2_MT;
-			float *o = out + (cb_size)m0 * ldo + r0;
-			const char *wr = w + (cb_size)r0 * wrb, *a = act + (cb_size)m0 * ps;
-
-			mt = (M - m0 + tiles - 1) / tiles;
-			if (m0 == 0)
-				pk2_call(o, ldo, wr, wrb, a, ps, PK2_R, mt, nb, dt, 1);
-			else
-				pk2_call(o, ldo, wr, wrb, a, ps, PK2_R, mt, nb, dt, 0);
-		}
-	/* rows left over: one at a time */
-	for (r0 = nrows - nrows % PK2_R; r0 < nrows; r0++)
-		for (m0 = 0; m0 < M; m0 += mt) {
-			int tiles = (M - m0 + PK2_MT - 1) / PK2_MT;
-			float *o = out + (cb_size)m0 * ldo + r0;
-			const char *wr = w + (cb_size)r0 * wrb, *a = act + (cb_size)m0 * ps;
-
-			mt = (M - m0 + tiles - 1) / tiles;
-			pk2_call(o, ldo, wr, wrb, a, ps, 1, mt, nb, dt, 1);
-		}
-}
+CB_PK_TILES_4x2(pk2_tile, pk2_q8_0, CB_DT_Q8_0)
+CB_PK_TILES_4x2(pk2_tile, pk2_q4_0, CB_DT_Q4_0)
 
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q8_0)
 {
-	pk2_gemm(out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k, CB_DT_Q8_0);
+	cb_pk_walk(pk2_q8_0, PK2_MT, out, ldo, w, w_row_bytes, act, act_stride, M, nrows,
+		   k / CB_QK);
 }
 
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q4_0)
 {
-	pk2_gemm(out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k, CB_DT_Q4_0);
+	cb_pk_walk(pk2_q4_0, PK2_MT, out, ldo, w, w_row_bytes, act, act_stride, M, nrows,
+		   k / CB_QK);
 }
 #endif /* __CHECKER__ */

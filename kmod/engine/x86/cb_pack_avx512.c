@@ -39,6 +39,7 @@
 
 #include "ops/cb_ops.h"
 #include "ops/cb_ops_q.h"
+#include "ops/cb_pack_walk.h"
 #include "x86/cb_pair_scales_x86.h"
 #include "quant/cb_quant.h"
 
@@ -48,7 +49,7 @@
  * indices, 4 weight pairs and the token's base and scales fill the 32
  * registers.
  */
-#define PK_R 4		/* weight rows per tile */
+#define PK_R CB_PK_ROWS	/* weight rows per tile */
 #define PK_MT 4		/* tokens per tile */
 #define PK_PREFETCH 512
 
@@ -188,60 +189,18 @@ static inline CB_ALWAYS_INLINE void pk_tile(float *out, cb_size ldo, const char 
 				out[m * ldo + r] = _mm512_reduce_add_ps(acc[r][m]);
 }
 
-/* pk_tile() with a constant token count mt <= PK_MT */
-#define PK_CALL(R, mt, pf)						\
-	do {								\
-		if ((mt) == 1)						\
-			pk_tile(o, ldo, wr, wrb, a, ps, R, 1, nb, dt, pf);	\
-		else if ((mt) == 2)					\
-			pk_tile(o, ldo, wr, wrb, a, ps, R, 2, nb, dt, pf);	\
-		else if ((mt) == 3)					\
-			pk_tile(o, ldo, wr, wrb, a, ps, R, 3, nb, dt, pf);	\
-		else							\
-			pk_tile(o, ldo, wr, wrb, a, ps, R, 4, nb, dt, pf);	\
-	} while (0)
-
-/*
- * Row groups outside, token tiles inside; tiles as even as they go (the
- * template's tile_len): the fewest of at most PK_MT tokens.
- */
-static inline CB_ALWAYS_INLINE void pk_gemm(float *out, cb_size ldo, const char *w, cb_size wrb,
-					    const char *act, cb_size ps, int M, int nrows,
-					    int k, int dt)
-{
-	int nb = k / CB_QK, r0, m0, mt;
-
-	for (r0 = 0; r0 + PK_R <= nrows; r0 += PK_R)
-		for (m0 = 0; m0 < M; m0 += mt) {
-			int tiles = (M - m0 + PK_MT - 1) / PK_MT;
-			float *o = out + (cb_size)m0 * ldo + r0;
-			const char *wr = w + (cb_size)r0 * wrb, *a = act + (cb_size)m0 * ps;
-
-			mt = (M - m0 + tiles - 1) / tiles;
-			if (m0 == 0)
-				PK_CALL(PK_R, mt, 1);
-			else
-				PK_CALL(PK_R, mt, 0);
-		}
-	/* rows left over: one at a time */
-	for (r0 = nrows - nrows % PK_R; r0 < nrows; r0++)
-		for (m0 = 0; m0 < M; m0 += mt) {
-			int tiles = (M - m0 + PK_MT - 1) / PK_MT;
-			float *o = out + (cb_size)m0 * ldo + r0;
-			const char *wr = w + (cb_size)r0 * wrb, *a = act + (cb_size)m0 * ps;
-
-			mt = (M - m0 + tiles - 1) / tiles;
-			PK_CALL(1, mt, 1);
-		}
-}
+CB_PK_TILES_4x4(pk_tile, pk_q8_0, CB_DT_Q8_0)
+CB_PK_TILES_4x4(pk_tile, pk_q4_0, CB_DT_Q4_0)
 
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q8_0)
 {
-	pk_gemm(out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k, CB_DT_Q8_0);
+	cb_pk_walk(pk_q8_0, PK_MT, out, ldo, w, w_row_bytes, act, act_stride, M, nrows,
+		   k / CB_QK);
 }
 
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q4_0)
 {
-	pk_gemm(out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k, CB_DT_Q4_0);
+	cb_pk_walk(pk_q4_0, PK_MT, out, ldo, w, w_row_bytes, act, act_stride, M, nrows,
+		   k / CB_QK);
 }
 #endif /* __CHECKER__ */

@@ -51,9 +51,10 @@
 #include "ops/cb_math.h"
 #include "ops/cb_ops.h"
 #include "ops/cb_ops_q.h"
+#include "ops/cb_pack_walk.h"
 #include "quant/cb_quant.h"
 
-#define PKA_R 4		/* weight rows per tile */
+#define PKA_R CB_PK_ROWS	/* weight rows per tile */
 #define PKA_MT 4	/* tokens per tile */
 #define PKA_SB 384	/* packed bytes per super-block */
 #define PKA_B32 256	/* offset of b32 */
@@ -163,7 +164,7 @@ static inline CB_ALWAYS_INLINE __m256i pka_halves(__m256i a, __m256i b)
  */
 static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 					     const char *pk, cb_size ps, int R, int MT, int nb,
-					     int pf)
+					     int dt, int pf)
 {
 	const cb_size bsz = sizeof(struct cb_block_q4_K);
 	__m256 accd[2], accm[2];
@@ -286,47 +287,12 @@ static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char
 				out[m * ldo + r] = vd[4 * r + m] + vm[4 * r + m];
 }
 
-typedef void (*pka_tile_fn)(float *out, cb_size ldo, const char *w, cb_size wrb,
-			    const char *pk, cb_size ps, int nb);
+/* dt: q4_K, the one type of this tile */
+CB_PK_TILES_4x4(pka_tile, pka_q4k, CB_DT_Q4_K)
 
-#define PKA_TILE(R, MT, pf)							\
-static CB_NOINLINE void pka_q4k_##R##x##MT##_##pf(float *out, cb_size ldo,		\
-						  const char *w, cb_size wrb,		\
-						  const char *pk, cb_size ps, int nb)	\
-{ pka_tile(out, ldo, w, wrb, pk, ps, R, MT, nb, pf); }
-
-PKA_TILE(4, 1, 1) PKA_TILE(4, 2, 1) PKA_TILE(4, 3, 1) PKA_TILE(4, 4, 1)
-PKA_TILE(4, 1, 0) PKA_TILE(4, 2, 0) PKA_TILE(4, 3, 0) PKA_TILE(4, 4, 0)
-PKA_TILE(1, 1, 1) PKA_TILE(1, 2, 1) PKA_TILE(1, 3, 1) PKA_TILE(1, 4, 1)
-
-/* [rows 4 without prefetch, rows 4, one row][tokens - 1] */
-static const pka_tile_fn pka_q4k[3][PKA_MT] = {
-	{ pka_q4k_4x1_0, pka_q4k_4x2_0, pka_q4k_4x3_0, pka_q4k_4x4_0 },
-	{ pka_q4k_4x1_1, pka_q4k_4x2_1, pka_q4k_4x3_1, pka_q4k_4x4_1 },
-	{ pka_q4k_1x1_1, pka_q4k_1x2_1, pka_q4k_1x3_1, pka_q4k_1x4_1 },
-};
-
-/*
- * Row groups outside, token tiles inside, as even as they go (the fewest
- * of at most PKA_MT tokens); the first token tile of a row group
- * prefetches the weights.  Rows left over go one at a time.
- */
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q4_K)
 {
-	const char *wc = w, *ac = act;
-	int nb = k / CB_QK_K, r0, m0, mt, step;
-
-	for (r0 = 0; r0 < nrows; r0 += step) {
-		step = r0 + PKA_R <= nrows ? PKA_R : 1;
-		for (m0 = 0; m0 < M; m0 += mt) {
-			int n = (M - m0 + PKA_MT - 1) / PKA_MT;
-			int kind = step == 1 ? 2 : m0 == 0;
-
-			mt = (M - m0 + n - 1) / n;
-			pka_q4k[kind][mt - 1](out + (cb_size)m0 * ldo + r0, ldo,
-					      wc + (cb_size)r0 * w_row_bytes, w_row_bytes,
-					      ac + (cb_size)m0 * act_stride, act_stride, nb);
-		}
-	}
+	cb_pk_walk(pka_q4k, PKA_MT, out, ldo, w, w_row_bytes, act, act_stride, M, nrows,
+		   k / CB_QK_K);
 }
 #endif /* __CHECKER__ */

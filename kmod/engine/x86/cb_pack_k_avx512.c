@@ -47,9 +47,10 @@
 #include "x86/cb_kq_x86_util.h"
 #include "ops/cb_ops.h"
 #include "ops/cb_ops_q.h"
+#include "ops/cb_pack_walk.h"
 #include "quant/cb_quant.h"
 
-#define PKK_R 4		/* weight rows per tile */
+#define PKK_R CB_PK_ROWS	/* weight rows per tile */
 #define PKK_MT 4	/* tokens per tile */
 #define PKK_SB 384	/* packed bytes per super-block */
 #define PKK_PREFETCH 512
@@ -224,7 +225,7 @@ static inline CB_ALWAYS_INLINE __m512i pkk_reduce_rows(const __m512i *b)
  */
 static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char *w, cb_size wrb,
 					     const char *pk, cb_size ps, int R, int MT, int nb,
-					     int pf, int dt)
+					     int dt, int pf)
 {
 	static const cb_u16 mins_idx[32] CB_ALIGNED(64) = {
 		8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31,
@@ -363,89 +364,25 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 				out[m * ldo + r] = vd[4 * r + m] + vm[4 * r + m];
 }
 
-typedef void (*pkk_tile_fn)(float *out, cb_size ldo, const char *w, cb_size wrb,
-			    const char *pk, cb_size ps, int nb);
-
-#define PKK_TILE(t, dt, R, MT, pf)						\
-static CB_NOINLINE void pkk_##t##_##R##x##MT##_##pf(float *out, cb_size ldo,		\
-						    const char *w, cb_size wrb,	\
-						    const char *pk, cb_size ps, int nb)	\
-{ pkk_tile(out, ldo, w, wrb, pk, ps, R, MT, nb, pf, dt); }
-
-PKK_TILE(q4k, CB_DT_Q4_K, 4, 1, 1) PKK_TILE(q4k, CB_DT_Q4_K, 4, 2, 1)
-PKK_TILE(q4k, CB_DT_Q4_K, 4, 3, 1) PKK_TILE(q4k, CB_DT_Q4_K, 4, 4, 1)
-PKK_TILE(q4k, CB_DT_Q4_K, 4, 1, 0) PKK_TILE(q4k, CB_DT_Q4_K, 4, 2, 0)
-PKK_TILE(q4k, CB_DT_Q4_K, 4, 3, 0) PKK_TILE(q4k, CB_DT_Q4_K, 4, 4, 0)
-PKK_TILE(q4k, CB_DT_Q4_K, 1, 1, 1) PKK_TILE(q4k, CB_DT_Q4_K, 1, 2, 1)
-PKK_TILE(q4k, CB_DT_Q4_K, 1, 3, 1) PKK_TILE(q4k, CB_DT_Q4_K, 1, 4, 1)
-PKK_TILE(q5k, CB_DT_Q5_K, 4, 1, 1) PKK_TILE(q5k, CB_DT_Q5_K, 4, 2, 1)
-PKK_TILE(q5k, CB_DT_Q5_K, 4, 3, 1) PKK_TILE(q5k, CB_DT_Q5_K, 4, 4, 1)
-PKK_TILE(q5k, CB_DT_Q5_K, 4, 1, 0) PKK_TILE(q5k, CB_DT_Q5_K, 4, 2, 0)
-PKK_TILE(q5k, CB_DT_Q5_K, 4, 3, 0) PKK_TILE(q5k, CB_DT_Q5_K, 4, 4, 0)
-PKK_TILE(q5k, CB_DT_Q5_K, 1, 1, 1) PKK_TILE(q5k, CB_DT_Q5_K, 1, 2, 1)
-PKK_TILE(q5k, CB_DT_Q5_K, 1, 3, 1) PKK_TILE(q5k, CB_DT_Q5_K, 1, 4, 1)
-PKK_TILE(q6k, CB_DT_Q6_K, 4, 1, 1) PKK_TILE(q6k, CB_DT_Q6_K, 4, 2, 1)
-PKK_TILE(q6k, CB_DT_Q6_K, 4, 3, 1) PKK_TILE(q6k, CB_DT_Q6_K, 4, 4, 1)
-PKK_TILE(q6k, CB_DT_Q6_K, 4, 1, 0) PKK_TILE(q6k, CB_DT_Q6_K, 4, 2, 0)
-PKK_TILE(q6k, CB_DT_Q6_K, 4, 3, 0) PKK_TILE(q6k, CB_DT_Q6_K, 4, 4, 0)
-PKK_TILE(q6k, CB_DT_Q6_K, 1, 1, 1) PKK_TILE(q6k, CB_DT_Q6_K, 1, 2, 1)
-PKK_TILE(q6k, CB_DT_Q6_K, 1, 3, 1) PKK_TILE(q6k, CB_DT_Q6_K, 1, 4, 1)
-
-/* [rows 4 without prefetch, rows 4, one row][tokens - 1] */
-static const pkk_tile_fn pkk_q4k[3][PKK_MT] = {
-	{ pkk_q4k_4x1_0, pkk_q4k_4x2_0, pkk_q4k_4x3_0, pkk_q4k_4x4_0 },
-	{ pkk_q4k_4x1_1, pkk_q4k_4x2_1, pkk_q4k_4x3_1, pkk_q4k_4x4_1 },
-	{ pkk_q4k_1x1_1, pkk_q4k_1x2_1, pkk_q4k_1x3_1, pkk_q4k_1x4_1 },
-};
-
-static const pkk_tile_fn pkk_q5k[3][PKK_MT] = {
-	{ pkk_q5k_4x1_0, pkk_q5k_4x2_0, pkk_q5k_4x3_0, pkk_q5k_4x4_0 },
-	{ pkk_q5k_4x1_1, pkk_q5k_4x2_1, pkk_q5k_4x3_1, pkk_q5k_4x4_1 },
-	{ pkk_q5k_1x1_1, pkk_q5k_1x2_1, pkk_q5k_1x3_1, pkk_q5k_1x4_1 },
-};
-
-static const pkk_tile_fn pkk_q6k[3][PKK_MT] = {
-	{ pkk_q6k_4x1_0, pkk_q6k_4x2_0, pkk_q6k_4x3_0, pkk_q6k_4x4_0 },
-	{ pkk_q6k_4x1_1, pkk_q6k_4x2_1, pkk_q6k_4x3_1, pkk_q6k_4x4_1 },
-	{ pkk_q6k_1x1_1, pkk_q6k_1x2_1, pkk_q6k_1x3_1, pkk_q6k_1x4_1 },
-};
-
-/*
- * Row groups outside, token tiles inside, as even as they go (the fewest
- * of at most PKK_MT tokens); the first token tile of a row group
- * prefetches the weights.  Rows left over go one at a time.
- */
-static void pkk_gemm(const pkk_tile_fn tiles[3][PKK_MT], float *out, cb_size ldo, const char *w,
-		     cb_size wrb, const char *act, cb_size as, int M, int nrows, int k)
-{
-	int nb = k / CB_QK_K, r0, m0, mt, step;
-
-	for (r0 = 0; r0 < nrows; r0 += step) {
-		step = r0 + PKK_R <= nrows ? PKK_R : 1;
-		for (m0 = 0; m0 < M; m0 += mt) {
-			int n = (M - m0 + PKK_MT - 1) / PKK_MT;
-			int kind = step == 1 ? 2 : m0 == 0;
-
-			mt = (M - m0 + n - 1) / n;
-			tiles[kind][mt - 1](out + (cb_size)m0 * ldo + r0, ldo,
-					    w + (cb_size)r0 * wrb, wrb, act + (cb_size)m0 * as, as,
-					    nb);
-		}
-	}
-}
+CB_PK_TILES_4x4(pkk_tile, pkk_q4k, CB_DT_Q4_K)
+CB_PK_TILES_4x4(pkk_tile, pkk_q5k, CB_DT_Q5_K)
+CB_PK_TILES_4x4(pkk_tile, pkk_q6k, CB_DT_Q6_K)
 
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q4_K)
 {
-	pkk_gemm(pkk_q4k, out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k);
+	cb_pk_walk(pkk_q4k, PKK_MT, out, ldo, w, w_row_bytes, act, act_stride, M, nrows,
+		   k / CB_QK_K);
 }
 
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q5_K)
 {
-	pkk_gemm(pkk_q5k, out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k);
+	cb_pk_walk(pkk_q5k, PKK_MT, out, ldo, w, w_row_bytes, act, act_stride, M, nrows,
+		   k / CB_QK_K);
 }
 
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q6_K)
 {
-	pkk_gemm(pkk_q6k, out, ldo, w, w_row_bytes, act, act_stride, M, nrows, k);
+	cb_pk_walk(pkk_q6k, PKK_MT, out, ldo, w, w_row_bytes, act, act_stride, M, nrows,
+		   k / CB_QK_K);
 }
 #endif /* __CHECKER__ */
