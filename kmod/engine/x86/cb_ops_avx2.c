@@ -292,9 +292,7 @@ const struct cb_isa_ops cb_isa_avx2 = {
 	.level = CB_ISA_AVX2,
 	.valid = cb_isa_avx2_valid,
 	.gemm = {
-		[CB_DT_F32] = avx2_gemm_f32,
-		[CB_DT_F16] = avx2_gemm_f16,
-		[CB_DT_BF16] = avx2_gemm_bf16,
+		CB_X86_FLOAT_GEMMS,
 		[CB_DT_Q8_0] = avx2_gemm_q8_0,
 		[CB_DT_Q4_0] = avx2_gemm_q4_0,
 		CB_GEMM_Q_TABLE_NO_Q46(avx2),
@@ -334,16 +332,6 @@ const struct cb_isa_ops cb_isa_avx2 = {
 		[CB_DT_IQ4_XS] = 70,
 		[CB_DT_MXFP4] = 70,
 	},
-	.quantize_act = {
-		[CB_ACT_Q8_0] = avx2_quantize_q8_0,
-		[CB_ACT_Q8_1] = cb_avx2_quantize_q8_1,
-		[CB_ACT_Q8_K] = cb_avx2_quantize_q8_K,
-	},
-	.axpy_f32 = avx2_axpy_f32,
-	.pv_f32 = avx2_pv_f32,
-	.topk_f32 = avx2_topk_f32,
-	.swiglu_f32 = cb_swiglu_avx2,
-	.swiglu_oss_f32 = cb_swiglu_oss_avx2,
-	.expf_sub_f32 = cb_expf_sub_avx2,
+	CB_X86_VECTOR_OPS(avx2),
 };
 #endif /* __CHECKER__ */

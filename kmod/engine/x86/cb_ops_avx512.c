@@ -509,26 +509,14 @@ static void avx512_topk_f32(const float *logits, int n, int k, cb_u32 *ids, floa
 		[CB_DT_IQ4_XS] = 80, \
 		[CB_DT_MXFP4] = 80, \
 	}, \
-	.quantize_act = { \
-		[CB_ACT_Q8_0] = avx512_quantize_q8_0, \
-		[CB_ACT_Q8_1] = cb_avx512_quantize_q8_1, \
-		[CB_ACT_Q8_K] = cb_avx512_quantize_q8_K, \
-	}, \
-	.axpy_f32 = avx512_axpy_f32, \
-	.pv_f32 = avx512_pv_f32, \
-	.topk_f32 = avx512_topk_f32, \
-	.swiglu_f32 = cb_swiglu_avx512, \
-	.swiglu_oss_f32 = cb_swiglu_oss_avx512, \
-	.expf_sub_f32 = cb_expf_sub_avx512,
+	CB_X86_VECTOR_OPS(avx512),
 
 const struct cb_isa_ops cb_isa_avx512 = {
 	.name = "avx512",
 	.level = CB_ISA_AVX512,
 	.valid = cb_isa_avx512_valid,
 	.gemm = {
-		[CB_DT_F32] = avx512_gemm_f32,
-		[CB_DT_F16] = avx512_gemm_f16,
-		[CB_DT_BF16] = avx512_gemm_bf16,
+		CB_X86_FLOAT_GEMMS,
 		[CB_DT_Q8_0] = avx512_gemm_q8_0,
 		[CB_DT_Q4_0] = avx512_gemm_q4_0,
 		CB_GEMM_Q_TABLE_NO_Q46(avx512),
@@ -554,9 +542,7 @@ const struct cb_isa_ops cb_isa_avx512_vnni = {
 	.level = CB_ISA_AVX512_VNNI,
 	.valid = cb_isa_avx512_vnni_valid,
 	.gemm = {
-		[CB_DT_F32] = avx512_gemm_f32,
-		[CB_DT_F16] = avx512_gemm_f16,
-		[CB_DT_BF16] = avx512_gemm_bf16,
+		CB_X86_FLOAT_GEMMS,
 		[CB_DT_Q8_0] = avx512_gemm_q8_0_vnni_m,
 		[CB_DT_Q4_0] = avx512_gemm_q4_0_vnni_m,
 		CB_GEMM_Q_TABLE(avx512_vnni),

@@ -534,3 +534,28 @@ static void PFX(pv_f32)(float *o, cb_size ldo, const float *p, cb_size ldp,
 				PFX(axpy_f32)(o + g * ldo + d, p[g * ldp + i], v + i * ldv + d,
 					      w - d);
 }
+
+/*
+ * The table entries every x86 variant fills the same way (cb_ops.h's
+ * struct cb_isa_ops), v its name: the float gemms and the q8_0 quantizer
+ * of this template, the other activation quantizers (cb_q_dec_avx512.c,
+ * cb_kq_*), the vector ops of this template and the variant's file, and
+ * its vector math (cb_vmath_x86_tmpl.h).  What differs between variants
+ * (the block gemms, packed tiles, gemm_ps) stays in each table.
+ */
+#define CB_X86_FLOAT_GEMMS					\
+	[CB_DT_F32] = PFX(gemm_f32),				\
+	[CB_DT_F16] = PFX(gemm_f16),				\
+	[CB_DT_BF16] = PFX(gemm_bf16)
+#define CB_X86_VECTOR_OPS(v)					\
+	.quantize_act = {					\
+		[CB_ACT_Q8_0] = PFX(quantize_q8_0),		\
+		[CB_ACT_Q8_1] = cb_##v##_quantize_q8_1,		\
+		[CB_ACT_Q8_K] = cb_##v##_quantize_q8_K,		\
+	},							\
+	.axpy_f32 = PFX(axpy_f32),				\
+	.pv_f32 = PFX(pv_f32),					\
+	.topk_f32 = PFX(topk_f32),				\
+	.swiglu_f32 = cb_swiglu_##v,				\
+	.swiglu_oss_f32 = cb_swiglu_oss_##v,			\
+	.expf_sub_f32 = cb_expf_sub_##v
