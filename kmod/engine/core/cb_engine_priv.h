@@ -389,6 +389,8 @@ static inline int cb_col_pieces(int n)
 	return (n + CB_ACT_PIECE - 1) / CB_ACT_PIECE;
 }
 
+/* The attention's output rows (e->att) into the forms Wo reads, a phase. */
+void cb_att_quantize(struct cb_engine *e, struct cb_exec *ex);
 /* Row r of @a, columns [c0, c1) (whole pieces, or to the end of the row). */
 void cb_acts_quantize_cols(struct cb_engine *e, const struct cb_acts *a, cb_size r,
 			   int c0, int c1);

@@ -323,18 +323,6 @@ static void merge_chunk(void *arg, int c)
 	}
 }
 
-/* att rows into the forms Wo reads, by tokens or pieces of columns */
-static void att_quant_chunk(void *arg, int c)
-{
-	struct cb_engine *e = arg;
-	int t, t1, p0, p1;
-
-	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
-	for (; t < t1; t++)
-		cb_acts_quantize_cols(e, &e->att, t, p0 * CB_ACT_PIECE,
-				      CB_MIN(e->qdim, p1 * CB_ACT_PIECE));
-}
-
 void cb_attn_rope_cache(struct cb_engine *e, struct cb_exec *ex)
 {
 	const struct cb_model_config *cf = &e->cfg;
@@ -371,7 +359,5 @@ void cb_attention(struct cb_engine *e, struct cb_exec *ex)
 		cb_run_planned(e, ex, merge_chunk, e->n * nh, e->hd,
 			       (cb_u64)e->att_nsplit * CB_PS_EXP,
 			       (cb_u64)e->att_nsplit * CB_PS_AXPY);
-	if (cb_acts_nforms(&e->att))
-		cb_run_planned(e, ex, att_quant_chunk, e->n, cb_col_pieces(e->qdim), 0,
-			       (cb_u64)CB_ACT_PIECE * CB_PS_QUANT * cb_acts_nforms(&e->att));
+	cb_att_quantize(e, ex);
 }

@@ -197,18 +197,6 @@ static void o_lat_quant_chunk(void *arg, int c)
 		cb_acts_quantize(e, &e->o_lat, (cb_size)(r / e->n) * T_of(e) + r % e->n);
 }
 
-/* att rows into the forms Wo reads, by tokens or pieces of columns */
-static void att_quant_chunk(void *arg, int c)
-{
-	struct cb_engine *e = arg;
-	int t, t1, p0, p1;
-
-	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
-	for (; t < t1; t++)
-		cb_acts_quantize_cols(e, &e->att, t, p0 * CB_ACT_PIECE,
-				      CB_MIN(e->odim, p1 * CB_ACT_PIECE));
-}
-
 /* One job per head: rows [h * rows, (h + 1) * rows) of @w times head h's input. */
 static void head_jobs(struct cb_engine *e, const struct cb_tensor *w, cb_u32 rows,
 		      float *out, cb_size out_head, cb_size ldo, const struct cb_acts *in)
@@ -300,7 +288,5 @@ void cb_mla_attention(struct cb_engine *e, struct cb_exec *ex)
 			  e->odim, &e->o_lat);
 		cb_run_jobs(e, ex);
 	}
-	if (cb_acts_nforms(&e->att))
-		cb_run_planned(e, ex, att_quant_chunk, n, cb_col_pieces(e->odim), 0,
-			       (cb_u64)CB_ACT_PIECE * CB_PS_QUANT * cb_acts_nforms(&e->att));
+	cb_att_quantize(e, ex);
 }
