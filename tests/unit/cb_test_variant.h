@@ -68,7 +68,7 @@ static inline long cb_vs_scalar(const struct cb_isa_ops *ops, const char *what, 
 		if (!bad++) {
 			at = i;
 			CB_CHECK(0, "%s %s: [%ld] of %ld: %a (0x%08x), scalar %a (0x%08x)",
-				 ops->name, what, i, n, got[i], g, want[i], w);
+				 cb_isa_names[ops->level], what, i, n, got[i], g, want[i], w);
 		}
 	}
 	free(got);

@@ -350,7 +350,7 @@ static void bench(void)
 	L->mlp_down = bm_mat(H, 32, 0.02f);
 	ex->yield = bm_yield;
 	printf("# MLA bench: V3 attention shape, q8_0, %d threads, %d reps, isa %s\n",
-	       threads, reps, cb_isa_select(99)->name);
+	       threads, reps, cb_isa_names[cb_isa_select(99)->level]);
 	while (sscanf(cases + off, "%d:%d", &T, &Lc) == 2) {
 		static cb_u32 s[512], pos[512];
 		struct cb_engine_params p = { .max_batch_tokens = CB_MAX(T, 2), .n_seqs = 1,

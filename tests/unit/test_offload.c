@@ -395,7 +395,7 @@ static void test_every_isa_level_bit_identical(void)
 			printf("# ISA level %d not available here\n", lvl);
 			continue;
 		}
-		printf("# ISA level %d (%s)\n", lvl, cb_isa_get(lvl)->name);
+		printf("# ISA level %d (%s)\n", lvl, cb_isa_names[cb_isa_get(lvl)->level]);
 		offload_identical(TAKE_ODD, lvl);
 		offload_identical(GIVE_BACK, lvl);
 		offload_identical(TAKE_ALL, lvl);

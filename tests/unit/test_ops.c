@@ -253,7 +253,7 @@ static int gemm_vs_scalar(const struct cb_isa_ops *ops, const struct problem *p,
 	cb_isa_scalar.gemm[p->dt](want, p->ldo, p->w, p->wrb, p->act, p->as, p->M,
 				 p->nrows, p->k);
 	ops->gemm[p->dt](got, p->ldo, p->w, p->wrb, p->act, p->as, p->M, p->nrows, p->k);
-	return check_out(p, got, want, ops->name);
+	return check_out(p, got, want, cb_isa_names[ops->level]);
 }
 
 /*
@@ -308,7 +308,7 @@ static void run_gemm(int level, int dt)
 			}
 		}
 	}
-	printf("# %s gemm %s: %d shapes\n", ops->name, dt_name(dt), n);
+	printf("# %s gemm %s: %d shapes\n", cb_isa_names[ops->level], dt_name(dt), n);
 	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
 	CB_CHECK(split_bad == 0, "%d shapes depend on the chunking", split_bad);
 }
@@ -391,7 +391,7 @@ static void run_gemm_splits(int level, int dt)
 			problem_free(&p);
 		}
 	}
-	printf("# %s gemm %s at decode shapes: %d problems\n", ops->name, dt_name(dt), n);
+	printf("# %s gemm %s at decode shapes: %d problems\n", cb_isa_names[ops->level], dt_name(dt), n);
 	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
 	CB_CHECK(split_bad == 0, "%d calls gave other bits than the full call", split_bad);
 }
@@ -454,7 +454,7 @@ static void run_gemm_prefill(int level, int dt)
 		free(got);
 		problem_free(&p);
 	}
-	printf("# %s gemm %s at prefill shapes: %d calls\n", ops->name, dt_name(dt), n);
+	printf("# %s gemm %s at prefill shapes: %d calls\n", cb_isa_names[ops->level], dt_name(dt), n);
 	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
 	CB_CHECK(split_bad == 0, "%d calls gave other bits than one token at a time",
 		 split_bad);
@@ -534,7 +534,7 @@ static void run_quantize(int level)
 				;
 			if (bad++ < 3)
 				CB_CHECK(0, "%s quantize_q8_0 n=%d: byte %d differs "
-					 "(%02x vs %02x)", ops->name, n, i, b[i], a[i]);
+					 "(%02x vs %02x)", cb_isa_names[ops->level], n, i, b[i], a[i]);
 		}
 		free(x);
 		free(a);
@@ -580,7 +580,7 @@ static void run_axpy(int level)
 		free(y);
 	}
 	CB_CHECK(bad_axpy == 0, "%s axpy_f32: %d lengths not bit-identical",
-		 ops->name, bad_axpy);
+		 cb_isa_names[ops->level], bad_axpy);
 }
 
 /*
@@ -631,7 +631,7 @@ static void run_pv(int level)
 	if (!ops)
 		return;
 	bad = pv_bad(ops);
-	CB_CHECK(bad == 0, "%s pv_f32: %d shapes not bit-identical to axpy_f32", ops->name, bad);
+	CB_CHECK(bad == 0, "%s pv_f32: %d shapes not bit-identical to axpy_f32", cb_isa_names[ops->level], bad);
 }
 
 static void test_scalar_pv(void)
@@ -699,14 +699,14 @@ static void run_gemm_dec_extremes(int level, int dt)
 			for (i = 0; i < M * (int)p.ldo; i++)
 				if (!same_bits(&one[i], &all[i]) && bad++ < 3)
 					CB_CHECK(0, "%s %s k=%d nrows=%d m=%d r=%d: %.9g, %.9g",
-						 ops->name, dt_name(dt), p.k, p.nrows,
+						 cb_isa_names[ops->level], dt_name(dt), p.k, p.nrows,
 						 i / (int)p.ldo, i % (int)p.ldo, one[i], all[i]);
 			n++;
 			free(all);
 			free(one);
 			problem_free(&p);
 		}
-	printf("# %s %s decode tile at the extremes: %d problems\n", ops->name, dt_name(dt), n);
+	printf("# %s %s decode tile at the extremes: %d problems\n", cb_isa_names[ops->level], dt_name(dt), n);
 	CB_CHECK(bad == 0, "%d outputs of M = 1 differ from M = 4", bad);
 }
 
@@ -752,7 +752,7 @@ static void test_isa_select(void)
 	for (lvl = CB_ISA__COUNT - 1; lvl > CB_ISA_SCALAR; lvl--)
 		if (cb_isa_get(lvl))
 			break;
-	CB_CHECK((int)best->level == lvl, "best %s, expected level %d", best->name, lvl);
+	CB_CHECK((int)best->level == lvl, "best %s, expected level %d", cb_isa_names[best->level], lvl);
 	if (cb_isa_get(CB_ISA_AVX2))
 		CB_CHECK(cb_isa_select(CB_ISA_AVX2) == &cb_isa_avx2, "cap 1 -> avx2");
 	CB_CHECK(cb_isa_get(CB_ISA_AVX512) == NULL || cb_cpu_has(CB_CPU_AVX512BW),
@@ -765,7 +765,7 @@ static void test_isa_select(void)
 	if (cb_isa_get(CB_ISA_AVX512))
 		CB_CHECK(cb_isa_select(CB_ISA_AVX512) == &cb_isa_avx512,
 			 "cap 2 -> avx512, without VNNI");
-	printf("# selected %s (avx512 vnni %s)\n", best->name,
+	printf("# selected %s (avx512 vnni %s)\n", cb_isa_names[best->level],
 	       cb_cpu_has(CB_CPU_AVX512VNNI) ? "yes" : "no");
 }
 
@@ -777,24 +777,23 @@ static void test_tables_complete(void)
 	unsigned i, dt;
 
 	for (i = 0; i < CB_ARRAY_SIZE(all); i++) {
-		CB_CHECK(all[i]->name && all[i]->valid && all[i]->axpy_f32 && all[i]->pv_f32 &&
+		CB_CHECK(all[i]->valid && all[i]->axpy_f32 && all[i]->pv_f32 &&
 			 all[i]->topk_f32,
 			 "table %u incomplete", i);
 		for (dt = CB_ACT_F32 + 1; dt < CB_ACT__COUNT; dt++)
 			CB_CHECK(all[i]->quantize_act[dt], "%s lacks quantize_act %s",
-				 all[i]->name, cb_act_info(dt)->name);
+				 cb_isa_names[i], cb_act_info(dt)->name);
 		CB_CHECK((int)all[i]->level == (int)i, "table %u level %d", i,
 			 all[i]->level);
-		/* the one name table (cb_isa_names.c) is the variants' names */
-		CB_CHECK(!strcmp(all[i]->name, cb_isa_names[i]) &&
-			 cb_isa_level_of(all[i]->name) == (int)i,
-			 "%s is named %s in cb_isa_names", all[i]->name, cb_isa_names[i]);
+		/* a variant's name is its level's (cb_isa_names.c), looked up both ways */
+		CB_CHECK(cb_isa_level_of(cb_isa_names[i]) == (int)i,
+			 "%s is not level %u", cb_isa_names[i], i);
 		for (dt = 0; dt < CB_DT__COUNT; dt++) {
-			CB_CHECK(all[i]->gemm[dt], "%s lacks gemm %s", all[i]->name,
+			CB_CHECK(all[i]->gemm[dt], "%s lacks gemm %s", cb_isa_names[i],
 				 dt_name(dt));
 			/* the planner's cost, within what the shape limits assume */
 			CB_CHECK(all[i]->gemm_ps[dt] > 0 && all[i]->gemm_ps[dt] <= CB_PS_GEMM_MAX,
-				 "%s gemm_ps %s = %u, outside 1..%u", all[i]->name, dt_name(dt),
+				 "%s gemm_ps %s = %u, outside 1..%u", cb_isa_names[i], dt_name(dt),
 				 all[i]->gemm_ps[dt], CB_PS_GEMM_MAX);
 		}
 	}

@@ -322,7 +322,7 @@ static void run_variant(int level, int dt)
 				part = out_alloc(&p);
 				gemm(&cb_isa_scalar, &p, want);
 				gemm(ops, &p, got);
-				bad += check(&p, got, want, ops->name);
+				bad += check(&p, got, want, cb_isa_names[ops->level]);
 				for (r0 = 1; r0 <= 3 && r0 < p.nrows; r0++)
 					for (cs = 1; cs <= 3; cs++) {
 						for (m0 = 0; m0 < M; m0 += cs) {
@@ -356,7 +356,7 @@ static void run_variant(int level, int dt)
 				free(part);
 				problem_free(&p);
 			}
-	printf("# %s gemm %s: %d problems\n", ops->name, cb_dtype_name(dt), n);
+	printf("# %s gemm %s: %d problems\n", cb_isa_names[ops->level], cb_dtype_name(dt), n);
 	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
 	CB_CHECK(split_bad == 0, "%d calls gave other bits than the full call", split_bad);
 }
@@ -431,7 +431,7 @@ static void run_quantize(int level)
 				for (i = 0; r1[i] == r2[i]; i++)
 					;
 				CB_CHECK(0, "%s %s n=%d trial %d: byte %zu is %02x, reference %02x",
-					 ops->name, a == CB_ACT_Q8_1 ? "q8_1" : "q8_K", n, trial,
+					 cb_isa_names[ops->level], a == CB_ACT_Q8_1 ? "q8_1" : "q8_K", n, trial,
 					 i, r2[i], r1[i]);
 			}
 			free(r1);
@@ -574,7 +574,7 @@ static void run_mxfp4_exponents(int level)
 
 				exact(&p, m, r, &S);
 				if (!(e <= 2.0 * (2 * 3 + 8) * 0x1p-24 * S) && bad++ < 3)
-					CB_CHECK(0, "%s mxfp4 exponent %d: %.9g vs %.9g", ops->name,
+					CB_CHECK(0, "%s mxfp4 exponent %d: %.9g vs %.9g", cb_isa_names[ops->level],
 						 row_e(e0, r), got[m * p.ldo + r],
 						 want[m * p.ldo + r]);
 			}
@@ -584,7 +584,7 @@ static void run_mxfp4_exponents(int level)
 		free(x);
 		problem_free(&p);
 	}
-	printf("# %s mxfp4, exponents 0..254: %d problems\n", ops->name, n);
+	printf("# %s mxfp4, exponents 0..254: %d problems\n", cb_isa_names[ops->level], n);
 	CB_CHECK(bad == 0, "%d outputs out of tolerance", bad);
 }
 
@@ -666,7 +666,7 @@ static int kq_diff(const struct cb_isa_ops *ops, int dt, const float *got, const
 
 	for (i = 0; i < n; i++)
 		if (memcmp(&got[i], &want[i], 4) && bad++ < 2)
-			CB_CHECK(0, "%s %s, %s, m=%d r=%d: %.9g, scalar %.9g", ops->name,
+			CB_CHECK(0, "%s %s, %s, m=%d r=%d: %.9g, scalar %.9g", cb_isa_names[ops->level],
 				 cb_dtype_name(dt), what, i / nrows, i % nrows, got[i], want[i]);
 	return bad;
 }
@@ -698,7 +698,7 @@ static void run_kq_extremes(int level, int dt)
 			ops->gemm[dt](got + r, 1, w + r * wrb, wrb, &x[m], as, 1, 1, k);
 		bad += kq_diff(ops, dt, got, want + m * nrows, nrows, nrows, "a row per call");
 	}
-	printf("# %s %s extremes: %d rows x %d tokens\n", ops->name, cb_dtype_name(dt), nrows, M);
+	printf("# %s %s extremes: %d rows x %d tokens\n", cb_isa_names[ops->level], cb_dtype_name(dt), nrows, M);
 	CB_CHECK(bad == 0, "%d outputs with other bits than scalar", bad);
 	free(w);
 }
@@ -751,9 +751,9 @@ static void run_kq_dec_same(int level, int dt)
 		ops->gemm[dt](one + m * nrows, nrows, w, wrb, &x[m * nb], as, 1, nrows, k);
 	for (i = 0; i < M * nrows; i++)
 		if (memcmp(&one[i], &all[i], 4) && bad++ < 2)
-			CB_CHECK(0, "%s %s m=%d r=%d: M = 1 %.9g, M = 4 %.9g", ops->name,
+			CB_CHECK(0, "%s %s m=%d r=%d: M = 1 %.9g, M = 4 %.9g", cb_isa_names[ops->level],
 				 cb_dtype_name(dt), i / nrows, i % nrows, one[i], all[i]);
-	printf("# %s %s decode tile against M = 4: %d rows x %d super-blocks\n", ops->name,
+	printf("# %s %s decode tile against M = 4: %d rows x %d super-blocks\n", cb_isa_names[ops->level],
 	       cb_dtype_name(dt), nrows, nb);
 	CB_CHECK(bad == 0, "%d outputs of M = 1 differ from M = 4", bad);
 	free(w);
@@ -816,7 +816,7 @@ static void run_kq_few(int level, int dt)
 						if (i % nrows >= r0 && memcmp(&got[i], &one[i], 4) &&
 						    bad++ < 2)
 							CB_CHECK(0, "%s %s M=%d rows %d..%d nb=%d m=%d "
-								 "r=%d: %.9g, M = 1 %.9g", ops->name,
+								 "r=%d: %.9g, M = 1 %.9g", cb_isa_names[ops->level],
 								 cb_dtype_name(dt), M, r0, nrows - 1, nb,
 								 i / nrows, i % nrows, got[i], one[i]);
 					calls++;
@@ -826,7 +826,7 @@ static void run_kq_few(int level, int dt)
 			free(one);
 			free(got);
 		}
-	printf("# %s %s few-token tiles against M = 1: %d calls\n", ops->name,
+	printf("# %s %s few-token tiles against M = 1: %d calls\n", cb_isa_names[ops->level],
 	       cb_dtype_name(dt), calls);
 	CB_CHECK(bad == 0, "%d outputs of M >= 2 differ from M = 1", bad);
 }
@@ -911,7 +911,7 @@ static void test_act_tables(void)
 	for (i = 0; i < CB_ARRAY_SIZE(all); i++)
 		for (a = CB_ACT_Q8_0; a < CB_ACT__COUNT; a++)
 			CB_CHECK(all[i]->quantize_act[a], "%s lacks quantize_act[%u]",
-				 all[i]->name, a);
+				 cb_isa_names[all[i]->level], a);
 	CB_CHECK(cb_isa_scalar.quantize_act[CB_ACT_Q8_1] == cb_quantize_row_q8_1_ref &&
 		 cb_isa_scalar.quantize_act[CB_ACT_Q8_K] == cb_quantize_row_q8_K_ref &&
 		 cb_isa_scalar.quantize_act[CB_ACT_Q8_0] == cb_quantize_row_q8_0_ref,

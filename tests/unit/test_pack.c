@@ -213,7 +213,7 @@ static void run_packed(int level, int dt)
 		return;
 	}
 	CB_CHECK(ops->gemm_pk[dt] && cb_pk_pack_fn(ops, cb_dtype_act(dt)),
-		 "%s has no packed %s gemm", ops->name, cb_dtype_info(dt)->name);
+		 "%s has no packed %s gemm", cb_isa_names[ops->level], cb_dtype_info(dt)->name);
 	if (!ops->gemm_pk[dt] || !cb_pk_pack_fn(ops, cb_dtype_act(dt)))
 		return;
 	for (ik = 0; ik < MMAX; ik++)
@@ -227,7 +227,7 @@ static void run_packed(int level, int dt)
 			   &calls, &guard_bad);
 	bad += check_shape(ops, dt, 7, (int)CB_MAX_FFN - (kq ? 256 : 32), wide_ms,
 			   CB_ARRAY_SIZE(wide_ms), &calls, &guard_bad);
-	printf("# %s %s: %d calls (packed M = 1..33, unpacked M = 2..5)\n", ops->name,
+	printf("# %s %s: %d calls (packed M = 1..33, unpacked M = 2..5)\n", cb_isa_names[ops->level],
 	       cb_dtype_info(dt)->name, calls);
 	CB_CHECK(bad == 0, "%d of %d calls gave other bits than the decode path", bad, calls);
 	CB_CHECK(guard_bad == 0, "the packer wrote %d bytes past its rows", guard_bad);

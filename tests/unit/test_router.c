@@ -149,7 +149,7 @@ static int check_one(const struct cb_isa_ops *ops, const float *l, int n, int k,
 	if (memcmp(id, rid, kk * sizeof(cb_u32)) || memcmp(v, rv, kk * sizeof(float)) ||
 	    id[kk] != 0xa5a5a5a5u) {
 		CB_CHECK(0, "%s %s n %d k %d: ids %u %u %u .. vs %u %u %u .., vals %a %a vs %a %a",
-			 ops->name, what, n, k, id[0], id[1 % kk],
+			 cb_isa_names[ops->level], what, n, k, id[0], id[1 % kk],
 			 id[kk - 1], rid[0], rid[1 % kk], rid[kk - 1], v[0], v[kk - 1], rv[0],
 			 rv[kk - 1]);
 		return 1;
@@ -271,7 +271,7 @@ static void test_reference_rules(void)
 		topk(l, 64, 3, id, v);
 		CB_CHECK(id[0] == 2 && id[1] == 5 && id[2] == 40 && signbit(v[0]) &&
 			 !signbit(v[1]) && v[2] == 0.0f, "%s: signed zeros %u %u %u",
-			 ops ? ops->name : "ref", id[0], id[1], id[2]);
+			 ops ? cb_isa_names[ops->level] : "ref", id[0], id[1], id[2]);
 		/* NaN is -inf: it ties with -inf, and the lower index wins */
 		for (i = 0; i < 64; i++)
 			l[i] = -INFINITY;
@@ -281,7 +281,7 @@ static void test_reference_rules(void)
 		topk(l, 64, 4, id, v);
 		CB_CHECK(id[0] == 9 && id[1] == 0 && id[2] == 1 && id[3] == 2 &&
 			 v[1] == -INFINITY && v[2] == -INFINITY, "%s: NaN %u %u %u %u",
-			 ops ? ops->name : "ref", id[0], id[1], id[2], id[3]);
+			 ops ? cb_isa_names[ops->level] : "ref", id[0], id[1], id[2], id[3]);
 		/* a tie at the k-th place: the lower index is in, the other out */
 		for (i = 0; i < 64; i++)
 			l[i] = (float)(i % 7) * 0.01f - 1.0f;
@@ -291,7 +291,7 @@ static void test_reference_rules(void)
 		l[45] = 1.5f;	/* the 8th value, twice */
 		topk(l, 64, 8, id, v);
 		CB_CHECK(id[6] == 10 && id[7] == 45 && v[7] == 1.5f, "%s: tie at k: %u %u",
-			 ops ? ops->name : "ref", id[6], id[7]);
+			 ops ? cb_isa_names[ops->level] : "ref", id[6], id[7]);
 	}
 }
 
@@ -322,7 +322,7 @@ static void test_route_same_for_every_variant(void)
 				continue;
 			cb_route(ops, l, n, k, renorm, id, w);
 			CB_CHECK(!memcmp(id, id0, k * 4) && !memcmp(w, w0, k * 4),
-				 "%s route differs (n %d k %d)", ops->name, n, k);
+				 "%s route differs (n %d k %d)", cb_isa_names[ops->level], n, k);
 		}
 	}
 }
@@ -423,14 +423,14 @@ static void test_grouped_route_matches_definition(void)
 				continue;
 			cb_route_grouped(ops, &c, l, use_bias ? bias : NULL, tmp, gid, id, w);
 			CB_CHECK(!memcmp(id, id0, K * 4) && !memcmp(w, w0, K * 4),
-				 "%s grouped route differs (E %d K %d)", ops->name, E, K);
+				 "%s grouped route differs (E %d K %d)", cb_isa_names[ops->level], E, K);
 		}
 	}
 }
 
 int main(void)
 {
-	printf("# best variant: %s\n", cb_isa_select(CB_ISA__COUNT - 1)->name);
+	printf("# best variant: %s\n", cb_isa_names[cb_isa_select(CB_ISA__COUNT - 1)->level]);
 	CB_RUN(test_tables_have_topk);
 	CB_RUN(test_reference_rules);
 	CB_RUN(test_scalar_topk_matches_ref);

@@ -71,6 +71,6 @@ int colibri_engine_isa(int max_level, const char **name)
 {
 	const struct cb_isa_ops *ops = cb_isa_select(max_level);
 
-	*name = ops->name;
+	*name = cb_isa_names[ops->level];
 	return ops->level;
 }

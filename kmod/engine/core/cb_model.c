@@ -523,7 +523,7 @@ cb_u64 cb_engine_arena_used(const struct cb_engine *e)
 
 const char *cb_engine_isa_name(const struct cb_engine *e)
 {
-	return e->ops->name;
+	return cb_isa_names[e->ops->level];
 }
 
 int cb_engine_seq_reset(struct cb_engine *e, cb_u32 seq)

@@ -35,7 +35,6 @@ typedef void (*cb_gemm_fn)(float *out, cb_size ldo, const void *w,
 			   cb_size act_stride, int M, int nrows, int k);
 
 struct cb_isa_ops {
-	const char *name;
 	enum cb_isa_level level;
 	int (*valid)(void);	/* all CPU features present? (cb_isa_valid.c) */
 

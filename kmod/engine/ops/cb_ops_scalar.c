@@ -409,7 +409,6 @@ void cb_topk_base(const float *logits, int n, int k, cb_u32 *ids, float *vals)
 }
 
 const struct cb_isa_ops cb_isa_scalar = {
-	.name = "scalar",
 	.level = CB_ISA_SCALAR,
 	.valid = cb_isa_scalar_valid,
 	.gemm = {

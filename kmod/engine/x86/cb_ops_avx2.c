@@ -288,7 +288,6 @@ static void avx2_topk_f32(const float *logits, int n, int k, cb_u32 *ids, float 
 }
 
 const struct cb_isa_ops cb_isa_avx2 = {
-	.name = "avx2",
 	.level = CB_ISA_AVX2,
 	.valid = cb_isa_avx2_valid,
 	.gemm = {

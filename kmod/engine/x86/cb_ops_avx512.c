@@ -512,7 +512,6 @@ static void avx512_topk_f32(const float *logits, int n, int k, cb_u32 *ids, floa
 	CB_X86_VECTOR_OPS(avx512),
 
 const struct cb_isa_ops cb_isa_avx512 = {
-	.name = "avx512",
 	.level = CB_ISA_AVX512,
 	.valid = cb_isa_avx512_valid,
 	.gemm = {
@@ -538,7 +537,6 @@ const struct cb_isa_ops cb_isa_avx512 = {
 };
 
 const struct cb_isa_ops cb_isa_avx512_vnni = {
-	.name = "avx512_vnni",
 	.level = CB_ISA_AVX512_VNNI,
 	.valid = cb_isa_avx512_vnni_valid,
 	.gemm = {

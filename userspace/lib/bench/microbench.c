@@ -208,7 +208,7 @@ int cb_gemm_bench_run(struct cb_gemm_bench *b, int level, struct cb_gemm_result 
 			best_cpu = c;
 	}
 	memset(r, 0, sizeof(*r));
-	strncpy(r->variant, b->ops->name, sizeof(r->variant) - 1);
+	strncpy(r->variant, cb_isa_names[b->ops->level], sizeof(r->variant) - 1);
 	r->seconds = best;
 	r->cpu_seconds = best_cpu;
 	r->weight_bytes = (double)b->nrows * b->wrb;

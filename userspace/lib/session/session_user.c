@@ -225,7 +225,7 @@ static int user_model_open(struct colibri_model *m, const char *model, char *err
 	um->isa_level = m->isa >= 0 && m->isa < cap ? m->isa : cap;
 	m->info.backend = COLIBRI_BACKEND_USER;
 	m->info.description = "in-process engine";
-	snprintf(m->info.isa, sizeof(m->info.isa), "%s", cb_isa_select(um->isa_level)->name);
+	snprintf(m->info.isa, sizeof(m->info.isa), "%s", cb_isa_names[cb_isa_select(um->isa_level)->level]);
 	m->info.threads = um->pool->nthreads;
 	m->info.arch = m->cfg->arch;
 	m->info.vocab_size = m->cfg->vocab_size;
