@@ -240,10 +240,9 @@ static void synth_usage(FILE *f)
 		"         [--head-dim D --window W (gpt_oss; even layers slide, W 128)]\n"
 		"         [--q-lora-rank R --kv-lora-rank R --qk-nope-dim D --qk-rope-dim D\n"
 		"          --v-head-dim D --n-group G --topk-group G --shared-experts N\n"
-		"          --dense-layers N --dense-ffn F --routed-scale X (deepseek_v2/v3;\n"
-		"          defaults V3's: 1536 512 128 64 128, 8 groups top 4, 1 shared,\n"
-		"          3 dense layers of 9 x --ffn, x 2.5, sigmoid scores with a bias;\n"
-		"          V2's: top 3 of 8, 2 shared, 1 dense of 8 x --ffn, x 16, softmax;\n"
+		"          --dense-layers N --dense-ffn F --routed-scale X (MLA, deepseek_v2/v3;\n");
+	synth_deepseek_usage(f);
+	fprintf(f,
 		"          --q-lora-rank 0: q_proj, as V2-Lite; --n-group 1: no groups)]\n"
 		"         [--quant T] [--seed S] [--context N]\n"
 		"         [--name NAME] [--threads N] [--tokenizer tokenizer.json]\n"

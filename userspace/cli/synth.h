@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "core/cb_engine.h"
@@ -46,5 +47,8 @@ struct synth_opts {
  */
 const char *synth_deepseek_config(const struct synth_opts *o, struct cb_model_config *c,
 				  char *why, size_t len);
+
+/* synth_deepseek_usage() - the MLA options' defaults, from the arch tables. */
+void synth_deepseek_usage(FILE *f);
 
 #endif /* COLIBRI_CLI_SYNTH_H */

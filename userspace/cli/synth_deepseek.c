@@ -40,6 +40,35 @@ static float f32_of(uint32_t u)
 	return v.f;
 }
 
+/* MLA's dims where no option gives them, the same for V2 and V3 */
+#define MLA_Q_LORA 1536
+#define MLA_KV_LORA 512
+#define MLA_QK_NOPE 128
+#define MLA_QK_ROPE 64
+#define MLA_V_HEAD 128
+#define MLA_N_GROUP 8
+
+void synth_deepseek_usage(FILE *f)
+{
+	cb_u32 i;
+
+	fprintf(f, "          defaults: %d %d %d %d %d, %d groups; then per --arch:\n",
+		MLA_Q_LORA, MLA_KV_LORA, MLA_QK_NOPE, MLA_QK_ROPE, MLA_V_HEAD, MLA_N_GROUP);
+	for (i = 0; i < cb_arch_count; i++) {
+		const struct cb_arch_desc *a = cb_archs[i];
+		const struct cb_arch_synth *d = &a->synth;
+
+		if (a->attn != CB_ATTN_MLA)
+			continue;
+		fprintf(f, "          %s: top %u groups, %u shared, %u dense of %u x --ffn,\n"
+			"            x %g, %s%s;\n", a->name, d->topk_group, d->shared_experts,
+			d->dense_layers, d->dense_ffn_mult, f32_of(d->routed_scale_bits),
+			a->scored.score_func == CB_SCORE_SIGMOID ? "sigmoid" : "softmax",
+			strcmp(a->scored.hf_topk_method, "noaux_tc") ? "" :
+			" scores with a bias");
+	}
+}
+
 static long pick(long v, long def)
 {
 	return v >= 0 ? v : def;
@@ -58,15 +87,15 @@ const char *synth_deepseek_config(const struct synth_opts *o, struct cb_model_co
 	long dense = pick(x->dense_layers, d->dense_layers);
 	long dffn = pick(x->dense_ffn, (long)d->dense_ffn_mult * o->ffn);
 	long shared = pick(x->shared_experts, d->shared_experts);
-	long n_group = pick(x->n_group, 8), topk_group = pick(x->topk_group, d->topk_group);
+	long n_group = pick(x->n_group, MLA_N_GROUP), topk_group = pick(x->topk_group, d->topk_group);
 	double scale = isnan(x->routed_scale) ? f32_of(d->routed_scale_bits) : x->routed_scale;
 	uint32_t blk = o->q.preset ? 1 : cb_dtype_block((uint32_t)o->dtype), l;
 
-	m->q_lora_rank = (uint32_t)pick(x->q_lora, 1536);
-	m->kv_lora_rank = (uint32_t)pick(x->kv_lora, 512);
-	m->qk_nope_dim = (uint32_t)pick(x->qk_nope, 128);
-	m->qk_rope_dim = (uint32_t)pick(x->qk_rope, 64);
-	m->v_head_dim = (uint32_t)pick(x->v_head, 128);
+	m->q_lora_rank = (uint32_t)pick(x->q_lora, MLA_Q_LORA);
+	m->kv_lora_rank = (uint32_t)pick(x->kv_lora, MLA_KV_LORA);
+	m->qk_nope_dim = (uint32_t)pick(x->qk_nope, MLA_QK_NOPE);
+	m->qk_rope_dim = (uint32_t)pick(x->qk_rope, MLA_QK_ROPE);
+	m->v_head_dim = (uint32_t)pick(x->v_head, MLA_V_HEAD);
 	if (o->kv_heads != o->heads)
 		return "MLA has one latent for every head: no --kv-heads";
 	if (!m->kv_lora_rank || !m->qk_nope_dim || !m->qk_rope_dim || !m->v_head_dim)
