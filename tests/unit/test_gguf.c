@@ -11,6 +11,7 @@
 
 #include "cb_test.h"
 #include "import/gguf.h"
+#include "quant/cb_quant.h"
 
 struct img {
 	uint8_t *p;
@@ -501,6 +502,45 @@ static void test_random_corruption(void)
 	free(b.p);
 }
 
+/*
+ * The ggml types read as they are: found by name and block in the engine's
+ * type table.  Exactly these, each to its engine type, and none other of
+ * the 40 ggml numbers (IQ1/IQ2/IQ3, TQ, integers, f64, Q8_1, Q8_K).
+ */
+static void test_type_mapping(void)
+{
+	static const struct { uint32_t ggml; int cb; } want[] = {
+		{ GGUF_TT_F32, CB_DT_F32 }, { GGUF_TT_F16, CB_DT_F16 },
+		{ GGUF_TT_BF16, CB_DT_BF16 }, { GGUF_TT_Q8_0, CB_DT_Q8_0 },
+		{ GGUF_TT_Q4_0, CB_DT_Q4_0 }, { GGUF_TT_Q4_1, CB_DT_Q4_1 },
+		{ GGUF_TT_Q5_0, CB_DT_Q5_0 }, { GGUF_TT_Q5_1, CB_DT_Q5_1 },
+		{ GGUF_TT_IQ4_NL, CB_DT_IQ4_NL }, { GGUF_TT_Q2_K, CB_DT_Q2_K },
+		{ GGUF_TT_Q3_K, CB_DT_Q3_K }, { GGUF_TT_Q4_K, CB_DT_Q4_K },
+		{ GGUF_TT_Q5_K, CB_DT_Q5_K }, { GGUF_TT_Q6_K, CB_DT_Q6_K },
+		{ GGUF_TT_IQ4_XS, CB_DT_IQ4_XS }, { GGUF_TT_MXFP4, CB_DT_MXFP4 },
+	};
+	uint32_t t, i, found = 0;
+	char list[256];
+
+	for (t = 0; t < 64; t++) {
+		int expect = -1;
+
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (want[i].ggml == t)
+				expect = want[i].cb;
+		CB_CHECK(gguf_type_to_cb(t) == expect, "ggml type %u (%s): %d, want %d", t,
+			 gguf_type_name(t), gguf_type_to_cb(t), expect);
+		found += expect >= 0;
+	}
+	CB_CHECK(found == CB_DT__COUNT, "%u of the engine's %d types read from GGUF", found,
+		 CB_DT__COUNT);
+	CB_CHECK(!strcmp(gguf_supported_types(list, sizeof(list)),
+			 "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, "
+			 "IQ4_NL, IQ4_XS, BF16, MXFP4"), "supported: %s", list);
+	/* a buffer too small is cut, never overrun */
+	CB_CHECK(strlen(gguf_supported_types(list, 8)) == 7, "cut to %zu", strlen(list));
+}
+
 int main(void)
 {
 	CB_RUN(test_valid_v3_and_v2);
@@ -514,5 +554,6 @@ int main(void)
 	CB_RUN(test_getters);
 	CB_RUN(test_every_prefix_refused);
 	CB_RUN(test_random_corruption);
+	CB_RUN(test_type_mapping);
 	return cb_test_done();
 }

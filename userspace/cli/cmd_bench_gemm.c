@@ -25,12 +25,25 @@
 
 static void bench_usage(FILE *f)
 {
+	int dt, col = 33;
+
 	fprintf(f,
 		"usage: colibri bench-gemm [--threads N] [--isa I] [-d DTYPE] [-m TOKENS] [-k K]\n"
 		"         [-g GIB]\n"
 		CLI_HELP_THREADS CLI_HELP_ISA
-		"  -d, --dtype T    weight type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl\n"
-		"                   q2_K q3_K q4_K q5_K q6_K iq4_xs mxfp4 (default q8_0)\n"
+		"  -d, --dtype T    weight type:");
+	/* every type of the engine's table, wrapped */
+	for (dt = 0; dt < CB_DT__COUNT; dt++) {
+		const char *n = cb_dtype_name((cb_u32)dt);
+
+		if (col + 1 + (int)strlen(n) > 78) {
+			fprintf(f, "\n%18s", "");
+			col = 18;
+		}
+		col += fprintf(f, " %s", n);
+	}
+	fprintf(f,
+		" (default q8_0)\n"
 		"  -m, --tokens M   activation rows M (default 1: decode)\n"
 		"  -k, --k K        row length (default 4096)\n"
 		"  -g, --gib G      weight matrix size in GiB, well above the last-level\n"

@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "import/gguf.h"
+#include "quant/cb_quant.h"
 
 #define GGUF_MAGIC "GGUF"
 
@@ -58,6 +60,40 @@ static const struct {
 	[35] = { "TQ2_0", 0, 0 },	[39] = { "MXFP4", 32, 17 },
 };
 #define N_GGML_TYPES (sizeof(ggml_types) / sizeof(ggml_types[0]))
+
+/*
+ * The engine's type of the same name (case aside: "Q4_K" is "q4_K") and
+ * the same block, which stores it byte for byte as ggml does.  A new
+ * engine weight type needs nothing here when ggml has it.
+ */
+int gguf_type_to_cb(uint32_t type)
+{
+	uint32_t dt;
+
+	if (type >= N_GGML_TYPES || !ggml_types[type].blck)
+		return -1;
+	for (dt = 0; dt < CB_DT__COUNT; dt++) {
+		const struct cb_block_info *b = cb_dtype_info(dt);
+
+		if (!strcasecmp(b->name, ggml_types[type].name) &&
+		    b->block == ggml_types[type].blck && b->block_bytes == ggml_types[type].size)
+			return (int)dt;
+	}
+	return -1;
+}
+
+const char *gguf_supported_types(char *buf, size_t len)
+{
+	size_t n = 0;
+	uint32_t t;
+
+	buf[0] = 0;
+	for (t = 0; t < N_GGML_TYPES; t++)
+		if (gguf_type_to_cb(t) >= 0 && n < len)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+					      ggml_types[t].name);
+	return buf;
+}
 
 static const char *const vtype_names[GGUF_VT__COUNT] = {
 	"u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array",

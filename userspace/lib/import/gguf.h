@@ -69,10 +69,13 @@ enum gguf_ttype {
 /*
  * gguf_type_to_cb() - the engine weight type (enum cb_dtype) of a ggml type
  * whose bytes the engine reads as they are, or -1 (the IQ1/IQ2/IQ3
- * families, TQ1_0/TQ2_0, integer and f64 tensors, unknown numbers).
- * In gguf_loader.c, which reads tensors with it.
+ * families, TQ1_0/TQ2_0, integer and f64 tensors, unknown numbers): the
+ * engine's type of the same name and block (gguf.c).
  */
 int gguf_type_to_cb(uint32_t type);
+
+/* gguf_supported_types() - "F32, F16, ...", the ggml types read, in @buf. */
+const char *gguf_supported_types(char *buf, size_t len);
 
 #define GGUF_MAX_DIMS 4
 #define GGUF_DEFAULT_ALIGNMENT 32

@@ -72,29 +72,6 @@ int gguf_ld_f32(struct gloader *ld, const char *suffix, float def, float *out)
 	return 0;
 }
 
-int gguf_type_to_cb(uint32_t type)
-{
-	switch (type) {
-	case GGUF_TT_F32: return CB_DT_F32;
-	case GGUF_TT_F16: return CB_DT_F16;
-	case GGUF_TT_BF16: return CB_DT_BF16;
-	case GGUF_TT_Q8_0: return CB_DT_Q8_0;
-	case GGUF_TT_Q4_0: return CB_DT_Q4_0;
-	case GGUF_TT_Q4_1: return CB_DT_Q4_1;
-	case GGUF_TT_Q5_0: return CB_DT_Q5_0;
-	case GGUF_TT_Q5_1: return CB_DT_Q5_1;
-	case GGUF_TT_IQ4_NL: return CB_DT_IQ4_NL;
-	case GGUF_TT_Q2_K: return CB_DT_Q2_K;
-	case GGUF_TT_Q3_K: return CB_DT_Q3_K;
-	case GGUF_TT_Q4_K: return CB_DT_Q4_K;
-	case GGUF_TT_Q5_K: return CB_DT_Q5_K;
-	case GGUF_TT_Q6_K: return CB_DT_Q6_K;
-	case GGUF_TT_IQ4_XS: return CB_DT_IQ4_XS;
-	case GGUF_TT_MXFP4: return CB_DT_MXFP4;
-	default: return -1;
-	}
-}
-
 static void shape_str(char *buf, size_t n, const struct gguf_tensor *t)
 {
 	int k, o = 0;
@@ -124,9 +101,10 @@ int gguf_ld_get(struct gloader *ld, struct cb_tensor *out, size_t ostride, const
 	}
 	dt = gguf_type_to_cb(t->type);
 	if (dt < 0) {
-		gguf_ld_err(ld, "tensor '%s': type %s is not supported (supported: F32, F16, BF16, "
-			    "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, "
-			    "IQ4_XS, MXFP4)", name, gguf_type_name(t->type));
+		char list[256];
+
+		gguf_ld_err(ld, "tensor '%s': type %s is not supported (supported: %s)", name,
+			    gguf_type_name(t->type), gguf_supported_types(list, sizeof(list)));
 		return -1;
 	}
 	for (k = 0; k < GGUF_MAX_DIMS; k++)
