@@ -42,34 +42,22 @@ static CB_NOINLINE void name##_##R##x##MT##_##pf(float *out, cb_size ldo,		\
 { tile(out, ldo, w, wrb, pk, ps, R, MT, nb, dt, pf); }
 
 /*
- * The table NAME[3 * MT] of a 4-row tile's shapes, [kind * MT + tokens - 1]
+ * The initializer of a table of a 4-row tile's shapes (each a CB_PK_TILE
+ * of the file's), cb_pk_tile_fn NAME[3 * MT], [kind * MT + tokens - 1]
  * with kind 0: 4 rows without prefetch, 1: 4 rows, 2: one row.
  */
-#define CB_PK_TILES_4x2(tile, name, dt)						\
-	CB_PK_TILE(tile, name, dt, 4, 1, 0) CB_PK_TILE(tile, name, dt, 4, 2, 0)	\
-	CB_PK_TILE(tile, name, dt, 4, 1, 1) CB_PK_TILE(tile, name, dt, 4, 2, 1)	\
-	CB_PK_TILE(tile, name, dt, 1, 1, 1) CB_PK_TILE(tile, name, dt, 1, 2, 1)	\
-	static const cb_pk_tile_fn name[3 * 2] = {					\
-		name##_4x1_0, name##_4x2_0,						\
-		name##_4x1_1, name##_4x2_1,						\
-		name##_1x1_1, name##_1x2_1,						\
-	};
+#define CB_PK_TABLE_4x2(name)							\
+	{ name##_4x1_0, name##_4x2_0,						\
+	  name##_4x1_1, name##_4x2_1,						\
+	  name##_1x1_1, name##_1x2_1 }
 
-#define CB_PK_TILES_4x4(tile, name, dt)						\
-	CB_PK_TILE(tile, name, dt, 4, 1, 0) CB_PK_TILE(tile, name, dt, 4, 2, 0)	\
-	CB_PK_TILE(tile, name, dt, 4, 3, 0) CB_PK_TILE(tile, name, dt, 4, 4, 0)	\
-	CB_PK_TILE(tile, name, dt, 4, 1, 1) CB_PK_TILE(tile, name, dt, 4, 2, 1)	\
-	CB_PK_TILE(tile, name, dt, 4, 3, 1) CB_PK_TILE(tile, name, dt, 4, 4, 1)	\
-	CB_PK_TILE(tile, name, dt, 1, 1, 1) CB_PK_TILE(tile, name, dt, 1, 2, 1)	\
-	CB_PK_TILE(tile, name, dt, 1, 3, 1) CB_PK_TILE(tile, name, dt, 1, 4, 1)	\
-	static const cb_pk_tile_fn name[3 * 4] = {					\
-		name##_4x1_0, name##_4x2_0, name##_4x3_0, name##_4x4_0,		\
-		name##_4x1_1, name##_4x2_1, name##_4x3_1, name##_4x4_1,		\
-		name##_1x1_1, name##_1x2_1, name##_1x3_1, name##_1x4_1,		\
-	};
+#define CB_PK_TABLE_4x4(name)							\
+	{ name##_4x1_0, name##_4x2_0, name##_4x3_0, name##_4x4_0,		\
+	  name##_4x1_1, name##_4x2_1, name##_4x3_1, name##_4x4_1,		\
+	  name##_1x1_1, name##_1x2_1, name##_1x3_1, name##_1x4_1 }
 
 /*
- * The walk over @tiles (a CB_PK_TILES_4xMT table) for M tokens of packed
+ * The walk over @tiles (a table of CB_PK_TABLE_4xMT) for M tokens of packed
  * activations (row m at act + m * as) times nrows weight rows of nb blocks
  * (row r at w + r * wrb), into out[m * ldo + r].
  */

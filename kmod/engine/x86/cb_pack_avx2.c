@@ -192,8 +192,21 @@ static inline CB_ALWAYS_INLINE void pk2_tile(float *out, cb_size ldo, const char
 				out[m * ldo + r] = pk2_hsum(acc[r][m]);
 }
 
-CB_PK_TILES_4x2(pk2_tile, pk2_q8_0, CB_DT_Q8_0)
-CB_PK_TILES_4x2(pk2_tile, pk2_q4_0, CB_DT_Q4_0)
+CB_PK_TILE(pk2_tile, pk2_q8_0, CB_DT_Q8_0, 4, 1, 0)
+CB_PK_TILE(pk2_tile, pk2_q8_0, CB_DT_Q8_0, 4, 2, 0)
+CB_PK_TILE(pk2_tile, pk2_q8_0, CB_DT_Q8_0, 4, 1, 1)
+CB_PK_TILE(pk2_tile, pk2_q8_0, CB_DT_Q8_0, 4, 2, 1)
+CB_PK_TILE(pk2_tile, pk2_q8_0, CB_DT_Q8_0, 1, 1, 1)
+CB_PK_TILE(pk2_tile, pk2_q8_0, CB_DT_Q8_0, 1, 2, 1)
+static const cb_pk_tile_fn pk2_q8_0[3 * 2] = CB_PK_TABLE_4x2(pk2_q8_0);
+
+CB_PK_TILE(pk2_tile, pk2_q4_0, CB_DT_Q4_0, 4, 1, 0)
+CB_PK_TILE(pk2_tile, pk2_q4_0, CB_DT_Q4_0, 4, 2, 0)
+CB_PK_TILE(pk2_tile, pk2_q4_0, CB_DT_Q4_0, 4, 1, 1)
+CB_PK_TILE(pk2_tile, pk2_q4_0, CB_DT_Q4_0, 4, 2, 1)
+CB_PK_TILE(pk2_tile, pk2_q4_0, CB_DT_Q4_0, 1, 1, 1)
+CB_PK_TILE(pk2_tile, pk2_q4_0, CB_DT_Q4_0, 1, 2, 1)
+static const cb_pk_tile_fn pk2_q4_0[3 * 2] = CB_PK_TABLE_4x2(pk2_q4_0);
 
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q8_0)
 {

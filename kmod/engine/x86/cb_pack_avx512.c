@@ -189,8 +189,33 @@ static inline CB_ALWAYS_INLINE void pk_tile(float *out, cb_size ldo, const char 
 				out[m * ldo + r] = _mm512_reduce_add_ps(acc[r][m]);
 }
 
-CB_PK_TILES_4x4(pk_tile, pk_q8_0, CB_DT_Q8_0)
-CB_PK_TILES_4x4(pk_tile, pk_q4_0, CB_DT_Q4_0)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 4, 1, 0)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 4, 2, 0)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 4, 3, 0)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 4, 4, 0)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 4, 1, 1)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 4, 2, 1)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 4, 3, 1)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 4, 4, 1)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 1, 1, 1)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 1, 2, 1)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 1, 3, 1)
+CB_PK_TILE(pk_tile, pk_q8_0, CB_DT_Q8_0, 1, 4, 1)
+static const cb_pk_tile_fn pk_q8_0[3 * 4] = CB_PK_TABLE_4x4(pk_q8_0);
+
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 4, 1, 0)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 4, 2, 0)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 4, 3, 0)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 4, 4, 0)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 4, 1, 1)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 4, 2, 1)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 4, 3, 1)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 4, 4, 1)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 1, 1, 1)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 1, 2, 1)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 1, 3, 1)
+CB_PK_TILE(pk_tile, pk_q4_0, CB_DT_Q4_0, 1, 4, 1)
+static const cb_pk_tile_fn pk_q4_0[3 * 4] = CB_PK_TABLE_4x4(pk_q4_0);
 
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q8_0)
 {

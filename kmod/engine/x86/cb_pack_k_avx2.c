@@ -288,7 +288,19 @@ static inline CB_ALWAYS_INLINE void pka_tile(float *out, cb_size ldo, const char
 }
 
 /* dt: q4_K, the one type of this tile */
-CB_PK_TILES_4x4(pka_tile, pka_q4k, CB_DT_Q4_K)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 4, 1, 0)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 4, 2, 0)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 4, 3, 0)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 4, 4, 0)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 4, 1, 1)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 4, 2, 1)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 4, 3, 1)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 4, 4, 1)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 1, 1, 1)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 1, 2, 1)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 1, 3, 1)
+CB_PK_TILE(pka_tile, pka_q4k, CB_DT_Q4_K, 1, 4, 1)
+static const cb_pk_tile_fn pka_q4k[3 * 4] = CB_PK_TABLE_4x4(pka_q4k);
 
 CB_GEMM_PROTO(cb_avx2_gemm_pk_q4_K)
 {

@@ -364,9 +364,47 @@ static inline CB_ALWAYS_INLINE void pkk_tile(float *out, cb_size ldo, const char
 				out[m * ldo + r] = vd[4 * r + m] + vm[4 * r + m];
 }
 
-CB_PK_TILES_4x4(pkk_tile, pkk_q4k, CB_DT_Q4_K)
-CB_PK_TILES_4x4(pkk_tile, pkk_q5k, CB_DT_Q5_K)
-CB_PK_TILES_4x4(pkk_tile, pkk_q6k, CB_DT_Q6_K)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 4, 1, 0)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 4, 2, 0)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 4, 3, 0)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 4, 4, 0)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 4, 1, 1)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 4, 2, 1)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 4, 3, 1)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 4, 4, 1)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 1, 1, 1)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 1, 2, 1)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 1, 3, 1)
+CB_PK_TILE(pkk_tile, pkk_q4k, CB_DT_Q4_K, 1, 4, 1)
+static const cb_pk_tile_fn pkk_q4k[3 * 4] = CB_PK_TABLE_4x4(pkk_q4k);
+
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 4, 1, 0)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 4, 2, 0)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 4, 3, 0)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 4, 4, 0)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 4, 1, 1)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 4, 2, 1)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 4, 3, 1)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 4, 4, 1)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 1, 1, 1)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 1, 2, 1)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 1, 3, 1)
+CB_PK_TILE(pkk_tile, pkk_q5k, CB_DT_Q5_K, 1, 4, 1)
+static const cb_pk_tile_fn pkk_q5k[3 * 4] = CB_PK_TABLE_4x4(pkk_q5k);
+
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 4, 1, 0)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 4, 2, 0)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 4, 3, 0)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 4, 4, 0)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 4, 1, 1)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 4, 2, 1)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 4, 3, 1)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 4, 4, 1)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 1, 1, 1)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 1, 2, 1)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 1, 3, 1)
+CB_PK_TILE(pkk_tile, pkk_q6k, CB_DT_Q6_K, 1, 4, 1)
+static const cb_pk_tile_fn pkk_q6k[3 * 4] = CB_PK_TABLE_4x4(pkk_q6k);
 
 CB_GEMM_PROTO(cb_avx512_vnni_gemm_pk_q4_K)
 {
