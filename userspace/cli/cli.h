@@ -16,6 +16,8 @@ int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_chat_template(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+/* 1 where cmd_serve is the server, 0 in the static tool (cmd_serve_none.c). */
+extern const int cli_has_serve;
 int cmd_chat(int argc, char **argv);
 
 int cmd_load(int argc, char **argv);

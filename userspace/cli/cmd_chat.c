@@ -6,7 +6,7 @@
  *   > Who art thou?
  *   (the answer)
  *   > /system Answer in one line.     start over with this system prompt
- *   > /reset                          start over
+ *   > /reset                          a new conversation, same system prompt
  *   > /quit                           (or Ctrl-D)
  *
  * Ctrl-C stops the answer being made (what came of it stays in the
@@ -90,8 +90,9 @@ static void usage(FILE *f)
 		"A conversation with M through its chat template (the plain fallback\n"
 		"format for a model without one), each answer streamed to stdout.  Lines\n"
 		"read from stdin are the user's turns; /system TEXT starts over with that\n"
-		"system prompt, /reset starts over, /quit or Ctrl-D leaves.  Ctrl-C stops\n"
-		"the answer being made, not the program.  Sampling is greedy unless\n"
+		"system prompt, /reset starts a new conversation (the system prompt\n"
+		"stays), /quit or Ctrl-D leaves.  Ctrl-C stops the answer being made,\n"
+		"not the program.  Sampling is greedy unless\n"
 		"--temperature is given.  A harmony model's (GPT-OSS's) reasoning and\n"
 		"tool calls go to stderr, its final answer to stdout.\n"
 		"  --max-tokens N     most tokens of one answer (default: until the model\n"

@@ -15,7 +15,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "device", cmd_device, "show what /dev/colibri reports (GET_INFO)" },
-	{ "load", cmd_load, "pin a .colibri model in the kernel" },
+	{ "load", cmd_load, "pin a model (.colibri or GGUF) in the kernel" },
 	{ "unload", cmd_unload, "remove a model from the kernel" },
 	{ "ls", cmd_ls, "list the models loaded in the kernel" },
 	{ "stats", cmd_stats, "per model: expert jobs run on the CPU and on each accelerator" },
@@ -23,9 +23,9 @@ static const struct subcommand subcommands[] = {
 	{ "bench-gemm", cmd_bench_gemm, "gemm throughput of each ISA variant vs memory bandwidth" },
 	{ "bench", cmd_bench, "prefill/decode tok/s of a model vs memory bandwidth" },
 	{ "synth", cmd_synth, "write a random-weight .colibri model of any shape" },
-	{ "logits", cmd_logits, "run a HF model directory in-process, print logits" },
+	{ "logits", cmd_logits, "run a model (.colibri, GGUF, HF directory) in-process, print logits" },
 	{ "tokenize", cmd_tokenize, "encode text to token ids, or decode ids (--decode)" },
-	{ "convert", cmd_convert, "convert a Hugging Face model directory to a .colibri file" },
+	{ "convert", cmd_convert, "convert a Hugging Face directory or a GGUF file to .colibri" },
 	{ "info", cmd_info, "describe a .colibri, GGUF file or HF directory (--json)" },
 	{ "chat-template", cmd_chat_template, "render chat messages through a model's chat template" },
 	{ "serve", cmd_serve, "an OpenAI-compatible HTTP server over a model" },
@@ -38,7 +38,8 @@ static void usage(FILE *f)
 
 	fprintf(f, "usage: colibri COMMAND [ARGS...]\n\ncommands:\n");
 	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		fprintf(f, "  %-10s %s\n", subcommands[i].name, subcommands[i].help);
+		if (subcommands[i].fn != cmd_serve || cli_has_serve)
+			fprintf(f, "  %-10s %s\n", subcommands[i].name, subcommands[i].help);
 	fprintf(f, "\n'colibri COMMAND --help' describes one command.\n");
 }
 

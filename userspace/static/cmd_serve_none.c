@@ -11,6 +11,8 @@
 
 #include "cli.h"
 
+const int cli_has_serve;	/* colibri --help leaves it out */
+
 int cmd_serve(int argc, char **argv)
 {
 	(void)argc;
