@@ -28,12 +28,15 @@
 #include "serve_slots.h"
 #include "tokenizer.h"
 
+const int cli_has_serve = 1;
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: colibri serve --model M [--name N] [--host 127.0.0.1] [--port 8080]\n"
 		"         [--backend auto|kernel|user] [--api-key K] [--max-sessions N]\n"
-		"         [--context N] [--threads N] [--isa I] [--io ioctl|uring]\n"
+		"         [--context N] [--request-timeout S] [--threads N] [--isa I]\n"
+		"         [--io ioctl|uring]\n"
 		"An OpenAI-compatible HTTP server (docs/serve.md): GET /v1/models,\n"
 		"POST /v1/chat/completions, POST /v1/completions, GET /health, GET /metrics.\n"
 		"Each request is a session of its own on the model, so the kernel batches\n"
@@ -50,6 +53,9 @@ static void usage(FILE *f)
 		"                     answered 429 at once\n"
 		"  --context N        positions of each request's session (default: 2048,\n"
 		"                     or the model's own limit if smaller)\n"
+		"  --request-timeout S  seconds a new connection has to send a whole\n"
+		"                     request, headers and body (default 30; a later one\n"
+		"                     on the same connection: 120 from the last answer)\n"
 		CLI_HELP_BACKEND CLI_HELP_IO CLI_HELP_THREADS CLI_HELP_ISA
 		"A model this server loaded into the kernel is unloaded when it stops\n"
 		"(SIGINT, SIGTERM), unless another process is attached to it then.\n");
@@ -72,6 +78,7 @@ static int parse_opts(int argc, char **argv, struct serve_cmd *sc)
 		{ "api-key", required_argument, NULL, 'k' },
 		{ "max-sessions", required_argument, NULL, 'm' },
 		{ "context", required_argument, NULL, 'c' },
+		{ "request-timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -94,6 +101,10 @@ static int parse_opts(int argc, char **argv, struct serve_cmd *sc)
 			break;
 		case 'c':
 			r = cli_u32(cmd, "--context", optarg, 1, 1u << 20, &sc->o.context);
+			break;
+		case 't':
+			r = cli_u32(cmd, "--request-timeout", optarg, 1, 3600, &v);
+			sc->o.request_timeout = v;
 			break;
 		case 'h': usage(stdout); return 1;
 		default:
@@ -174,6 +185,13 @@ static void say_ready(const struct serve *srv)
 	fprintf(stderr, "colibri serve: listening on http://%s%s%s:%u\n",
 		strchr(srv->o.host, ':') ? "[" : "", srv->o.host,
 		strchr(srv->o.host, ':') ? "]" : "", serve_http_port(srv));
+	if (srv->nd > 1 || strcmp(srv->addr_text[0], srv->o.host)) {
+		fprintf(stderr, "colibri serve: %s is", srv->o.host);
+		for (i = 0; i < srv->nd; i++)
+			fprintf(stderr, "%s %s", i ? (i + 1 == srv->nd ? " and" : ",") : "",
+				srv->addr_text[i]);
+		fprintf(stderr, "\n");
+	}
 }
 
 static int run(struct serve *srv, const sigset_t *stop)
@@ -189,6 +207,7 @@ static int run(struct serve *srv, const sigset_t *stop)
 	}
 	if (serve_http_start(srv, err, sizeof(err))) {
 		fprintf(stderr, "colibri serve: %s\n", err);
+		ret = -1;	/* a server that cannot listen has failed to start */
 		goto out;
 	}
 	say_ready(srv);
@@ -205,7 +224,8 @@ out:
 
 int cmd_serve(int argc, char **argv)
 {
-	struct serve_cmd sc = { .o = { .host = "127.0.0.1", .port = 8080, .max_sessions = 8 } };
+	struct serve_cmd sc = { .o = { .host = "127.0.0.1", .port = 8080, .max_sessions = 8,
+				       .request_timeout = 30 } };
 	struct serve srv = { 0 };
 	struct colibri_model_opts mo;
 	sigset_t stop;

@@ -54,6 +54,18 @@ struct serve_metrics;
 
 /* Bodies larger than this are refused with 413. */
 #define SERVE_MAX_BODY		(2u << 20)
+/*
+ * Headers larger than this are refused with 431 (an error in JSON).  Each
+ * connection's libmicrohttpd memory pool (the request line, the headers,
+ * its buffers) is SERVE_CONN_MEMORY, so headers between the two are ours to
+ * refuse; past the pool, libmicrohttpd answers 431 itself, in HTML, as it
+ * does a request it cannot parse (400, 505): libmicrohttpd 0.9.75 has no way
+ * to give those a body of ours.
+ */
+#define SERVE_MAX_HEADERS	(32u << 10)
+#define SERVE_CONN_MEMORY	(128u << 10)
+/* The most addresses --host may name that are listened on. */
+#define SERVE_MAX_LISTEN	4
 /* The most a completion may ask for (it stops at the context anyway). */
 #define SERVE_MAX_TOKENS	(1u << 20)
 
@@ -65,6 +77,8 @@ struct serve_metrics;
  *	NULL: none is asked.
  * @max_sessions: requests generating at once; one more is answered 429.
  * @context: positions of each request's session (0: the library's default).
+ * @request_timeout: seconds a connection has to send its first request
+ *	whole, headers and body (serve_deadline.h).
  */
 struct serve_opts {
 	const char *host;
@@ -72,6 +86,7 @@ struct serve_opts {
 	const char *api_key;
 	unsigned int max_sessions;
 	uint32_t context;
+	unsigned int request_timeout;
 };
 
 /**
@@ -105,8 +120,16 @@ struct serve {
 	time_t created;
 	struct serve_slots *slots;
 	struct serve_metrics *metrics;
-	struct MHD_Daemon *d;
+	struct deadlines *deadlines;
+	struct MHD_Daemon *d[SERVE_MAX_LISTEN];	/* one per address listened on */
+	int nd;
+	char addr_text[SERVE_MAX_LISTEN][64];	/* their numeric addresses */
+	int stopping;			/* serve_http_stop() began (__atomic) */
+	unsigned int inflight;		/* requests from headers to completion (__atomic) */
 };
+
+/* An idle connection is closed after this many seconds (serve_deadline.h too). */
+#define SERVE_IDLE_TIMEOUT 120
 
 /* serve_http.c: start the daemon (0, or -1 with a message in @err); stop it. */
 int serve_http_start(struct serve *srv, char *err, size_t errlen);

@@ -16,22 +16,28 @@
  * generations by --max-sessions.
  *
  * A request goes: the headers (first call of on_access()): the route, the
- * API key, Content-Length against the limit, and for a generation a slot
- * (serve_slots.h); any of those failing is answered at once, before the
- * body is read.  Then the body, in pieces, kept up to SERVE_MAX_BODY.
- * Then the answer.  on_completed() is the one place a request ends, sent
- * or not: it finishes a stream, counts, logs and frees.
+ * API key, Content-Length against the limit; any of those failing is
+ * answered at once, before the body is read.  Then the body, in pieces,
+ * kept up to SERVE_MAX_BODY.  Then, for a generation, a slot
+ * (serve_slots.h): only a request that has arrived whole holds one, so
+ * clients slow to send cannot lock the others out, and the watchdog of
+ * serve_deadline.h closes them.  Then the answer.  on_completed() is the
+ * one place a request ends, sent or not: it finishes a stream, counts,
+ * logs and frees.
  */
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "serve.h"
+#include "serve_deadline.h"
 #include "serve_metrics.h"
 #include "serve_slots.h"
 #include "util/util.h"
@@ -154,6 +160,15 @@ static int connection_fd(struct MHD_Connection *c)
 	return ci ? ci->connect_fd : -1;
 }
 
+static enum MHD_Result add_header_len(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	size_t *n = cls;
+
+	*n += strlen(key) + (value ? strlen(value) : 0) + 4;	/* ": ", CRLF */
+	return MHD_YES;
+}
+
 /* The checks on the headers alone: 1 answered already, 0 go on, -1 drop. */
 static int check_headers(struct req *rq, struct MHD_Connection *c)
 {
@@ -161,8 +176,20 @@ static int check_headers(struct req *rq, struct MHD_Connection *c)
 	struct api_error e;
 	const char *auth, *clen;
 	unsigned long long n;
+	size_t hbytes = 0;
 	char *end;
 
+	MHD_get_connection_values(c, MHD_HEADER_KIND, add_header_len, &hbytes);
+	if (hbytes > SERVE_MAX_HEADERS) {
+		api_error_set(&e, 431, "invalid_request_error", NULL, "headers_too_large",
+			      "The request's headers are larger than %u bytes", SERVE_MAX_HEADERS);
+		goto err;
+	}
+	if (__atomic_load_n(&srv->stopping, __ATOMIC_ACQUIRE)) {
+		api_error_set(&e, 503, "server_error", NULL, "server_shutdown",
+			      "The server is shutting down");
+		goto err;
+	}
 	if (!rq->route) {
 		api_error_set(&e, 404, "invalid_request_error", NULL, "unknown_url",
 			      "Unknown request URL: %s %.100s", rq->method, rq->path);
@@ -175,7 +202,8 @@ static int check_headers(struct req *rq, struct MHD_Connection *c)
 	}
 	if (rq->route->auth && srv->o.api_key) {
 		auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-		if (!auth || strncmp(auth, "Bearer ", 7)) {
+		/* the scheme is case-insensitive (RFC 9110 11.1), the key is not */
+		if (!auth || strncasecmp(auth, "Bearer ", 7)) {
 			api_error_set(&e, 401, "invalid_request_error", NULL, NULL,
 				      "You didn't provide an API key: send it as \"Authorization: Bearer KEY\"");
 			goto err;
@@ -196,24 +224,39 @@ static int check_headers(struct req *rq, struct MHD_Connection *c)
 			goto err;
 		}
 	}
-	if (rq->route->gen) {
-		struct slots_miss miss;
-
-		rq->slot = slots_take(srv->slots, connection_fd(c), &miss);
-		if (rq->slot < 0) {
-			fprintf(stderr, "colibri serve: %s %s: no slot free after %.3f s: %u being "
-				"cancelled, %u not generating yet or done\n", rq->method, rq->path,
-				miss.waited, miss.leaving, miss.unwatched);
-			metrics_rejected(srv->metrics, REJECT_BUSY);
-			api_error_set(&e, 429, "rate_limit_error", NULL, "rate_limit_exceeded",
-				      "The server is busy: %u requests are generating (--max-sessions); retry later",
-				      srv->o.max_sessions);
-			goto err;
-		}
-	}
 	return 0;
 err:
 	return answer_error(rq, c, &e) == MHD_YES ? 1 : -1;
+}
+
+/* A generation's slot, for a request that is in whole: 0, or answered 429. */
+static int take_slot(struct req *rq, struct MHD_Connection *c)
+{
+	struct serve *srv = rq->srv;
+	struct slots_miss miss;
+	struct api_error e;
+
+	rq->slot = slots_take(srv->slots, connection_fd(c), &miss);
+	if (rq->slot >= 0)
+		return 0;
+	fprintf(stderr, "colibri serve: %s %s: no slot free after %.3f s: %u being "
+		"cancelled, %u not generating yet or done\n", rq->method, rq->path,
+		miss.waited, miss.leaving, miss.unwatched);
+	metrics_rejected(srv->metrics, REJECT_BUSY);
+	api_error_set(&e, 429, "rate_limit_error", NULL, "rate_limit_exceeded",
+		      "The server is busy: %u requests are generating (--max-sessions); retry later",
+		      srv->o.max_sessions);
+	answer_error(rq, c, &e);
+	return -1;
+}
+
+/* The connection's deadline (serve_deadline.h), or NULL. */
+static struct deadline_conn *conn_deadline(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
 }
 
 static void cancel_session(void *arg)
@@ -266,6 +309,12 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 	slots_put(srv->slots, rq->slot);
 	rq->slot = -1;
 	rq->ran = 1;
+	if (rq->res.err == -ECANCELED && __atomic_load_n(&srv->stopping, __ATOMIC_ACQUIRE)) {
+		answer_release(&ans);
+		api_error_set(&e, 503, "server_error", NULL, "server_shutdown",
+			      "The server is shutting down: the answer was cut short");
+		return answer_error(rq, c, &e);
+	}
 	if (rq->res.err == -ECANCELED) {
 		answer_release(&ans);
 		return MHD_NO;	/* the client is gone (or memory ran out): nobody to answer */
@@ -288,10 +337,16 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
  */
 static unsigned int connections_now(struct serve *srv)
 {
-	const union MHD_DaemonInfo *di =
-		MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	unsigned int n = 0;
+	int i;
 
-	return di ? di->num_connections : 0;
+	for (i = 0; i < srv->nd; i++) {
+		const union MHD_DaemonInfo *di =
+			MHD_get_daemon_info(srv->d[i], MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+		n += di ? di->num_connections : 0;
+	}
+	return n;
 }
 
 static enum MHD_Result health(struct req *rq, struct MHD_Connection *c)
@@ -326,6 +381,7 @@ static enum MHD_Result respond(struct req *rq, struct MHD_Connection *c)
 	size_t len;
 	char *text;
 
+	deadlines_arrived(rq->srv->deadlines, conn_deadline(c));
 	if (rq->too_big) {
 		api_error_set(&e, 413, "invalid_request_error", NULL, "request_too_large",
 			      "The body is larger than %u bytes", SERVE_MAX_BODY);
@@ -334,6 +390,8 @@ static enum MHD_Result respond(struct req *rq, struct MHD_Connection *c)
 	switch (rq->route->id) {
 	case ROUTE_CHAT:
 	case ROUTE_COMPLETIONS:
+		if (take_slot(rq, c))
+			return rq->answered ? MHD_YES : MHD_NO;
 		return generate(rq, c);
 	case ROUTE_MODELS:
 		return models(rq, c);
@@ -371,6 +429,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 		*con_cls = rq;
 		rq->srv = cls;
 		rq->slot = -1;
+		__atomic_add_fetch(&rq->srv->inflight, 1, __ATOMIC_ACQ_REL);
 		rq->t0 = serve_now();
 		printable(rq->path, sizeof(rq->path), url);
 		printable(rq->method, sizeof(rq->method), method);
@@ -412,7 +471,10 @@ static void log_request(const struct req *rq)
 	}
 	fprintf(stderr, "colibri serve: %s %s %d: %u+%u tokens, %s, first token %.3f s, %.3f s in all\n",
 		rq->method, rq->path, rq->status, res->prompt_tokens, res->completion_tokens,
-		res->err == -ECANCELED ? "the client went away" : res->err ? res->msg : res->finish,
+		res->err == -ECANCELED ? (__atomic_load_n(&rq->srv->stopping, __ATOMIC_ACQUIRE) ?
+					  "cut short: the server is stopping" :
+					  "the client went away") :
+		res->err ? res->msg : res->finish,
 		res->t_first > 0 ? res->t_first - res->t_start : 0.0, res->t_end - res->t_start);
 }
 
@@ -424,6 +486,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	if (!rq)
 		return;
+	deadlines_next(srv->deadlines, conn_deadline(c));
 	if (rq->st) {
 		stream_finish(rq->st, &rq->res);
 		rq->ran = 1;
@@ -438,6 +501,32 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	free(rq->body.p);
 	free(rq);
 	*con_cls = NULL;
+	__atomic_sub_fetch(&srv->inflight, 1, __ATOMIC_ACQ_REL);
+}
+
+/* A connection accepted (its deadline starts), or closing (forgotten). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct serve *srv = cls;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = deadlines_open(srv->deadlines, connection_fd(c));
+	} else {
+		deadlines_close(srv->deadlines, *socket_context);
+		*socket_context = NULL;
+	}
+}
+
+/* The watchdog closed a connection that was too slow to send its request. */
+static void on_expired(void *arg)
+{
+	struct serve *srv = arg;
+
+	metrics_rejected(srv->metrics, REJECT_SLOW);
+	fprintf(stderr, "colibri serve: a request not in whole within its deadline "
+		"(--request-timeout %u s, or %u s after the previous answer): connection closed\n",
+		srv->o.request_timeout, SERVE_IDLE_TIMEOUT);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -446,6 +535,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		/* a client that went away: our own line says so */
 		"Application reported internal error",
 		"Closing connection (application error generating response)",
+		/* a connection the deadline closed: on_expired() said so */
+		"Connection socket is closed when reading request due to the error",
 	};
 	char buf[512];
 	size_t i;
@@ -458,60 +549,205 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		buf[0] && buf[strlen(buf) - 1] == '\n' ? "" : "\n");
 }
 
-int serve_http_start(struct serve *srv, char *err, size_t errlen)
+/*
+ * A listening socket on @a, port @port: the descriptor, or -1 with errno
+ * (and what failed in @what).  IPv6 sockets take IPv6 only: "localhost"
+ * gets a socket of each family, and "::" does not take IPv4 (give
+ * 0.0.0.0 for that), as before when libmicrohttpd made the socket.
+ */
+static int listen_on(const struct addrinfo *a, unsigned int port, const char **what)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct sockaddr_storage sa;
+	int fd, one = 1, e;
+
+	memcpy(&sa, a->ai_addr, a->ai_addrlen);
+	if (a->ai_family == AF_INET6)
+		((struct sockaddr_in6 *)&sa)->sin6_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in *)&sa)->sin_port = htons((uint16_t)port);
+	*what = "socket";
+	fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (a->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	*what = "bind";
+	if (bind(fd, (struct sockaddr *)&sa, a->ai_addrlen))
+		goto fail;
+	*what = "listen";
+	if (listen(fd, 128))
+		goto fail;
+	return fd;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+static int same_addr(const struct addrinfo *a, const struct addrinfo *b)
+{
+	return a->ai_addrlen == b->ai_addrlen && !memcmp(a->ai_addr, b->ai_addr, a->ai_addrlen);
+}
+
+static void addr_text(const struct addrinfo *a, char *buf, size_t len)
+{
+	if (getnameinfo(a->ai_addr, a->ai_addrlen, buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST))
+		snprintf(buf, len, "?");
+}
+
+/* One daemon on listening socket @fd (taken); 0, or -1. */
+static int start_daemon(struct serve *srv, int fd, int family)
+{
 	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	unsigned int conns = srv->o.max_sessions * 4 > 64 ? srv->o.max_sessions * 4 : 64;
-	struct addrinfo *ai;
-	char port[16];
-	int r;
+	struct MHD_Daemon *d;
 
-	snprintf(port, sizeof(port), "%u", srv->o.port);
-	r = getaddrinfo(srv->o.host, port, &hints, &ai);
+	if (family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	d = MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv,
+			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
+			     MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_CONNECTION_LIMIT, conns,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONN_MEMORY,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)SERVE_IDLE_TIMEOUT,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+			     MHD_OPTION_END);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	srv->d[srv->nd++] = d;
+	return 0;
+}
+
+/* Listen on every address of @name (deduplicated): 0, or -1 with @err. */
+static int listen_name(struct serve *srv, const char *name, int last, unsigned int *port,
+		       char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *ai, *a, *b;
+	const char *what;
+	char text[64];
+	int r, fd, i, dup;
+
+	r = getaddrinfo(name, "0", &hints, &ai);
 	if (r) {
 		cb_set_err(err, errlen, "--host %s: %s", srv->o.host, gai_strerror(r));
 		return -1;
 	}
-	if (ai->ai_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	srv->d = MHD_start_daemon(flags, (uint16_t)srv->o.port, NULL, NULL, on_access, srv,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
-				  MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-				  MHD_OPTION_CONNECTION_LIMIT, conns,
-				  MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				  MHD_OPTION_END);
+	for (a = ai; a; a = a->ai_next) {
+		for (b = ai; b != a && !same_addr(a, b); b = b->ai_next)
+			;
+		addr_text(a, text, sizeof(text));
+		for (i = 0, dup = b != a; i < srv->nd; i++)
+			dup |= !strcmp(srv->addr_text[i], text);
+		if (dup || srv->nd == SERVE_MAX_LISTEN ||
+		    (a->ai_family != AF_INET && a->ai_family != AF_INET6))
+			continue;
+		fd = listen_on(a, *port, &what);
+		if (fd < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL) &&
+		    (srv->nd || a->ai_next || !last)) {
+			fprintf(stderr, "colibri serve: not listening on %s (%s: %s)\n", text, what,
+				strerror(errno));
+			continue;
+		}
+		if (fd < 0) {
+			cb_set_err(err, errlen, "cannot listen on %s port %u: %s: %s%s", text, *port,
+				   what, strerror(errno),
+				   errno == EADDRINUSE ? " (another server on it?)" :
+				   errno == EACCES ? " (a privileged port?)" : "");
+			break;
+		}
+		if (start_daemon(srv, fd, a->ai_family)) {
+			cb_set_err(err, errlen, "cannot serve on %s port %u (out of memory or threads)",
+				   text, *port);
+			break;
+		}
+		snprintf(srv->addr_text[srv->nd - 1], sizeof(srv->addr_text[0]), "%s", text);
+		*port = serve_http_port(srv);	/* --port 0: the others take the first's */
+	}
 	freeaddrinfo(ai);
-	if (!srv->d) {
-		cb_set_err(err, errlen, "cannot listen on %s port %u (in use? a privileged port?)",
-			   srv->o.host, srv->o.port);
+	return a ? -1 : 0;
+}
+
+/*
+ * Every address --host names, one daemon each, on one port (the first
+ * one's when --port is 0).  "localhost" is the loopback of both families,
+ * ::1 and 127.0.0.1, whatever /etc/hosts says (RFC 6761, 6.3).  An address
+ * of a family this host lacks is skipped while another listens; any other
+ * failure fails.
+ */
+int serve_http_start(struct serve *srv, char *err, size_t errlen)
+{
+	static const char *const loopback[] = { "::1", "127.0.0.1" };
+	int local = !strcasecmp(srv->o.host, "localhost"), n = local ? 2 : 1, i;
+	unsigned int port = srv->o.port;
+
+	if (deadlines_create(&srv->deadlines, srv->o.request_timeout ? srv->o.request_timeout : 30,
+			     SERVE_IDLE_TIMEOUT, on_expired, srv)) {
+		cb_set_err(err, errlen, "cannot start: out of memory or threads");
 		return -1;
 	}
+	for (i = 0; i < n; i++)
+		if (listen_name(srv, local ? loopback[i] : srv->o.host, i + 1 == n, &port, err,
+				errlen))
+			goto fail;
+	if (!srv->nd) {
+		cb_set_err(err, errlen, "--host %s: no address to listen on", srv->o.host);
+		goto fail;
+	}
 	return 0;
+fail:
+	serve_http_stop(srv);
+	return -1;
 }
 
 unsigned int serve_http_port(const struct serve *srv)
 {
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
+	const union MHD_DaemonInfo *di =
+		srv->nd ? MHD_get_daemon_info(srv->d[0], MHD_DAEMON_INFO_BIND_PORT) : NULL;
 
 	return di ? di->port : srv->o.port;
 }
 
+/* Seconds serve_http_stop() gives running requests to be answered. */
+#define STOP_GRACE_S 10
+
 void serve_http_stop(struct serve *srv)
 {
-	MHD_socket ls;
+	MHD_socket ls[SERVE_MAX_LISTEN];
+	int i;
 
-	if (!srv->d)
+	if (!srv->nd) {
+		deadlines_destroy(srv->deadlines);
+		srv->deadlines = NULL;
 		return;
-	ls = MHD_quiesce_daemon(srv->d);
-	/* Running generations end within a pass; their connections then close. */
+	}
+	for (i = 0; i < srv->nd; i++)
+		ls[i] = MHD_quiesce_daemon(srv->d[i]);
+	/*
+	 * Running generations end within a pass, each answered how it ended (a
+	 * stream's last events, a 503); new requests on open connections get a
+	 * 503.  The daemons are stopped (which shuts every socket) once those
+	 * answers are out, or after STOP_GRACE_S.
+	 */
+	__atomic_store_n(&srv->stopping, 1, __ATOMIC_RELEASE);
 	slots_cancel_all(srv->slots);
-	MHD_stop_daemon(srv->d);
-	srv->d = NULL;
-	/* Ours to close, and only now: the daemon's threads are gone. */
-	if (ls != MHD_INVALID_SOCKET)
-		close(ls);
+	for (i = 0; i < STOP_GRACE_S * 100 && __atomic_load_n(&srv->inflight, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	for (i = 0; i < srv->nd; i++) {
+		MHD_stop_daemon(srv->d[i]);
+		srv->d[i] = NULL;
+		/* Ours to close, and only now: the daemon's threads are gone. */
+		if (ls[i] != MHD_INVALID_SOCKET)
+			close(ls[i]);
+	}
+	srv->nd = 0;
+	deadlines_destroy(srv->deadlines);
+	srv->deadlines = NULL;
 }

@@ -355,6 +355,9 @@ char *metrics_render(const struct serve *srv, size_t *len)
 	put(&o, "colibri_serve_rejected_total{reason=\"busy\"} %llu\n", snap.rejected[REJECT_BUSY]);
 	put(&o, "colibri_serve_rejected_total{reason=\"device\"} %llu\n",
 	    snap.rejected[REJECT_DEVICE]);
+	family(&o, "colibri_serve_slow_requests_total", "counter",
+	       "Connections closed because a request did not arrive whole by its deadline (--request-timeout).");
+	put(&o, "colibri_serve_slow_requests_total %llu\n", snap.rejected[REJECT_SLOW]);
 	family(&o, "colibri_serve_sessions", "gauge", "Sessions this server has open now.");
 	put(&o, "colibri_serve_sessions %d\n", snap.sessions);
 	family(&o, "colibri_serve_sessions_max", "gauge", "--max-sessions.");

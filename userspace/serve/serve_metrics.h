@@ -24,10 +24,11 @@ enum serve_route {
 	ROUTE_COUNT,
 };
 
-/* Why a generation request was turned away at once. */
+/* Why a request was turned away: a generation at once, or a slow one's connection. */
 enum serve_reject {
 	REJECT_BUSY,		/* --max-sessions requests were generating: 429 */
 	REJECT_DEVICE,		/* the device had no room for a session: 503 */
+	REJECT_SLOW,		/* not in whole by its deadline: connection closed */
 	REJECT_COUNT,
 };
 

@@ -639,6 +639,28 @@ static int check_whole(struct parse *p, enum gen_kind kind)
 	return 0;
 }
 
+/*
+ * Whether the body holds a NUL: a raw byte, or the escape \u0000 in a
+ * string.  Strings end at a NUL here (a prompt, content, a stop string),
+ * so such a request is refused rather than silently cut.  Backslashes
+ * occur only inside strings in JSON: each starts an escape, skipped whole.
+ */
+static int has_nul(const char *body, size_t len)
+{
+	size_t i;
+
+	if (memchr(body, 0, len))
+		return 1;
+	for (i = 0; i + 1 < len; i++) {
+		if (body[i] != '\\')
+			continue;
+		if (body[i + 1] == 'u' && i + 6 <= len && !memcmp(body + i + 2, "0000", 4))
+			return 1;
+		i++;	/* the escaped character */
+	}
+	return 0;
+}
+
 int gen_req_parse(struct gen_req *r, enum gen_kind kind, const char *body, size_t len,
 		  uint32_t vocab_size, struct api_error *e)
 {
@@ -648,6 +670,11 @@ int gen_req_parse(struct gen_req *r, enum gen_kind kind, const char *body, size_
 
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
+	if (has_nul(body, len)) {
+		api_bad(e, NULL, "a string holds a NUL character (\\u0000), which this server "
+			"does not take");
+		return -1;
+	}
 	root = cJSON_ParseWithLength(body, len);
 	if (!root) {
 		api_bad(e, NULL, "the body is not valid JSON");

@@ -52,6 +52,7 @@ struct stream {
 	size_t off;			/* of them, read already */
 	int done;			/* the generation ended, all it says is queued */
 	int gone;			/* the client left: queue nothing more */
+	int shutdown;			/* the server is stopping: end with an error event */
 	struct gen_result res;
 };
 
@@ -112,9 +113,20 @@ static void queue_end(struct stream *st)
 	int u = st->r.include_usage ? 0 : -1;
 	struct api_error e;
 
-	if (res->err == -ECANCELED)
-		return;
-	if (res->err) {
+	if (res->err == -ECANCELED && !st->shutdown)
+		return;	/* the client is gone */
+	if (res->err == -ECANCELED) {
+		/* what was generated ends, then why (finish_reason "abort", as vLLM's) */
+		api_error_set(&e, 503, "server_error", NULL, "server_shutdown",
+			      "The server is shutting down: the answer was cut short");
+		if (queue_event(st, resp_chunk(&st->h, st->r.kind, 0,
+					       st->r.kind == GEN_CHAT ? NULL : "", 0, "abort",
+					       u, res)) ||
+		    (st->r.include_usage &&
+		     queue_event(st, resp_chunk(&st->h, st->r.kind, 0, NULL, 0, NULL, 1, res))) ||
+		    queue_event(st, resp_error(&e)))
+			return;
+	} else if (res->err) {
 		api_error_set(&e, 500, "server_error", NULL, NULL, "%s", res->msg);
 		if (queue_event(st, resp_error(&e)))
 			return;
@@ -163,17 +175,29 @@ static void *stream_main(void *arg)
 	return NULL;
 }
 
-/* The client left (the watcher, or the connection's end): stop. */
-static void stream_gone(void *arg)
+/* Stop the generation: the client left, or (@gone 0) the server is stopping. */
+static void stream_cancel(struct stream *st, int gone)
 {
-	struct stream *st = arg;
-
 	pthread_mutex_lock(&st->lock);
-	st->gone = 1;
+	if (gone)
+		st->gone = 1;
+	else
+		st->shutdown = 1;
 	if (st->s)
 		colibri_session_cancel(st->s);
 	pthread_cond_broadcast(&st->cond);
 	pthread_mutex_unlock(&st->lock);
+}
+
+/*
+ * The watcher's call: the client hung up, or serve_http_stop() cancels
+ * every request; then the client is still there to read how it ended.
+ */
+static void stream_gone(void *arg)
+{
+	struct stream *st = arg;
+
+	stream_cancel(st, !__atomic_load_n(&st->srv->stopping, __ATOMIC_ACQUIRE));
 }
 
 /* libmicrohttpd's content reader: the next bytes, waiting for them. */
@@ -263,7 +287,7 @@ void stream_finish(struct stream *st, struct gen_result *res)
 	 * The slot (and its watch) is the thread's to put back; once joined,
 	 * the watcher holds no pointer to the stream.
 	 */
-	stream_gone(st);	/* a no-op for a stream that was read to its end */
+	stream_cancel(st, 1);	/* a no-op for a stream that was read to its end */
 	pthread_join(st->th, NULL);
 	*res = st->res;
 	stream_free(st);
