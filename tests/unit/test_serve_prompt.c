@@ -195,7 +195,7 @@ static void test_bos_once_with_a_template_and_the_tokenizers_own_without(void)
 		if (!m)
 			continue;
 		bos = cb_tok_bos_id(m->tok);
-		n = chat_prompt(&m->chat, m->tok, msgs, NULL, &ids, err, sizeof(err));
+		n = chat_prompt(&m->chat, m->tok, msgs, NULL, NULL, &ids, err, sizeof(err));
 		CB_CHECK(n > 3 && ids[0] == (uint32_t)bos && count(ids, n, bos) == 1 &&
 			 !m->chat.tmpl == (i == 1),
 			 "%s: %ld tokens, first %u, BOS %d: %s", names[i], n, n > 0 ? ids[0] : 0, bos,
@@ -224,7 +224,7 @@ static void test_a_template_that_refuses_says_why(void)
 	}
 	CB_CHECK(!cb_chat_from_tokenizer_config(&chat, cfg, sizeof(cfg) - 1, 0, err, sizeof(err)),
 		 "%s", err);
-	n = chat_prompt(&chat, m->tok, msgs, NULL, &ids, err, sizeof(err));
+	n = chat_prompt(&chat, m->tok, msgs, NULL, NULL, &ids, err, sizeof(err));
 	CB_CHECK(n == -1 && !ids && strstr(err, "no system role"), "%ld: %s", n, err);
 	CB_CHECK(chat_end_of_turn(&chat, m->tok, cb_tok_eos_id(m->tok), end, CHAT_END_MAX) == 0,
 		 "a template that refuses has no end of turn");

@@ -309,7 +309,7 @@ static int answer(struct chat *ch)
 	long n, k;
 	int ret = -1;
 
-	n = chat_prompt(ch->tmpl, ch->tok, ch->messages, NULL, &ids, err, sizeof(err));
+	n = chat_prompt(ch->tmpl, ch->tok, ch->messages, NULL, NULL, &ids, err, sizeof(err));
 	if (n <= 0) {
 		fprintf(stderr, "colibri chat: %s\n", n < 0 ? err : "the prompt is empty");
 		goto out;

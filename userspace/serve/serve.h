@@ -166,6 +166,7 @@ struct gen_req {
 	enum gen_kind kind;
 	char model[128];
 	cJSON *messages, *tools;
+	cJSON *tmpl_vars;		/* the template's further variables, or NULL */
 	char *prompt_text;
 	uint32_t *prompt;
 	uint32_t n_prompt;

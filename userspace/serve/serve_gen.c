@@ -30,8 +30,8 @@ int gen_prepare(struct serve *srv, struct gen_req *r, struct api_error *e)
 	long n, i;
 
 	if (r->kind == GEN_CHAT) {
-		n = chat_prompt(srv->chat, srv->tok, r->messages, r->tools, &r->prompt, err,
-				sizeof(err));
+		n = chat_prompt(srv->chat, srv->tok, r->messages, r->tools, r->tmpl_vars,
+				&r->prompt, err, sizeof(err));
 		if (n < 0) {
 			api_bad(e, "messages", "%s", err);
 			return -1;

@@ -13,8 +13,8 @@
 #include "tokenizer.h"
 
 long chat_prompt(const struct cb_chat *chat, const struct cb_tokenizer *tok,
-		 const cJSON *messages, const cJSON *tools, uint32_t **ids, char *err,
-		 size_t errlen)
+		 const cJSON *messages, const cJSON *tools, const cJSON *vars, uint32_t **ids,
+		 char *err, size_t errlen)
 {
 	unsigned int flags = chat->tmpl ? 0 : CB_TOK_ADD_SPECIAL;
 	int32_t *ids32 = NULL;
@@ -23,7 +23,7 @@ long chat_prompt(const struct cb_chat *chat, const struct cb_tokenizer *tok,
 	long n, i;
 
 	*ids = NULL;
-	if (cb_chat_render(chat, messages, tools, 1, NULL, &text, &len, err, errlen))
+	if (cb_chat_render(chat, messages, tools, 1, vars, &text, &len, err, errlen))
 		return -1;
 	n = cb_tok_encode_alloc(tok, text, len, flags, &ids32);
 	free(text);

@@ -23,14 +23,15 @@ struct cb_chat;
 struct cb_tokenizer;
 
 /*
- * chat_prompt() - the tokens of @messages (and @tools, may be NULL) with
- * the generation prompt, in a malloc'ed *@ids.  Returns their number, or
+ * chat_prompt() - the tokens of @messages (and @tools, may be NULL; @vars,
+ * further variables of the template, may be NULL) with the generation
+ * prompt, in a malloc'ed *@ids.  Returns their number, or
  * -1 with one line in @err (the template refused: a construct, or its own
  * raise_exception message).
  */
 long chat_prompt(const struct cb_chat *chat, const struct cb_tokenizer *tok,
-		 const cJSON *messages, const cJSON *tools, uint32_t **ids, char *err,
-		 size_t errlen);
+		 const cJSON *messages, const cJSON *tools, const cJSON *vars, uint32_t **ids,
+		 char *err, size_t errlen);
 
 /*
  * chat_end_of_turn() - the tokens that end an assistant's answer in this

@@ -37,6 +37,7 @@ struct parse {
 	double temperature, top_p;
 	int has_temperature, has_top_p, has_seed;
 	int has_stream_options;
+	int tools_none;			/* tool_choice "none" */
 };
 
 void api_error_set(struct api_error *e, int status, const char *type, const char *param,
@@ -483,12 +484,71 @@ static int f_empty_object(struct parse *p, const char *name, const cJSON *v)
 	return 0;
 }
 
+/* "none": the tools stay out of the prompt (the model cannot call what it is not shown). */
 static int f_tool_choice(struct parse *p, const char *name, const cJSON *v)
 {
 	if (!cJSON_IsString(v) || (strcmp(v->valuestring, "none") &&
 				   strcmp(v->valuestring, "auto"))) {
 		api_bad(p->e, name, "tool_choice: only \"none\" and \"auto\" are supported");
 		return -1;
+	}
+	p->tools_none = !strcmp(v->valuestring, "none");
+	return 0;
+}
+
+/* A variable for the template; @v copied (taken over from what came before). */
+static int tmpl_var(struct parse *p, const char *name, const cJSON *v)
+{
+	cJSON *copy = cJSON_Duplicate(v, 1);
+
+	if (!p->r->tmpl_vars)
+		p->r->tmpl_vars = cJSON_CreateObject();
+	if (!copy || !p->r->tmpl_vars) {
+		cJSON_Delete(copy);
+		api_error_set(p->e, 500, "server_error", NULL, NULL, "out of memory");
+		return -1;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(p->r->tmpl_vars, name);
+	cJSON_AddItemToObject(p->r->tmpl_vars, name, copy);
+	return 0;
+}
+
+/* "low", "medium", "high" (and "minimal"): the template's reasoning_effort. */
+static int f_reasoning_effort(struct parse *p, const char *name, const cJSON *v)
+{
+	static const char *const ok[] = { "minimal", "low", "medium", "high" };
+	size_t i;
+
+	for (i = 0; cJSON_IsString(v) && i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(v->valuestring, ok[i]))
+			return tmpl_var(p, name, v);
+	api_bad(p->e, name, "reasoning_effort must be \"minimal\", \"low\", \"medium\" or \"high\"");
+	return -1;
+}
+
+/*
+ * Variables for the template as they are (enable_thinking: false is how
+ * clients turn Qwen3's thinking off); none may stand in for what the
+ * request says itself.
+ */
+static int f_chat_template_kwargs(struct parse *p, const char *name, const cJSON *v)
+{
+	static const char *const ours[] = { "messages", "tools", "add_generation_prompt" };
+	const cJSON *it;
+	size_t i;
+
+	if (!cJSON_IsObject(v)) {
+		api_bad(p->e, name, "chat_template_kwargs must be an object");
+		return -1;
+	}
+	cJSON_ArrayForEach(it, v) {
+		for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+			if (!strcmp(it->string, ours[i])) {
+				api_bad(p->e, name, "chat_template_kwargs may not set %s", ours[i]);
+				return -1;
+			}
+		if (tmpl_var(p, it->string, it))
+			return -1;
 	}
 	return 0;
 }
@@ -556,6 +616,8 @@ static const struct field fields[] = {
 	{ "tools", KIND_CHAT, f_tools },
 	{ "tool_choice", KIND_CHAT, f_tool_choice },
 	{ "parallel_tool_calls", KIND_CHAT, f_bool },
+	{ "reasoning_effort", KIND_CHAT, f_reasoning_effort },
+	{ "chat_template_kwargs", KIND_CHAT, f_chat_template_kwargs },
 	{ "frequency_penalty", KIND_BOTH, f_penalty },
 	{ "presence_penalty", KIND_BOTH, f_penalty },
 	{ "logit_bias", KIND_BOTH, f_empty_object },
@@ -627,6 +689,10 @@ static int check_whole(struct parse *p, enum gen_kind kind)
 		return -1;
 	}
 	r->max_tokens = p->max_completion_tokens ? p->max_completion_tokens : p->max_tokens;
+	if (p->tools_none) {
+		cJSON_Delete(r->tools);
+		r->tools = NULL;
+	}
 	/* OpenAI's defaults: temperature 1, top_p 1; top_p 0 keeps the likeliest token. */
 	r->sp.temperature_milli = (uint32_t)lround((p->has_temperature ? p->temperature : 1.0) *
 						   1000);
@@ -696,6 +762,7 @@ void gen_req_release(struct gen_req *r)
 {
 	cJSON_Delete(r->messages);
 	cJSON_Delete(r->tools);
+	cJSON_Delete(r->tmpl_vars);
 	free(r->prompt_text);
 	free(r->prompt);
 	memset(r, 0, sizeof(*r));
