@@ -35,8 +35,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: colibri serve --model M [--name N] [--host 127.0.0.1] [--port 8080]\n"
 		"         [--backend auto|kernel|user] [--api-key K] [--max-sessions N]\n"
-		"         [--context N] [--request-timeout S] [--threads N] [--isa I]\n"
-		"         [--io ioctl|uring]\n"
+		"         [--context N] [--request-timeout S] [--cors ORIGINS] [--threads N]\n"
+		"         [--isa I] [--io ioctl|uring]\n"
 		"An OpenAI-compatible HTTP server (docs/serve.md): GET /v1/models,\n"
 		"POST /v1/chat/completions, POST /v1/completions, GET /health, GET /metrics.\n"
 		"Each request is a session of its own on the model, so the kernel batches\n"
@@ -56,6 +56,9 @@ static void usage(FILE *f)
 		"  --request-timeout S  seconds a new connection has to send a whole\n"
 		"                     request, headers and body (default 30; a later one\n"
 		"                     on the same connection: 120 from the last answer)\n"
+		"  --cors ORIGINS     pages of these origins may call the API from a browser\n"
+		"                     (comma separated, exact, e.g. http://localhost:3000;\n"
+		"                     * any; default: none)\n"
 		CLI_HELP_BACKEND CLI_HELP_IO CLI_HELP_THREADS CLI_HELP_ISA
 		"A model this server loaded into the kernel is unloaded when it stops\n"
 		"(SIGINT, SIGTERM), unless another process is attached to it then.\n");
@@ -79,6 +82,7 @@ static int parse_opts(int argc, char **argv, struct serve_cmd *sc)
 		{ "max-sessions", required_argument, NULL, 'm' },
 		{ "context", required_argument, NULL, 'c' },
 		{ "request-timeout", required_argument, NULL, 't' },
+		{ "cors", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -106,6 +110,7 @@ static int parse_opts(int argc, char **argv, struct serve_cmd *sc)
 			r = cli_u32(cmd, "--request-timeout", optarg, 1, 3600, &v);
 			sc->o.request_timeout = v;
 			break;
+		case 'C': sc->o.cors = optarg[0] ? optarg : NULL; break;
 		case 'h': usage(stdout); return 1;
 		default:
 			r = cli_common_opt(cmd, c, optarg, &sc->co);

@@ -79,6 +79,8 @@ struct serve_metrics;
  * @context: positions of each request's session (0: the library's default).
  * @request_timeout: seconds a connection has to send its first request
  *	whole, headers and body (serve_deadline.h).
+ * @cors: --cors: the origins browsers may call from ("*": any), comma
+ *	separated, or NULL: no CORS headers.
  */
 struct serve_opts {
 	const char *host;
@@ -87,6 +89,7 @@ struct serve_opts {
 	unsigned int max_sessions;
 	uint32_t context;
 	unsigned int request_timeout;
+	const char *cors;
 };
 
 /**

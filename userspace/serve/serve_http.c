@@ -80,6 +80,42 @@ struct req {
 	struct gen_result res;
 };
 
+/*
+ * Whether @origin is one of --cors's (exact, comma-separated; "*" any):
+ * the value of Access-Control-Allow-Origin, or NULL.
+ */
+static const char *cors_allow(const struct serve *srv, const char *origin)
+{
+	const char *p = srv->o.cors, *end;
+	size_t n;
+
+	if (!p || !origin)
+		return NULL;
+	if (!strcmp(p, "*"))
+		return "*";
+	n = strlen(origin);
+	for (; *p; p = *end ? end + 1 : end) {
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		if ((size_t)(end - p) == n && !strncmp(p, origin, n))
+			return origin;
+	}
+	return NULL;
+}
+
+/* A browser's page of an allowed origin may read the answer (CORS). */
+static void add_cors(struct req *rq, struct MHD_Connection *c, struct MHD_Response *resp)
+{
+	const char *allow = cors_allow(rq->srv, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									    "Origin"));
+
+	if (rq->srv->o.cors && strcmp(rq->srv->o.cors, "*"))
+		MHD_add_response_header(resp, "Vary", "Origin");
+	if (allow)
+		MHD_add_response_header(resp, "Access-Control-Allow-Origin", allow);
+}
+
 /* Queue an answer whose body @body (malloc'ed, taken; NULL: out of memory). */
 static enum MHD_Result answer(struct req *rq, struct MHD_Connection *c, int status,
 			      const char *ctype, char *body, size_t len)
@@ -99,7 +135,9 @@ static enum MHD_Result answer(struct req *rq, struct MHD_Connection *c, int stat
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, "Content-Type", ctype);
+	if (ctype)
+		MHD_add_response_header(resp, "Content-Type", ctype);
+	add_cors(rq, c, resp);
 	if (status == 429 || status == 503)
 		MHD_add_response_header(resp, "Retry-After", "1");
 	if (status == 401)
@@ -160,6 +198,40 @@ static int connection_fd(struct MHD_Connection *c)
 	return ci ? ci->connect_fd : -1;
 }
 
+/*
+ * OPTIONS on a known path: what it allows, and for a browser's preflight
+ * from an allowed origin (--cors) the methods and headers it may send.
+ * No key is asked: a preflight never carries one.
+ */
+static enum MHD_Result preflight(struct req *rq, struct MHD_Connection *c)
+{
+	const char *allow = !strcmp(rq->route->method, "GET") ? "GET, HEAD, OPTIONS" :
+			    "POST, OPTIONS";
+	const char *hdrs = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						       "Access-Control-Request-Headers");
+	struct MHD_Response *resp = MHD_create_response_from_buffer(0, "",
+								    MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Allow", allow);
+	add_cors(rq, c, resp);
+	if (cors_allow(rq->srv, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"))) {
+		MHD_add_response_header(resp, "Access-Control-Allow-Methods", allow);
+		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+					hdrs ? hdrs : "Authorization, Content-Type");
+		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+	}
+	ret = MHD_queue_response(c, 204, resp);
+	MHD_destroy_response(resp);
+	if (ret == MHD_YES) {
+		rq->answered = 1;
+		rq->status = 204;
+	}
+	return ret;
+}
+
 static enum MHD_Result add_header_len(void *cls, enum MHD_ValueKind kind, const char *key,
 				     const char *value)
 {
@@ -195,6 +267,8 @@ static int check_headers(struct req *rq, struct MHD_Connection *c)
 			      "Unknown request URL: %s %.100s", rq->method, rq->path);
 		goto err;
 	}
+	if (!strcmp(rq->method, "OPTIONS") && rq->route)
+		return preflight(rq, c) == MHD_YES ? 1 : -1;
 	if (!rq->method_ok) {
 		api_error_set(&e, 405, "invalid_request_error", NULL, "method_not_allowed",
 			      "%s %.100s: use %s", rq->method, rq->path, rq->route->method);
@@ -290,6 +364,7 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 		if (stream_start(srv, &rq->g, s, &rq->slot, connection_fd(c), rq->t0, &rq->st,
 				 &resp, &e))
 			return answer_error(rq, c, &e);
+		add_cors(rq, c, resp);
 		ret = MHD_queue_response(c, 200, resp);
 		MHD_destroy_response(resp);
 		rq->answered = 1;
