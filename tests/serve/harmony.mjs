@@ -18,7 +18,11 @@
 //     cuts the content (only: the same reasoning) where it first comes;
 //     over all seeds, every kind of part was seen.
 //
-// Usage: node harmony.mjs --base URL --name NAME [--seeds N]
+// With --format hermes, the same of hermes-chat: the Hermes format
+// (Qwen's): <think> at the start in reasoning_content, <tool_call> JSON in
+// tool_calls (arguments as compact JSON), no tag in any text.
+//
+// Usage: node harmony.mjs --base URL --name NAME [--format harmony|hermes] [--seeds N]
 // Prints TAP; exits non-zero if a test failed.
 import OpenAI from "openai";
 
@@ -27,6 +31,7 @@ const args = Object.fromEntries(
 );
 const { base, name } = args;
 const seeds = Number(args.seeds || 16);
+const hermes = args.format === "hermes";
 
 let n = 0;
 let failed = 0;
@@ -42,7 +47,10 @@ const client = new OpenAI({ baseURL: base, apiKey: "none", maxRetries: 0, timeou
 const messages = [{ role: "user", content: "What is the weather in Oslo?" }];
 const tools = [{ type: "function", function: { name: "f", description: "The weather of a city.",
 	parameters: { type: "object", properties: { city: { type: "string" } } } } }];
-const markers = /<\|(start|channel|message|end|return|call|constrain)\|>/;
+// Hermes: a tag stays in the content only around what was not a call
+// (no text is lost), never around the call the chain says.
+const markers = hermes ? /<\/?think>|<\|im_(start|end)\|>|<tool_call>\s*\{"name": "f", "arguments": \{"city": "Oslo"\}\}/ :
+	/<\|(start|channel|message|end|return|call|constrain)\|>/;
 
 // The parts of a plain answer: content, reasoning, calls [{name, arguments}], finish, usage.
 const plain = (r) => {
@@ -88,14 +96,18 @@ const wellFormed = (p) => {
 			bad.push(`tool call ${show(c)}`);
 	}
 	const text = [p.content || "", p.reasoning, ...p.calls.flatMap((c) => [c.name, c.arguments])].join("\u0000");
-	if (markers.test(text)) bad.push("a harmony marker in the text");
+	if (markers.test(text)) bad.push("a marker in the text");
 	return bad.join("; ") || undefined;
 };
 
 // --- greedy: one tool call ----------------------------------------------------------
 {
 	const req = { model: name, messages, tools, temperature: 0, max_tokens: 50 };
-	const want = { content: null, reasoning: "", calls: [{ name: "f", arguments: '{"city": "Oslo"}' }], finish: "tool_calls", tokens: 8 };
+	// harmony: 8 tokens, the arguments as the model wrote them; Hermes:
+	// <tool_call>, the JSON, </tool_call>, <|im_end|>, the arguments compact
+	const args1 = hermes ? '{"city":"Oslo"}' : '{"city": "Oslo"}';
+	const ntok = hermes ? 4 : 8;
+	const want = { content: null, reasoning: "", calls: [{ name: "f", arguments: args1 }], finish: "tool_calls", tokens: ntok };
 	const r = plain(await client.chat.completions.create(req));
 	const got = { ...r, calls: r.calls.map(({ name, arguments: a }) => ({ name, arguments: a })) };
 	tap(JSON.stringify(got) === JSON.stringify(want) && !wellFormed(r),
@@ -103,18 +115,18 @@ const wellFormed = (p) => {
 	const s = await streamed(req);
 	const sc = s.calls.map(({ name, arguments: a }) => ({ name, arguments: a }));
 	tap(JSON.stringify(sc) === JSON.stringify(want.calls) && s.content === "" && s.reasoning === "" &&
-		s.finish === "tool_calls" && s.tokens === 8 && /^call_/.test(s.calls[0]?.id),
+		s.finish === "tool_calls" && s.tokens === ntok && /^call_/.test(s.calls[0]?.id),
 		"greedy, streamed: the same call in tool_calls deltas", show({ ...s, chunks: undefined }));
 	// the client's own accumulator
 	const helper = client.chat.completions.stream(req);
 	const fin = await helper.finalChatCompletion();
 	const m = fin.choices[0].message;
 	tap(m.tool_calls?.length === 1 && m.tool_calls[0].function.name === "f" &&
-		m.tool_calls[0].function.arguments === '{"city": "Oslo"}' && fin.choices[0].finish_reason === "tool_calls",
+		m.tool_calls[0].function.arguments === args1 && fin.choices[0].finish_reason === "tool_calls",
 		"greedy, the client's stream helper: finalChatCompletion() has the call", show(fin));
 }
 
-// --- sampled: harmony answers of every kind -------------------------------------------------
+// --- sampled: answers of every kind -------------------------------------------------
 const seen = { reasoning: 0, content: 0, calls: 0, both: 0 };
 const bad = [];
 for (let seed = 1; seed <= seeds; seed++) {

@@ -153,7 +153,7 @@ static void run(const char *const *pieces, const char *stop, int harmony, size_t
 	char *json;
 
 	memset(r, 0, sizeof(*r));
-	r->b.a.harmony = harmony;
+	r->b.a.split = harmony;
 	resp_head_init(&r->b.s.h, GEN_CHAT, "m");
 	if (stop) {
 		ss.n = 1;
@@ -162,7 +162,8 @@ static void run(const char *const *pieces, const char *stop, int harmony, size_t
 	}
 	if (max && max < n)
 		n = max;
-	CB_CHECK(!gen_text_init(&t, tok, harmony, 1, &ss, &sink), "gen_text_init");
+	CB_CHECK(!gen_text_init(&t, tok, harmony ? FORMAT_HARMONY : FORMAT_PLAIN, 1, &ss, &sink),
+		 "gen_text_init");
 	for (i = 0; i < n && !end; i++) {
 		r->fed++;
 		if (is_id(ids[i], "<|return|>") || is_id(ids[i], "<|call|>")) {

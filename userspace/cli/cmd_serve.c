@@ -152,7 +152,8 @@ static int prepare(struct serve *srv)
 	}
 	srv->eos = cb_tok_eos_id(srv->tok);
 	srv->n_eot = chat_end_of_turn(srv->chat, srv->tok, srv->eos, srv->eot, CHAT_END_MAX);
-	srv->harmony = chat_is_harmony(srv->chat, srv->tok);
+	srv->format = chat_is_harmony(srv->chat, srv->tok) ? FORMAT_HARMONY :
+		      chat_is_hermes(srv->chat) ? FORMAT_HERMES : FORMAT_PLAIN;
 	/* One session now: a context the backend refuses is said at start, not per request. */
 	if (colibri_session_open(&s, srv->m, &so, err, sizeof(err))) {
 		fprintf(stderr, "colibri serve: %s\n", err);
@@ -186,7 +187,10 @@ static void say_ready(const struct serve *srv)
 		srv->name, srv->mi->description, srv->max_context, srv->o.max_sessions);
 	fprintf(stderr, "colibri serve: chat template: %s%s%s\n",
 		srv->chat->tmpl ? srv->chat->source : "none, the plain fallback format", eot,
-		srv->harmony ? "; harmony channels split into content, reasoning, tool calls" : "");
+		srv->format == FORMAT_HARMONY ?
+		"; harmony channels split into content, reasoning, tool calls" :
+		srv->format == FORMAT_HERMES ?
+		"; <think> and <tool_call> split into reasoning, content, tool calls" : "");
 	fprintf(stderr, "colibri serve: listening on http://%s%s%s:%u\n",
 		strchr(srv->o.host, ':') ? "[" : "", srv->o.host,
 		strchr(srv->o.host, ':') ? "]" : "", serve_http_port(srv));

@@ -101,8 +101,9 @@ struct serve_opts {
  * @chat: its chat template (->tmpl NULL: the fallback format).
  * @eos: the end-of-sequence token, or -1.
  * @eot, @n_eot: chat: the tokens besides @eos that end an answer (serve_prompt.h).
- * @harmony: chat answers are harmony's (chat_is_harmony()): split into
- *	content, reasoning_content and tool_calls.
+ * @format: how chat answers are split into content, reasoning_content and
+ *	tool_calls (enum answer_format: harmony's, chat_is_harmony(); the
+ *	Hermes tags, chat_is_hermes(); or not at all).
  * @max_context: positions of a request's session, as the backend gave them.
  * @created: when the server started (the model's "created").
  * @slots: admission and the hang-up watcher.
@@ -118,7 +119,7 @@ struct serve {
 	const struct cb_chat *chat;
 	int32_t eos, eot[CHAT_END_MAX];
 	int n_eot;
-	int harmony;
+	int format;
 	uint32_t max_context;
 	time_t created;
 	struct serve_slots *slots;
@@ -248,12 +249,12 @@ struct gen_call {
 
 /*
  * struct gen_answer - the whole text of a plain answer, by part.
- * @harmony: the answer was split (a harmony chat): the message says
- *	"reasoning_content" (and "tool_calls" when it has some).
+ * @split: the answer was split (a chat of a format with parts): the
+ *	message says "reasoning_content" (and "tool_calls" when it has some).
  * @oom: memory ran out on the way.
  */
 struct gen_answer {
-	int harmony;
+	int split;
 	struct cb_sbuf content, reasoning;
 	struct gen_call *calls;
 	unsigned int n_calls;

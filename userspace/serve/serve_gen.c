@@ -126,7 +126,7 @@ static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 	/* harmony's parser sees the end too: <|call|> completes a tool call */
 	if (u->r->kind == GEN_CHAT && is_end(u->srv, token)) {
 		u->eot = 1;
-		if (u->t.harmony)
+		if (u->t.format == FORMAT_HARMONY)
 			gen_text_feed(&u->t, token);
 		return 1;
 	}
@@ -148,7 +148,7 @@ int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *
 	res->err = 0;
 	res->msg[0] = 0;
 	/* A completion continues its prompt: keep a leading space; an answer starts afresh. */
-	if (gen_text_init(&u.t, srv->tok, r->kind == GEN_CHAT && srv->harmony,
+	if (gen_text_init(&u.t, srv->tok, r->kind == GEN_CHAT ? srv->format : FORMAT_PLAIN,
 			  r->kind != GEN_COMPLETION, &r->stop, sink)) {
 		res->err = -ENOMEM;
 		snprintf(res->msg, sizeof(res->msg), "out of memory");
@@ -164,9 +164,10 @@ int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *
 	}
 	/*
 	 * What the decoder and the matcher hold: not after a stop string, nor
-	 * (but with harmony) after the end of the turn.
+	 * (but for a parser's, which may hold a whole tool call) after the end
+	 * of the turn.
 	 */
-	if (!u.t.stopped && (!u.eot || u.t.harmony))
+	if (!u.t.stopped && (!u.eot || u.t.format != FORMAT_PLAIN))
 		gen_text_end(&u.t);
 	if (u.t.gone) {
 		res->err = -ECANCELED;

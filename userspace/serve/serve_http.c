@@ -344,7 +344,8 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 	struct colibri_session *s = NULL;
 	struct gen_sink sink;
 	struct MHD_Response *resp;
-	struct gen_answer ans = { .harmony = srv->harmony && rq->route->kind == GEN_CHAT };
+	struct gen_answer ans = { .split = srv->format != FORMAT_PLAIN &&
+					  rq->route->kind == GEN_CHAT };
 	struct resp_head h;
 	struct api_error e;
 	enum MHD_Result ret;

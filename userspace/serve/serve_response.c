@@ -263,7 +263,7 @@ char *resp_completion(const struct resp_head *h, enum gen_kind kind, const struc
 			jb_raw(&j, "null");
 		else
 			sbuf_str(&j, &a->content);
-		if (a->harmony) {
+		if (a->split) {
 			jb_raw(&j, ", \"reasoning_content\": ");
 			sbuf_str(&j, &a->reasoning);
 		}

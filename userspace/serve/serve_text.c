@@ -23,8 +23,8 @@ static int pass_content(struct gen_text *t, const char *s, size_t n)
 	return hit;
 }
 
-/* The harmony parser's output: content through the stop strings, the rest as it is. */
-static int harmony_out(void *arg, enum text_part part, const char *s, size_t n)
+/* A parser's output: content through the stop strings, the rest as it is. */
+static int parts_out(void *arg, enum text_part part, const char *s, size_t n)
 {
 	struct gen_text *t = arg;
 
@@ -37,20 +37,23 @@ static int harmony_out(void *arg, enum text_part part, const char *s, size_t n)
 	return 0;
 }
 
-int gen_text_init(struct gen_text *t, const struct cb_tokenizer *tok, int harmony, int at_start,
+int gen_text_init(struct gen_text *t, const struct cb_tokenizer *tok, int format, int at_start,
 		  const struct stop_strings *ss, const struct gen_sink *sink)
 {
 	memset(t, 0, sizeof(*t));
 	t->sink = sink;
-	t->harmony = harmony;
+	t->format = format;
 	t->piece_cap = cb_tok_stream_cap(tok);
 	t->piece = malloc(t->piece_cap);
 	/* content comes a token's text at a time, or a header that was none */
 	t->out = malloc(t->piece_cap + HARMONY_HEAD_MAX + STOP_LEN_MAX);
-	if (!t->piece || !t->out || (harmony && harmony_init(&t->hm, tok, harmony_out, t))) {
+	if (!t->piece || !t->out ||
+	    (format == FORMAT_HARMONY && harmony_init(&t->hm, tok, parts_out, t))) {
 		gen_text_release(t);
 		return -1;
 	}
+	if (format == FORMAT_HERMES)
+		hermes_init(&t->he, parts_out, t);
 	cb_tok_stream_init(&t->ts, tok, CB_TOK_SKIP_SPECIAL);
 	t->ts.at_start = at_start;
 	stop_match_init(&t->sm, ss);
@@ -59,8 +62,10 @@ int gen_text_init(struct gen_text *t, const struct cb_tokenizer *tok, int harmon
 
 void gen_text_release(struct gen_text *t)
 {
-	if (t->harmony)
+	if (t->format == FORMAT_HARMONY)
 		harmony_release(&t->hm);
+	if (t->format == FORMAT_HERMES)
+		hermes_release(&t->he);
 	free(t->piece);
 	free(t->out);
 	t->piece = NULL;
@@ -70,11 +75,20 @@ void gen_text_release(struct gen_text *t)
 int gen_text_feed(struct gen_text *t, int32_t token)
 {
 	long n;
+	int r;
 
-	if (t->harmony)
+	if (t->format == FORMAT_HARMONY)
 		return harmony_feed(&t->hm, token) ? 1 : 0;
 	n = cb_tok_stream_feed(&t->ts, token, t->piece, t->piece_cap);
-	return n > 0 ? pass_content(t, t->piece, (size_t)n) : 0;
+	if (n <= 0)
+		return 0;
+	if (t->format == FORMAT_HERMES) {
+		r = hermes_feed(&t->he, t->piece, (size_t)n);
+		if (r < 0)
+			t->gone = 1;	/* out of memory: end as if the client left */
+		return r ? 1 : 0;
+	}
+	return pass_content(t, t->piece, (size_t)n);
 }
 
 void gen_text_end(struct gen_text *t)
@@ -82,13 +96,17 @@ void gen_text_end(struct gen_text *t)
 	size_t k;
 	long n;
 
-	if (t->harmony) {
+	if (t->format == FORMAT_HARMONY) {
 		if (harmony_end(&t->hm))
 			return;
 	} else {
 		n = cb_tok_stream_flush(&t->ts, t->piece, t->piece_cap);
-		if (n > 0 && pass_content(t, t->piece, (size_t)n))
+		if (t->format == FORMAT_HERMES) {
+			if ((n > 0 && hermes_feed(&t->he, t->piece, (size_t)n)) || hermes_end(&t->he))
+				return;
+		} else if (n > 0 && pass_content(t, t->piece, (size_t)n)) {
 			return;
+		}
 	}
 	k = stop_flush(&t->sm, t->out);
 	if (k && t->sink->text(t->sink->arg, PART_CONTENT, t->out, k))

@@ -4,11 +4,12 @@
  * streaming decoder, harmony's channels (GPT-OSS, serve_harmony.h) and
  * the stop strings (serve_stop.h), out to a sink piece by piece.
  *
- * Without harmony every piece is content: each token's text (whole UTF-8
+ * A plain answer is all content: each token's text (whole UTF-8
  * characters, special tokens left out) through the stop strings.  With
- * harmony the parser splits the answer into content, reasoning and tool
- * calls; only the content goes through the stop strings (held bytes of a
- * possible stop string are sent at the end, after any other part).
+ * harmony (by token) or the Hermes tags (by text) a parser splits the
+ * answer into content, reasoning and tool calls; only the content goes
+ * through the stop strings (held bytes of a possible stop string are sent
+ * at the end, after any other part).
  */
 #ifndef COLIBRI_SERVE_TEXT_H
 #define COLIBRI_SERVE_TEXT_H
@@ -17,8 +18,16 @@
 #include <stdint.h>
 
 #include "serve_harmony.h"
+#include "serve_hermes.h"
 #include "serve_stop.h"
 #include "tokenizer.h"
+
+/* How a chat answer is split into parts (a completion's is plain). */
+enum answer_format {
+	FORMAT_PLAIN,		/* all of it content */
+	FORMAT_HARMONY,		/* GPT-OSS's channels, by token (serve_harmony.h) */
+	FORMAT_HERMES,		/* <think> and <tool_call> tags, by text (serve_hermes.h) */
+};
 
 /*
  * Where the text goes, piece by piece as it is made (stop strings taken
@@ -41,18 +50,20 @@ struct gen_text {
 	struct cb_tok_stream ts;
 	struct stop_match sm;
 	struct harmony hm;
-	int harmony;
+	struct hermes he;
+	int format;
 	char *piece, *out;
 	size_t piece_cap;
 	int gone, stopped;
 };
 
 /*
- * gen_text_init() - for the answer of @tok's model; @harmony: split its
- * channels; @at_start: the answer starts afresh (a completion continues its
- * prompt: 0).  0, or -1 (out of memory, or no harmony vocabulary).
+ * gen_text_init() - for the answer of @tok's model, split as @format says
+ * (enum answer_format); @at_start: the answer starts afresh (a completion
+ * continues its prompt: 0).  0, or -1 (out of memory, or no harmony
+ * vocabulary).
  */
-int gen_text_init(struct gen_text *t, const struct cb_tokenizer *tok, int harmony, int at_start,
+int gen_text_init(struct gen_text *t, const struct cb_tokenizer *tok, int format, int at_start,
 		  const struct stop_strings *ss, const struct gen_sink *sink);
 /* One more generated token: 1 when the answer must stop (@gone or @stopped). */
 int gen_text_feed(struct gen_text *t, int32_t token);
@@ -69,7 +80,8 @@ const char *gen_text_finish(const struct gen_text *t, const char *finish);
 /* Tool calls begun. */
 static inline unsigned int gen_text_calls(const struct gen_text *t)
 {
-	return t->harmony ? t->hm.n_calls : 0;
+	return t->format == FORMAT_HARMONY ? t->hm.n_calls :
+	       t->format == FORMAT_HERMES ? t->he.n_calls : 0;
 }
 
 #endif /* COLIBRI_SERVE_TEXT_H */
