@@ -535,8 +535,8 @@ static void test_type_mapping(void)
 	CB_CHECK(found == CB_DT__COUNT, "%u of the engine's %d types read from GGUF", found,
 		 CB_DT__COUNT);
 	CB_CHECK(!strcmp(gguf_supported_types(list, sizeof(list)),
-			 "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, "
-			 "IQ4_NL, IQ4_XS, BF16, MXFP4"), "supported: %s", list);
+			 "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, "
+			 "Q5_K, Q6_K, IQ4_XS, MXFP4"), "supported: %s", list);
 	/* a buffer too small is cut, never overrun */
 	CB_CHECK(strlen(gguf_supported_types(list, 8)) == 7, "cut to %zu", strlen(list));
 }

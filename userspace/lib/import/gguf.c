@@ -82,16 +82,19 @@ int gguf_type_to_cb(uint32_t type)
 	return -1;
 }
 
+/* In the engine's order of types (its table's): floats, then blocks. */
 const char *gguf_supported_types(char *buf, size_t len)
 {
 	size_t n = 0;
 	uint32_t t;
+	int dt;
 
 	buf[0] = 0;
-	for (t = 0; t < N_GGML_TYPES; t++)
-		if (gguf_type_to_cb(t) >= 0 && n < len)
-			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
-					      ggml_types[t].name);
+	for (dt = 0; dt < CB_DT__COUNT; dt++)
+		for (t = 0; t < N_GGML_TYPES; t++)
+			if (gguf_type_to_cb(t) == dt && n < len)
+				n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+						      ggml_types[t].name);
 	return buf;
 }
 
