@@ -148,6 +148,13 @@ enum gen_kind {
 	GEN_COMPLETION,		/* /v1/completions */
 };
 
+/* Which API a generation request came by: how its answer is written. */
+enum serve_api {
+	API_OPENAI,		/* /v1/... */
+	API_OLLAMA_CHAT,	/* /api/chat: "message" */
+	API_OLLAMA_GENERATE,	/* /api/generate: "response" */
+};
+
 /**
  * struct gen_req - one generation request, checked.
  * @kind: which endpoint.
@@ -168,6 +175,7 @@ enum gen_kind {
  */
 struct gen_req {
 	enum gen_kind kind;
+	enum serve_api api;
 	char model[128];
 	cJSON *messages, *tools;
 	cJSON *tmpl_vars;		/* the template's further variables, or NULL */
@@ -210,6 +218,8 @@ void api_error_set(struct api_error *e, int status, const char *type, const char
  */
 int gen_req_parse(struct gen_req *r, enum gen_kind kind, const char *body, size_t len,
 		  uint32_t vocab_size, struct api_error *e);
+/* Whether a JSON text holds a NUL (a raw byte, or \u0000 in a string). */
+int json_has_nul(const char *body, size_t len);
 void gen_req_release(struct gen_req *r);
 
 /* --- responses (serve_response.c) ----------------------------------------- */

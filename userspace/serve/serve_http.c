@@ -39,6 +39,7 @@
 #include "serve.h"
 #include "serve_deadline.h"
 #include "serve_metrics.h"
+#include "serve_ollama.h"
 #include "serve_slots.h"
 #include "util/util.h"
 
@@ -50,15 +51,22 @@ struct route {
 	int auth;			/* needs the API key */
 	int gen;			/* a generation, of @kind */
 	enum gen_kind kind;
+	enum serve_api api;		/* whose API: how its answers and errors are written */
 };
 
 static const struct route routes[] = {
-	{ "/v1/chat/completions", 0, "POST", ROUTE_CHAT, 1, 1, GEN_CHAT },
-	{ "/v1/completions", 0, "POST", ROUTE_COMPLETIONS, 1, 1, GEN_COMPLETION },
-	{ "/v1/models", 0, "GET", ROUTE_MODELS, 1, 0, 0 },
-	{ "/v1/models/", 1, "GET", ROUTE_MODELS, 1, 0, 0 },
-	{ "/health", 0, "GET", ROUTE_HEALTH, 0, 0, 0 },
-	{ "/metrics", 0, "GET", ROUTE_METRICS, 0, 0, 0 },
+	{ "/v1/chat/completions", 0, "POST", ROUTE_CHAT, 1, 1, GEN_CHAT, API_OPENAI },
+	{ "/v1/completions", 0, "POST", ROUTE_COMPLETIONS, 1, 1, GEN_COMPLETION, API_OPENAI },
+	{ "/v1/models", 0, "GET", ROUTE_MODELS, 1, 0, 0, API_OPENAI },
+	{ "/v1/models/", 1, "GET", ROUTE_MODELS, 1, 0, 0, API_OPENAI },
+	{ "/health", 0, "GET", ROUTE_HEALTH, 0, 0, 0, API_OPENAI },
+	{ "/metrics", 0, "GET", ROUTE_METRICS, 0, 0, 0, API_OPENAI },
+	/* Ollama's (serve_ollama.h); its API has no key, this server's may */
+	{ "/api/chat", 0, "POST", ROUTE_OLLAMA_CHAT, 1, 1, GEN_CHAT, API_OLLAMA_CHAT },
+	{ "/api/generate", 0, "POST", ROUTE_OLLAMA_GENERATE, 1, 1, GEN_CHAT, API_OLLAMA_GENERATE },
+	{ "/api/tags", 0, "GET", ROUTE_OLLAMA_INFO, 1, 0, 0, API_OLLAMA_CHAT },
+	{ "/api/show", 0, "POST", ROUTE_OLLAMA_INFO, 1, 0, 0, API_OLLAMA_CHAT },
+	{ "/api/version", 0, "GET", ROUTE_OLLAMA_INFO, 0, 0, 0, API_OLLAMA_CHAT },
 };
 
 /* One request, from its headers to on_completed(). */
@@ -164,6 +172,8 @@ static enum MHD_Result answer_error(struct req *rq, struct MHD_Connection *c,
 				    const struct api_error *e)
 {
 	snprintf(rq->why, sizeof(rq->why), "%.159s", e->msg);
+	if (rq->route && rq->route->api != API_OPENAI)
+		return answer_json(rq, c, e->status, ollama_error(e->msg));
 	return answer_json(rq, c, e->status, resp_error(e));
 }
 
@@ -344,21 +354,27 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 	struct colibri_session *s = NULL;
 	struct gen_sink sink;
 	struct MHD_Response *resp;
-	struct gen_answer ans = { .split = srv->format != FORMAT_PLAIN &&
-					  rq->route->kind == GEN_CHAT };
+	struct gen_answer ans = { 0 };
 	struct resp_head h;
 	struct api_error e;
 	enum MHD_Result ret;
 
-	if (gen_req_parse(&rq->g, rq->route->kind, rq->body.p ? rq->body.p : "", rq->body.n,
-			  srv->mi->vocab_size, &e))
+	if (rq->route->api == API_OPENAI ?
+	    gen_req_parse(&rq->g, rq->route->kind, rq->body.p ? rq->body.p : "", rq->body.n,
+			  srv->mi->vocab_size, &e) :
+	    ollama_req_parse(&rq->g, rq->route->api, rq->body.p ? rq->body.p : "", rq->body.n,
+			     srv->mi->vocab_size, &e))
 		return answer_error(rq, c, &e);
-	if (strcmp(rq->g.model, srv->name)) {
+	if (rq->route->api != API_OPENAI && ollama_model_is(srv, rq->g.model)) {
+		/* NAME:latest, as Ollama lists it */
+	} else if (strcmp(rq->g.model, srv->name)) {
 		api_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
 			      "The model '%.100s' does not exist (this server has '%s')",
 			      rq->g.model, srv->name);
 		return answer_error(rq, c, &e);
 	}
+	/* /api/generate's kind is its request's: raw, a completion; else a chat */
+	ans.split = srv->format != FORMAT_PLAIN && rq->g.kind == GEN_CHAT;
 	if (gen_prepare(srv, &rq->g, &e) || gen_open(srv, &rq->g, &s, &e))
 		return answer_error(rq, c, &e);
 	if (rq->g.stream) {
@@ -401,7 +417,10 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 		return answer_error(rq, c, &e);
 	}
 	resp_head_init(&h, rq->g.kind, srv->name);
-	ret = answer_json(rq, c, 200, resp_completion(&h, rq->g.kind, &ans, &rq->res));
+	if (rq->g.api != API_OPENAI)
+		ret = answer_json(rq, c, 200, ollama_answer(srv, &rq->g, &ans, &rq->res));
+	else
+		ret = answer_json(rq, c, 200, resp_completion(&h, rq->g.kind, &ans, &rq->res));
 	answer_release(&ans);
 	return ret;
 }
@@ -450,6 +469,36 @@ static enum MHD_Result models(struct req *rq, struct MHD_Connection *c)
 	return answer_error(rq, c, &e);
 }
 
+/* /api/tags, /api/version, /api/show (whose body names the model). */
+static enum MHD_Result ollama_info(struct req *rq, struct MHD_Connection *c)
+{
+	struct serve *srv = rq->srv;
+	const cJSON *m;
+	struct api_error e;
+	cJSON *body;
+	int known;
+
+	if (!strcmp(rq->path, "/api/tags"))
+		return answer_json(rq, c, 200, ollama_tags(srv));
+	if (!strcmp(rq->path, "/api/version"))
+		return answer_json(rq, c, 200, ollama_version());
+	body = cJSON_ParseWithLength(rq->body.p ? rq->body.p : "", rq->body.n);
+	m = cJSON_GetObjectItemCaseSensitive(body, "model");
+	if (!cJSON_IsString(m))
+		m = cJSON_GetObjectItemCaseSensitive(body, "name");	/* the older spelling */
+	if (!cJSON_IsString(m)) {
+		cJSON_Delete(body);
+		api_bad(&e, "model", "model is required");
+		return answer_error(rq, c, &e);
+	}
+	known = ollama_model_is(srv, m->valuestring);
+	if (!known)
+		api_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
+			      "model '%.100s' not found", m->valuestring);
+	cJSON_Delete(body);
+	return known ? answer_json(rq, c, 200, ollama_show(srv)) : answer_error(rq, c, &e);
+}
+
 /* The body is in: answer. */
 static enum MHD_Result respond(struct req *rq, struct MHD_Connection *c)
 {
@@ -476,6 +525,13 @@ static enum MHD_Result respond(struct req *rq, struct MHD_Connection *c)
 	case ROUTE_METRICS:
 		text = metrics_render(rq->srv, &len);
 		return answer(rq, c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+	case ROUTE_OLLAMA_CHAT:
+	case ROUTE_OLLAMA_GENERATE:
+		if (take_slot(rq, c))
+			return rq->answered ? MHD_YES : MHD_NO;
+		return generate(rq, c);
+	case ROUTE_OLLAMA_INFO:
+		return ollama_info(rq, c);
 	default:
 		return MHD_NO;
 	}

@@ -34,7 +34,8 @@ static const int codes[] = { 200, 400, 401, 404, 405, 413, 429, 500, 503, 0 };
 #define N_CODES (sizeof(codes) / sizeof(codes[0]))
 
 static const char *const route_names[ROUTE_COUNT] = {
-	"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics", "other",
+	"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics",
+	"/api/chat", "/api/generate", "/api/info", "other",
 };
 
 struct serve_metrics {

@@ -20,6 +20,9 @@ enum serve_route {
 	ROUTE_MODELS,		/* GET /v1/models, /v1/models/ID */
 	ROUTE_HEALTH,		/* GET /health */
 	ROUTE_METRICS,		/* GET /metrics */
+	ROUTE_OLLAMA_CHAT,	/* POST /api/chat */
+	ROUTE_OLLAMA_GENERATE,	/* POST /api/generate */
+	ROUTE_OLLAMA_INFO,	/* GET /api/tags, /api/version, POST /api/show */
 	ROUTE_OTHER,		/* anything else (404, 405) */
 	ROUTE_COUNT,
 };

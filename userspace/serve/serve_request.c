@@ -711,7 +711,7 @@ static int check_whole(struct parse *p, enum gen_kind kind)
  * so such a request is refused rather than silently cut.  Backslashes
  * occur only inside strings in JSON: each starts an escape, skipped whole.
  */
-static int has_nul(const char *body, size_t len)
+int json_has_nul(const char *body, size_t len)
 {
 	size_t i;
 
@@ -736,7 +736,7 @@ int gen_req_parse(struct gen_req *r, enum gen_kind kind, const char *body, size_
 
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
-	if (has_nul(body, len)) {
+	if (json_has_nul(body, len)) {
 		api_bad(e, NULL, "a string holds a NUL character (\\u0000), which this server "
 			"does not take");
 		return -1;

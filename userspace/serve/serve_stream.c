@@ -31,6 +31,7 @@
 
 #include "serve.h"
 #include "serve_metrics.h"
+#include "serve_ollama.h"
 #include "serve_slots.h"
 #include "util/util.h"
 
@@ -53,6 +54,7 @@ struct stream {
 	int done;			/* the generation ended, all it says is queued */
 	int gone;			/* the client left: queue nothing more */
 	int shutdown;			/* the server is stopping: end with an error event */
+	struct gen_answer calls;	/* Ollama's: the tool calls, sent before the end */
 	struct gen_result res;
 };
 
@@ -88,12 +90,31 @@ static int queue_event(struct stream *st, char *json)
 	return ret;
 }
 
+/* An Ollama stream's line (NDJSON: an object, then a newline). */
+static int queue_line(struct stream *st, char *json)
+{
+	int ret;
+
+	if (!json)
+		return -1;
+	ret = queue_put(st, "", json, "\n");
+	free(json);
+	return ret;
+}
+
 /* The sink of the generation: each piece of text is a chunk. */
 static int stream_text(void *arg, enum text_part part, const char *s, size_t n)
 {
 	struct stream *st = arg;
 	int u = st->r.include_usage ? 0 : -1;
 	char id[32];
+
+	if (st->r.api != API_OPENAI) {
+		/* Ollama sends a call whole, its arguments an object: held to the end */
+		if (part == PART_TOOL_NAME || part == PART_TOOL_ARGS)
+			return answer_add(&st->calls, part, s, n) ? -1 : 0;
+		return queue_line(st, ollama_chunk(st->srv, &st->r, part, s, n));
+	}
 
 	if (part == PART_CONTENT)
 		return queue_event(st, resp_chunk(&st->h, st->r.kind, 0, s, n, NULL, u, NULL));
@@ -106,12 +127,35 @@ static int stream_text(void *arg, enum text_part part, const char *s, size_t n)
 					       st->n_calls ? st->n_calls - 1 : 0, NULL, u));
 }
 
+/* Ollama's end: the calls, then the last line with the counts; or the error. */
+static void queue_end_ollama(struct stream *st)
+{
+	const struct gen_result *res = &st->res;
+
+	if (res->err == -ECANCELED && !st->shutdown)
+		return;	/* the client is gone */
+	if (res->err) {
+		queue_line(st, ollama_error(res->err == -ECANCELED ?
+					    "the server is shutting down: the answer was cut short" :
+					    res->msg));
+		return;
+	}
+	if (st->calls.n_calls && queue_line(st, ollama_calls_chunk(st->srv, &st->r, &st->calls)))
+		return;
+	queue_line(st, ollama_done(st->srv, &st->r, res));
+}
+
 /* The end: the finish reason, the usage if asked, [DONE]; or the error. */
 static void queue_end(struct stream *st)
 {
 	const struct gen_result *res = &st->res;
 	int u = st->r.include_usage ? 0 : -1;
 	struct api_error e;
+
+	if (st->r.api != API_OPENAI) {
+		queue_end_ollama(st);
+		return;
+	}
 
 	if (res->err == -ECANCELED && !st->shutdown)
 		return;	/* the client is gone */
@@ -148,8 +192,8 @@ static void *stream_main(void *arg)
 	struct gen_sink sink = { .text = stream_text, .arg = st };
 	struct colibri_session *s = st->s;
 
-	/* Chat streams open with the role, as OpenAI's do. */
-	if (st->r.kind == GEN_CHAT &&
+	/* OpenAI's chat streams open with the role. */
+	if (st->r.kind == GEN_CHAT && st->r.api == API_OPENAI &&
 	    queue_event(st, resp_chunk(&st->h, GEN_CHAT, 1, "", 0, NULL,
 				       st->r.include_usage ? 0 : -1, NULL))) {
 		st->res.err = -ECANCELED;
@@ -230,6 +274,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void stream_free(struct stream *st)
 {
 	gen_req_release(&st->r);
+	answer_release(&st->calls);
 	free(st->q.p);
 	pthread_cond_destroy(&st->cond);
 	pthread_mutex_destroy(&st->lock);
@@ -261,7 +306,8 @@ int stream_start(struct serve *srv, struct gen_req *r, struct colibri_session *s
 	*resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, NULL);
 	if (!*resp)
 		goto err;
-	MHD_add_response_header(*resp, "Content-Type", "text/event-stream");
+	MHD_add_response_header(*resp, "Content-Type", st->r.api == API_OPENAI ?
+				"text/event-stream" : "application/x-ndjson");
 	MHD_add_response_header(*resp, "Cache-Control", "no-cache");
 	/* A hang-up from now on cancels it (a watch that fails: MHD's write errors still do). */
 	slots_watch(srv->slots, st->slot, fd, stream_gone, st);
