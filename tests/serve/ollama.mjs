@@ -89,7 +89,7 @@ const attempt = async (f) => {
 		["an unknown model: 404", () => o.chat({ model: "nope", messages: msgs }), 404, /not found|does not exist/],
 		["images: 400", () => o.chat({ model: name, messages: [{ role: "user", content: "x", images: ["aGk="] }] }), 400, /images/],
 		["format (structured output): 400, not there yet", () => o.chat({ model: name, messages: msgs, format: "json" }), 400, /format/],
-		["an option away from its neutral value: 400", () => o.chat({ model: name, messages: msgs, options: { repeat_penalty: 1.3 } }), 400, /repeat_penalty/],
+		["an option away from its neutral value: 400", () => o.chat({ model: name, messages: msgs, options: { typical_p: 0.5 } }), 400, /typical_p/],
 		["show() of an unknown model: 404", () => o.show({ model: "nope" }), 404, /not found/],
 	];
 	for (const [what, f, status, re] of errs) {
@@ -97,6 +97,14 @@ const attempt = async (f) => {
 		tap(r.error && r.error.status_code === status && re.test(r.error.error),
 			`${what}, said as Ollama's {"error": "..."}`, r.error ? `${r.error.status_code} ${r.error.error}` : show(r.value));
 	}
+	// the penalties: Ollama's names, the OpenAI API's answers
+	const pen = { repeat_penalty: 1.5, repeat_last_n: -1, presence_penalty: 1, frequency_penalty: 0.5, min_p: 0.05 };
+	const op = await o.chat({ model: name, messages: msgs, options: { temperature: 0, num_predict: 16, ...pen } });
+	const oap = await oa.chat.completions.create({ model: name, messages: msgs, temperature: 0, max_tokens: 16,
+		repetition_penalty: 1.5, presence_penalty: 1, frequency_penalty: 0.5, min_p: 0.05 });
+	tap(op.message.content === oap.choices[0].message.content && op.message.content !== ch.message.content,
+		"repeat_penalty, presence_penalty, frequency_penalty, min_p: the OpenAI API's answer, not the plain one",
+		`${show(op.message)}\n${show(oap.choices[0].message)}`);
 	const fine = await attempt(() => o.chat({ model: name, messages: msgs, options: { num_ctx: 4096, num_thread: 2, num_predict: 2 }, keep_alive: "5m" }));
 	tap(fine.value?.done, "runner options (num_ctx, num_thread) and keep_alive are taken, not used", show(fine));
 

@@ -173,6 +173,40 @@ enum serve_api {
  * @stream: answer with server-sent events.
  * @include_usage: stream: a last chunk with the usage.
  */
+/* The most entries of a request's logit_bias (OpenAI's limit). */
+#define SERVE_MAX_BIAS 300
+
+/**
+ * struct logit_rules - what a request changes in the logits before each
+ * draw (serve_gen.c, in this order); all at their neutral value, nothing.
+ * @bias: logit_bias: @n_bias (token, value) pairs added.
+ * @repetition: repetition_penalty (vLLM's, Ollama's repeat_penalty): each
+ *	token seen in the last @repeat_last_n positions (-1: all, the prompt
+ *	too) has its logit divided by it (when positive) or multiplied by it.
+ * @presence, @frequency: OpenAI's penalties over the tokens generated so
+ *	far: presence once per token seen, frequency times its count.
+ * @min_p: tokens less likely than min_p times the likeliest (at the
+ *	request's temperature) are dropped.
+ */
+struct logit_rules {
+	uint32_t n_bias;
+	struct {
+		uint32_t token;
+		float value;
+	} bias[SERVE_MAX_BIAS];
+	float repetition;
+	int32_t repeat_last_n;
+	float presence, frequency;
+	float min_p;
+};
+
+/* Whether any rule changes the logits (then serve_gen.c draws the tokens). */
+static inline int logit_rules_any(const struct logit_rules *lr)
+{
+	return lr->n_bias || (lr->repetition != 0 && lr->repetition != 1) || lr->presence != 0 ||
+	       lr->frequency != 0 || lr->min_p != 0;
+}
+
 struct gen_req {
 	enum gen_kind kind;
 	enum serve_api api;
@@ -185,6 +219,7 @@ struct gen_req {
 	uint32_t max_tokens;
 	struct colibri_sampling sp;
 	struct stop_strings stop;
+	struct logit_rules lr;
 	int stream, include_usage;
 };
 

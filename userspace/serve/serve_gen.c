@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "serve.h"
+#include "serve_logits.h"
 #include "serve_metrics.h"
 #include "serve_prompt.h"
 #include "tokenizer.h"
@@ -104,8 +105,19 @@ struct run {
 	const struct gen_req *r;
 	struct gen_result *res;
 	struct gen_text t;
+	struct logit_state ls;		/* with logit rules only */
+	int rules;
 	int eot;
 };
+
+/* The request's logit rules, before each draw (colibri_generation.on_logits). */
+static int on_logits(void *arg, float *logits, uint32_t n, uint32_t pos)
+{
+	struct run *u = arg;
+
+	logit_rules_apply(&u->ls, logits);
+	return 0;
+}
 
 static int is_end(const struct serve *srv, int32_t token)
 {
@@ -123,6 +135,8 @@ static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 
 	if (!u->res->t_first)
 		u->res->t_first = serve_now();
+	if (u->rules && logit_state_add(&u->ls, (uint32_t)token))
+		return 1;	/* out of memory: the answer ends here */
 	/* harmony's parser sees the end too: <|call|> completes a tool call */
 	if (u->r->kind == GEN_CHAT && is_end(u->srv, token)) {
 		u->eot = 1;
@@ -147,6 +161,17 @@ int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *
 	res->prompt_tokens = r->n_prompt;
 	res->err = 0;
 	res->msg[0] = 0;
+	u.rules = logit_rules_any(&r->lr);
+	if (u.rules) {
+		if (logit_state_init(&u.ls, &r->lr, r->sp.temperature_milli / 1000.0f,
+				     srv->mi->vocab_size, r->prompt, r->n_prompt)) {
+			u.rules = 0;
+			res->err = -ENOMEM;
+			snprintf(res->msg, sizeof(res->msg), "out of memory");
+			goto out;
+		}
+		g.on_logits = on_logits;
+	}
 	/* A completion continues its prompt: keep a leading space; an answer starts afresh. */
 	if (gen_text_init(&u.t, srv->tok, r->kind == GEN_CHAT ? srv->format : FORMAT_PLAIN,
 			  r->kind != GEN_COMPLETION, &r->stop, sink)) {
@@ -183,5 +208,7 @@ out:
 	if (!res->t_first && res->completion_tokens)
 		res->t_first = res->t_end;
 	gen_text_release(&u.t);
+	if (u.rules)
+		logit_state_release(&u.ls);
 	return res->err;
 }

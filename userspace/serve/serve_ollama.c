@@ -27,10 +27,11 @@ static const struct {
 	const char *name;
 	double neutral;
 } neutral_options[] = {
-	{ "repeat_penalty", 1 }, { "presence_penalty", 0 }, { "frequency_penalty", 0 },
-	{ "min_p", 0 }, { "typical_p", 1 }, { "tfs_z", 1 }, { "mirostat", 0 },
-	{ "repeat_last_n", -1 },
+	{ "typical_p", 1 }, { "tfs_z", 1 }, { "mirostat", 0 },
 };
+
+/* Ollama's window of repeat_penalty when repeat_last_n is not given. */
+#define OLLAMA_REPEAT_LAST_N 64
 
 static int bad(struct api_error *e, const char *param, const char *msg)
 {
@@ -55,9 +56,11 @@ static int in_list(const char *s, const char *const *list, size_t n)
 }
 
 /* "options" into OpenAI's members of @o. */
-static int take_options(const cJSON *opts, cJSON *o, enum serve_api api, struct api_error *e)
+static int take_options(const cJSON *opts, cJSON *o, enum serve_api api, int *last_n,
+			struct api_error *e)
 {
-	static const char *const passed[] = { "temperature", "top_p", "top_k", "seed", "stop" };
+	static const char *const passed[] = { "temperature", "top_p", "top_k", "seed", "stop",
+					      "presence_penalty", "frequency_penalty", "min_p" };
 	const cJSON *it;
 	size_t i;
 
@@ -77,6 +80,19 @@ static int take_options(const cJSON *opts, cJSON *o, enum serve_api api, struct 
 			if (it->valuedouble > 0 &&
 			    !cJSON_AddNumberToObject(o, "max_tokens", it->valuedouble))
 				return oom(e);
+			continue;
+		}
+		if (!strcmp(it->string, "repeat_penalty")) {
+			if (!cJSON_AddItemToObject(o, "repetition_penalty", cJSON_Duplicate(it, 1)))
+				return oom(e);
+			continue;
+		}
+		if (!strcmp(it->string, "repeat_last_n")) {
+			/* -1: the whole context; 0: none */
+			if (!cJSON_IsNumber(it) || it->valuedouble < -1 || it->valuedouble > 1e9 ||
+			    it->valuedouble != (double)(long long)it->valuedouble)
+				return bad(e, "options", "repeat_last_n must be an integer from -1");
+			*last_n = (int)it->valuedouble;
 			continue;
 		}
 		if (in_list(it->string, runner_options,
@@ -254,7 +270,7 @@ int ollama_req_parse(struct gen_req *r, enum serve_api api, const char *body, si
 	cJSON *root, *o = cJSON_CreateObject(), *kw;
 	const cJSON *v;
 	char *text = NULL;
-	int ret = -1;
+	int ret = -1, last_n = OLLAMA_REPEAT_LAST_N;
 
 	memset(r, 0, sizeof(*r));
 	if (json_has_nul(body, len)) {
@@ -291,7 +307,7 @@ int ollama_req_parse(struct gen_req *r, enum serve_api api, const char *body, si
 		goto out;
 	}
 	if (refuse_unsupported(root, e) || take_messages(root, o, api, e) ||
-	    take_options(cJSON_GetObjectItemCaseSensitive(root, "options"), o, api, e))
+	    take_options(cJSON_GetObjectItemCaseSensitive(root, "options"), o, api, &last_n, e))
 		goto out;
 	v = cJSON_GetObjectItemCaseSensitive(root, "tools");
 	if (v && !cJSON_IsNull(v) && api == API_OLLAMA_CHAT &&
@@ -324,6 +340,10 @@ int ollama_req_parse(struct gen_req *r, enum serve_api api, const char *body, si
 	ret = gen_req_parse(r, cJSON_GetObjectItemCaseSensitive(o, "prompt") ? GEN_COMPLETION :
 			    GEN_CHAT, text, strlen(text), vocab_size, e);
 	r->api = api;
+	if (!ret && last_n == 0)
+		r->lr.repetition = 1;	/* a window of nothing: no penalty */
+	else if (!ret)
+		r->lr.repeat_last_n = last_n;
 out:
 	free(text);
 	cJSON_Delete(o);

@@ -444,15 +444,76 @@ static int f_prompt(struct parse *p, const char *name, const cJSON *v)
 
 /* --- members accepted only at their neutral value ------------------------ */
 
+/* presence_penalty, frequency_penalty: -2 to 2, as OpenAI's. */
 static int f_penalty(struct parse *p, const char *name, const cJSON *v)
 {
 	double d;
 
 	if (number_in(p, name, v, -2, 2, &d))
 		return -1;
-	if (d != 0) {
-		api_bad(p->e, name, "%s is not supported (only 0)", name);
+	if (!strcmp(name, "presence_penalty"))
+		p->r->lr.presence = (float)d;
+	else
+		p->r->lr.frequency = (float)d;
+	return 0;
+}
+
+/* repetition_penalty (vLLM's): more than 0, at most 2; 1 is none. */
+static int f_repetition_penalty(struct parse *p, const char *name, const cJSON *v)
+{
+	double d;
+
+	if (number_in(p, name, v, 0, 2, &d))
 		return -1;
+	if (d == 0) {
+		api_bad(p->e, name, "%s must be more than 0 (1 is none)", name);
+		return -1;
+	}
+	p->r->lr.repetition = (float)d;
+	p->r->lr.repeat_last_n = -1;
+	return 0;
+}
+
+/* min_p (vLLM's, llama.cpp's): 0 to 1; 0 is none. */
+static int f_min_p(struct parse *p, const char *name, const cJSON *v)
+{
+	double d;
+
+	if (number_in(p, name, v, 0, 1, &d))
+		return -1;
+	p->r->lr.min_p = (float)d;
+	return 0;
+}
+
+/* {"TOKEN_ID": BIAS}: ids in the vocabulary, biases from -100 to 100. */
+static int f_logit_bias(struct parse *p, const char *name, const cJSON *v)
+{
+	struct logit_rules *lr = &p->r->lr;
+	const cJSON *it;
+	double b;
+	char *end;
+	unsigned long id;
+
+	if (!cJSON_IsObject(v)) {
+		api_bad(p->e, name, "logit_bias must be an object of token ids and biases");
+		return -1;
+	}
+	lr->n_bias = 0;
+	cJSON_ArrayForEach(it, v) {
+		id = strtoul(it->string, &end, 10);
+		if (!it->string[0] || *end || it->string[0] == '-' || id >= p->vocab) {
+			api_bad(p->e, name, "logit_bias: '%.40s' is not a token id of this model "
+				"(0 to %u)", it->string, p->vocab - 1);
+			return -1;
+		}
+		if (lr->n_bias == SERVE_MAX_BIAS) {
+			api_bad(p->e, name, "logit_bias: at most %u tokens", SERVE_MAX_BIAS);
+			return -1;
+		}
+		if (number_in(p, name, it, -100, 100, &b))
+			return -1;
+		lr->bias[lr->n_bias].token = (uint32_t)id;
+		lr->bias[lr->n_bias++].value = (float)b;
 	}
 	return 0;
 }
@@ -470,15 +531,6 @@ static int f_one(struct parse *p, const char *name, const cJSON *v)
 {
 	if (!cJSON_IsNumber(v) || v->valuedouble != 1) {
 		api_bad(p->e, name, "%s is not supported (only 1)", name);
-		return -1;
-	}
-	return 0;
-}
-
-static int f_empty_object(struct parse *p, const char *name, const cJSON *v)
-{
-	if (!cJSON_IsObject(v) || v->child) {
-		api_bad(p->e, name, "%s is not supported (only {})", name);
 		return -1;
 	}
 	return 0;
@@ -620,7 +672,9 @@ static const struct field fields[] = {
 	{ "chat_template_kwargs", KIND_CHAT, f_chat_template_kwargs },
 	{ "frequency_penalty", KIND_BOTH, f_penalty },
 	{ "presence_penalty", KIND_BOTH, f_penalty },
-	{ "logit_bias", KIND_BOTH, f_empty_object },
+	{ "logit_bias", KIND_BOTH, f_logit_bias },
+	{ "repetition_penalty", KIND_BOTH, f_repetition_penalty },
+	{ "min_p", KIND_BOTH, f_min_p },
 	{ "logprobs", KIND_BOTH, f_false },
 	{ "top_logprobs", KIND_CHAT, f_false },
 	{ "echo", KIND_COMPL, f_false },

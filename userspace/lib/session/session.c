@@ -379,8 +379,54 @@ int colibri_session_step_group(struct colibri_session **ss, unsigned int n,
 	return 0;
 }
 
+/*
+ * The caller's say on the token a pass sampled (on_logits): its logits
+ * changed, the token drawn again from them.  0, 1 (stop), or an error.
+ */
+static int own_token(struct colibri_session *s, struct colibri_generation *g)
+{
+	uint32_t n = s->m->info.vocab_size, pos = g->step.n_past - 1;
+	int tok;
+
+	if (!g->on_logits)
+		return 0;
+	if (g->on_logits(g->arg, g->step.logits, n, pos))
+		return 1;
+	tok = colibri_sample(g->step.logits, n, &s->sp, pos);
+	if (tok < 0) {
+		session_err(s, "sampling failed (%d)", tok);
+		return tok;
+	}
+	g->step.token = tok;
+	s->last_token = tok;
+	return 0;
+}
+
+static int generate(struct colibri_session *s, const uint32_t *prompt, uint32_t n,
+		    struct colibri_generation *g);
+
 int colibri_session_generate(struct colibri_session *s, const uint32_t *prompt, uint32_t n,
 			     struct colibri_generation *g)
+{
+	float *given = g->step.logits, *own = NULL;
+	int ret;
+
+	if (g->on_logits && !given) {
+		own = malloc((size_t)s->m->info.vocab_size * sizeof(*own));
+		if (!own) {
+			session_err(s, "out of memory");
+			return -ENOMEM;
+		}
+		g->step.logits = own;
+	}
+	ret = generate(s, prompt, n, g);
+	g->step.logits = given;
+	free(own);
+	return ret;
+}
+
+static int generate(struct colibri_session *s, const uint32_t *prompt, uint32_t n,
+		    struct colibri_generation *g)
 {
 	int32_t tok;
 	int ret;
@@ -399,6 +445,11 @@ int colibri_session_generate(struct colibri_session *s, const uint32_t *prompt, 
 	      colibri_session_step(s, (uint32_t)s->last_token, &g->step);
 	if (ret)
 		return ret;
+	ret = own_token(s, g);
+	if (ret) {
+		g->stop = ret > 0 ? COLIBRI_STOP_CALLER : COLIBRI_STOP_NONE;
+		return ret > 0 ? 0 : ret;
+	}
 	if (!g->max_new) {
 		g->stop = COLIBRI_STOP_LENGTH;
 		return 0;
@@ -424,6 +475,12 @@ int colibri_session_generate(struct colibri_session *s, const uint32_t *prompt, 
 			break;
 		}
 		ret = colibri_session_step(s, (uint32_t)tok, &g->step);
+		if (!ret)
+			ret = own_token(s, g);
+		if (ret > 0) {
+			g->stop = COLIBRI_STOP_CALLER;
+			break;
+		}
 		if (ret)
 			return ret;
 	}
