@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
- * serve.h - colibri serve: an OpenAI-compatible HTTP server over
+ * serve.h - colibri serve: an OpenAI- and Ollama-compatible HTTP server over
  * libcolibri's session API (docs/serve.md).  What its files share.
  *
  *   serve_http.c      the HTTP plumbing on libmicrohttpd: the daemon, routing,
@@ -8,17 +8,23 @@
  *                     endpoint, the end of every request
  *   serve_slots.c     admission (--max-sessions) and the watcher that sees a
  *                     client go away and cancels its generation
+ *   serve_deadline.c  the watchdog that closes a connection whose request
+ *                     does not arrive whole in time (--request-timeout)
  *   serve_request.c   OpenAI request JSON: every field checked, into a gen_req
  *   serve_response.c  OpenAI response JSON: completions, chunks, errors, models
+ *   serve_ollama.c    Ollama's API: its requests as OpenAI's, its answers
  *   serve_gen.c       one generation: the prompt's tokens, the session, text
  *                     out token by token through the stop strings
+ *   serve_logits.c    a request's logit rules (bias, penalties, min_p)
  *   serve_stream.c    server-sent events: the generation on a thread of its
  *                     own, its chunks handed to the connection through a queue
  *   serve_metrics.c   counters and histograms, /metrics in Prometheus text
  *   serve_text.c      generated tokens into the answer's text: the decoder,
- *                     harmony's channels, the stop strings
+ *                     an answer format's parser, the stop strings
  *   serve_harmony.c   GPT-OSS's harmony answers split into content,
- *                     reasoning and tool calls
+ *                     reasoning and tool calls, by token
+ *   serve_hermes.c    Hermes answers (Qwen's <think>, <tool_call>) split the
+ *                     same way, by text
  *   serve_stop.c      stop strings matched across token boundaries
  *   serve_prompt.c    a conversation through the model's chat template into
  *                     tokens (also colibri chat's)
