@@ -188,9 +188,10 @@ $(BUILD)/static/libcjson.a: $(CJSON_SRC)
 # colibri serve stays out: Debian's libmicrohttpd.a needs GnuTLS, and
 # GnuTLS's static archive needs p11-kit and libunistring, which Debian 12
 # ships shared only.  userspace/static/cmd_serve_none.c takes its place;
-# colibri chat needs only serve_prompt.o and serve_harmony.o.
+# colibri chat needs only serve_prompt.o and the answer parsers.
 STATIC_CLI_OBJS := $(filter-out $(BUILD)/cli/cmd_serve.o,$(CLI_OBJS)) \
 	$(BUILD)/serve/serve_prompt.o $(BUILD)/serve/serve_harmony.o \
+	$(BUILD)/serve/serve_hermes.o \
 	$(BUILD)/static/cmd_serve_none.o
 
 $(BUILD)/static/cmd_serve_none.o: userspace/static/cmd_serve_none.c

@@ -15,7 +15,8 @@
 //                 streamed; sampled, each stream's pieces make the whole
 //                 answer, thinking in "thinking".
 //
-// Usage: node ollama.mjs --demo URL [--hermes URL]
+// Usage: node ollama.mjs --demo URL [--key KEY] [--hermes URL]
+// (--key: the demo server's --api-key, sent as Ollama clients send headers)
 // Prints TAP; exits non-zero if a test failed.
 import { Ollama } from "ollama";
 import OpenAI from "openai";
@@ -44,8 +45,9 @@ const attempt = async (f) => {
 
 // --- the demo model: the same answers as the OpenAI API -------------------------------
 {
-	const o = new Ollama({ host: args.demo });
-	const oa = new OpenAI({ baseURL: `${args.demo}/v1`, apiKey: "none", maxRetries: 0 });
+	const headers = args.key ? { Authorization: `Bearer ${args.key}` } : undefined;
+	const o = new Ollama({ host: args.demo, headers });
+	const oa = new OpenAI({ baseURL: `${args.demo}/v1`, apiKey: args.key || "none", maxRetries: 0, timeout: 600000 });
 	const name = "shakespeare-moe";
 
 	const l = await o.list();

@@ -44,6 +44,7 @@
 #include "cli_opts.h"
 #include "colibri_session.h"
 #include "serve_harmony.h"
+#include "serve_hermes.h"
 #include "serve_prompt.h"
 #include "tokenizer.h"
 #include "util/util.h"
@@ -66,6 +67,7 @@ struct chat {
 	int32_t eos, eot[CHAT_END_MAX];
 	int n_eot;
 	int harmony;			/* answers split into channels */
+	int hermes;			/* answers in the Hermes format (<think>, <tool_call>) */
 	int dim;			/* stderr is a terminal */
 	uint32_t max_tokens;
 	char *system;
@@ -203,6 +205,7 @@ struct answer {
 	struct chat *ch;
 	struct cb_tok_stream ts;
 	struct harmony hm;		/* when ch->harmony */
+	struct hermes he;		/* when ch->hermes */
 	char *piece;
 	size_t cap;
 	struct cb_sbuf text;		/* what was printed to stdout: the answer */
@@ -231,7 +234,7 @@ static void aside_end(struct answer *a)
 	a->on_err = 0;
 }
 
-/* The harmony parser's output: the answer, or an aside on stderr. */
+/* A parser's output (harmony's, Hermes'): the answer, or an aside on stderr. */
 static int harmony_out(void *arg, enum text_part part, const char *s, size_t n)
 {
 	struct answer *a = arg;
@@ -275,6 +278,8 @@ static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 	if (a->ch->harmony)
 		return harmony_feed(&a->hm, token);
 	n = cb_tok_stream_feed(&a->ts, token, a->piece, a->cap);
+	if (n > 0 && a->ch->hermes)
+		return hermes_feed(&a->he, a->piece, (size_t)n) < 0 ? (a->oom = 1) : 0;
 	if (n > 0)
 		say(a, a->piece, (size_t)n);
 	return 0;
@@ -337,6 +342,8 @@ static int answer(struct chat *ch)
 		fprintf(stderr, "colibri chat: out of memory\n");
 		goto out;
 	}
+	if (ch->hermes)
+		hermes_init(&a.he, harmony_out, &a);
 	pthread_mutex_lock(&sig.lock);
 	sig.running = ch->s;
 	pthread_mutex_unlock(&sig.lock);
@@ -347,6 +354,12 @@ static int answer(struct chat *ch)
 	if (ch->harmony) {
 		harmony_end(&a.hm);
 		harmony_release(&a.hm);
+		aside_end(&a);
+	} else if (ch->hermes) {
+		k = cb_tok_stream_flush(&a.ts, a.piece, a.cap);
+		if ((k > 0 && hermes_feed(&a.he, a.piece, (size_t)k) < 0) || hermes_end(&a.he) < 0)
+			a.oom = 1;
+		hermes_release(&a.he);
 		aside_end(&a);
 	} else {
 		k = cb_tok_stream_flush(&a.ts, a.piece, a.cap);
@@ -451,6 +464,7 @@ static int setup(struct chat *ch, const struct chat_opts *o)
 	ch->eos = cb_tok_eos_id(ch->tok);
 	ch->n_eot = chat_end_of_turn(ch->tmpl, ch->tok, ch->eos, ch->eot, CHAT_END_MAX);
 	ch->harmony = chat_is_harmony(ch->tmpl, ch->tok);
+	ch->hermes = !ch->harmony && chat_is_hermes(ch->tmpl);
 	ch->dim = isatty(STDERR_FILENO);
 	ch->max_tokens = o->max_tokens;
 	ch->held = malloc((colibri_session_max_context(ch->s) + 1) * sizeof(*ch->held));
@@ -462,7 +476,8 @@ static int setup(struct chat *ch, const struct chat_opts *o)
 	fprintf(stderr, "colibri chat: %s on %s; chat template: %s%s\n",
 		colibri_model_info(ch->m)->name, colibri_model_info(ch->m)->description,
 		ch->tmpl->tmpl ? ch->tmpl->source : "none, the plain fallback format",
-		ch->harmony ? "; harmony: reasoning on stderr" : "");
+		ch->harmony ? "; harmony: reasoning on stderr" :
+		ch->hermes ? "; Hermes: thinking and tool calls on stderr" : "");
 	return 0;
 }
 
