@@ -70,6 +70,8 @@ struct serve_metrics;
  */
 #define SERVE_MAX_HEADERS	(32u << 10)
 #define SERVE_CONN_MEMORY	(128u << 10)
+/* Why an answer ended early when the server stopped (SIGINT, SIGTERM). */
+#define SERVE_CUT_SHORT "The server is shutting down: the answer was cut short"
 /* The most addresses --host may name that are listened on. */
 #define SERVE_MAX_LISTEN	4
 /* The most a completion may ask for (it stops at the context anyway). */

@@ -277,7 +277,7 @@ static int check_headers(struct req *rq, struct MHD_Connection *c)
 			      "Unknown request URL: %s %.100s", rq->method, rq->path);
 		goto err;
 	}
-	if (!strcmp(rq->method, "OPTIONS") && rq->route)
+	if (!strcmp(rq->method, "OPTIONS"))
 		return preflight(rq, c) == MHD_YES ? 1 : -1;
 	if (!rq->method_ok) {
 		api_error_set(&e, 405, "invalid_request_error", NULL, "method_not_allowed",
@@ -404,7 +404,7 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 	if (rq->res.err == -ECANCELED && __atomic_load_n(&srv->stopping, __ATOMIC_ACQUIRE)) {
 		answer_release(&ans);
 		api_error_set(&e, 503, "server_error", NULL, "server_shutdown",
-			      "The server is shutting down: the answer was cut short");
+			      SERVE_CUT_SHORT);
 		return answer_error(rq, c, &e);
 	}
 	if (rq->res.err == -ECANCELED) {
@@ -512,12 +512,12 @@ static enum MHD_Result respond(struct req *rq, struct MHD_Connection *c)
 			      "The body is larger than %u bytes", SERVE_MAX_BODY);
 		return answer_error(rq, c, &e);
 	}
-	switch (rq->route->id) {
-	case ROUTE_CHAT:
-	case ROUTE_COMPLETIONS:
+	if (rq->route->gen) {	/* OpenAI's and Ollama's generations alike */
 		if (take_slot(rq, c))
 			return rq->answered ? MHD_YES : MHD_NO;
 		return generate(rq, c);
+	}
+	switch (rq->route->id) {
 	case ROUTE_MODELS:
 		return models(rq, c);
 	case ROUTE_HEALTH:
@@ -525,11 +525,6 @@ static enum MHD_Result respond(struct req *rq, struct MHD_Connection *c)
 	case ROUTE_METRICS:
 		text = metrics_render(rq->srv, &len);
 		return answer(rq, c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
-	case ROUTE_OLLAMA_CHAT:
-	case ROUTE_OLLAMA_GENERATE:
-		if (take_slot(rq, c))
-			return rq->answered ? MHD_YES : MHD_NO;
-		return generate(rq, c);
 	case ROUTE_OLLAMA_INFO:
 		return ollama_info(rq, c);
 	default:

@@ -135,9 +135,7 @@ static void queue_end_ollama(struct stream *st)
 	if (res->err == -ECANCELED && !st->shutdown)
 		return;	/* the client is gone */
 	if (res->err) {
-		queue_line(st, ollama_error(res->err == -ECANCELED ?
-					    "the server is shutting down: the answer was cut short" :
-					    res->msg));
+		queue_line(st, ollama_error(res->err == -ECANCELED ? SERVE_CUT_SHORT : res->msg));
 		return;
 	}
 	if (st->calls.n_calls && queue_line(st, ollama_calls_chunk(st->srv, &st->r, &st->calls)))
@@ -161,8 +159,7 @@ static void queue_end(struct stream *st)
 		return;	/* the client is gone */
 	if (res->err == -ECANCELED) {
 		/* what was generated ends, then why (finish_reason "abort", as vLLM's) */
-		api_error_set(&e, 503, "server_error", NULL, "server_shutdown",
-			      "The server is shutting down: the answer was cut short");
+		api_error_set(&e, 503, "server_error", NULL, "server_shutdown", SERVE_CUT_SHORT);
 		if (queue_event(st, resp_chunk(&st->h, st->r.kind, 0,
 					       st->r.kind == GEN_CHAT ? NULL : "", 0, "abort",
 					       u, res)) ||
