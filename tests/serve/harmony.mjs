@@ -25,24 +25,12 @@
 // Usage: node harmony.mjs --base URL --name NAME [--format harmony|hermes] [--seeds N]
 // Prints TAP; exits non-zero if a test failed.
 import OpenAI from "openai";
+import { args, done, show, tap } from "./tap.mjs";
 
-const args = Object.fromEntries(
-	process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc), []),
-);
 const { base, name } = args;
 const seeds = Number(args.seeds || 16);
 const hermes = args.format === "hermes";
 
-let n = 0;
-let failed = 0;
-const tap = (ok, what, detail) => {
-	n++;
-	if (!ok) failed++;
-	console.log(`${ok ? "ok" : "not ok"} ${n} - ${what}`);
-	if (!ok && detail !== undefined)
-		for (const l of String(detail).split("\n").slice(0, 12)) console.log(`# ${l}`);
-};
-const show = (s) => JSON.stringify(s)?.slice(0, 600);
 const client = new OpenAI({ baseURL: base, apiKey: "none", maxRetries: 0, timeout: 600000 });
 const messages = [{ role: "user", content: "What is the weather in Oslo?" }];
 const tools = [{ type: "function", function: { name: "f", description: "The weather of a city.",
@@ -159,5 +147,4 @@ tap(!bad.length, `sampled, ${seeds} seeds: OpenAI's shapes, no marker, the strea
 tap(seen.reasoning && seen.content && seen.calls && seen.both && seen.stop,
 	`the seeds said every part: ${show(seen)}`, show(seen));
 
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+done();

@@ -20,21 +20,9 @@
 // Prints TAP; exits non-zero if a test failed.
 import { Ollama } from "ollama";
 import OpenAI from "openai";
+import { args, done, show, tap } from "./tap.mjs";
 
-const args = Object.fromEntries(
-	process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc), []),
-);
 
-let n = 0;
-let failed = 0;
-const tap = (ok, what, detail) => {
-	n++;
-	if (!ok) failed++;
-	console.log(`${ok ? "ok" : "not ok"} ${n} - ${what}`);
-	if (!ok && detail !== undefined)
-		for (const l of String(detail).split("\n").slice(0, 12)) console.log(`# ${l}`);
-};
-const show = (s) => JSON.stringify(s)?.slice(0, 600);
 const attempt = async (f) => {
 	try {
 		return { value: await f() };
@@ -172,5 +160,4 @@ if (args.hermes) {
 		bad.join("\n"));
 }
 
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+done();

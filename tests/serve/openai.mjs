@@ -20,24 +20,13 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import OpenAI from "openai";
+import { args, done, show as showJson, tap } from "./tap.mjs";
 
-const args = Object.fromEntries(
-	process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc), []),
-);
 const { base, key, colibri, name } = args;
 const modelFile = args["model-file"];
 const tmp = args.tmp || fs.mkdtempSync("/tmp/serve-openai-");
 
-let n = 0;
-let failed = 0;
-const tap = (ok, what, detail) => {
-	n++;
-	if (!ok) failed++;
-	console.log(`${ok ? "ok" : "not ok"} ${n} - ${what}`);
-	if (!ok && detail !== undefined)
-		for (const l of String(detail).split("\n").slice(0, 12)) console.log(`# ${l}`);
-};
-const show = (s) => JSON.stringify(s)?.slice(0, 400);
+const show = (s) => showJson(s, 400);
 const same = (got, want) => (got === want ? undefined : `got  ${show(got)}\nwant ${show(want)}`);
 
 const client = (k = key) => new OpenAI({ baseURL: base, apiKey: k, maxRetries: 0, timeout: 600000 });
@@ -276,7 +265,4 @@ async function main() {
 	}
 }
 
-main().catch((e) => tap(false, "the client ran through", e.stack)).finally(() => {
-	console.log(`1..${n}`);
-	process.exit(failed ? 1 : 0);
-});
+main().catch((e) => tap(false, "the client ran through", e.stack)).finally(done);
