@@ -713,11 +713,6 @@ fail:
 	return -1;
 }
 
-static int same_addr(const struct addrinfo *a, const struct addrinfo *b)
-{
-	return a->ai_addrlen == b->ai_addrlen && !memcmp(a->ai_addr, b->ai_addr, a->ai_addrlen);
-}
-
 static void addr_text(const struct addrinfo *a, char *buf, size_t len)
 {
 	if (getnameinfo(a->ai_addr, a->ai_addrlen, buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST))
@@ -751,13 +746,13 @@ static int start_daemon(struct serve *srv, int fd, int family)
 	return 0;
 }
 
-/* Listen on every address of @name (deduplicated): 0, or -1 with @err. */
+/* Listen on every address of @name not listened on yet: 0, or -1 with @err. */
 static int listen_name(struct serve *srv, const char *name, int last, unsigned int *port,
 		       char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
-	struct addrinfo *ai, *a, *b;
+	struct addrinfo *ai, *a;
 	const char *what;
 	char text[64];
 	int r, fd, i, dup;
@@ -768,10 +763,9 @@ static int listen_name(struct serve *srv, const char *name, int last, unsigned i
 		return -1;
 	}
 	for (a = ai; a; a = a->ai_next) {
-		for (b = ai; b != a && !same_addr(a, b); b = b->ai_next)
-			;
+		/* an address listened on already (getaddrinfo may name one twice) */
 		addr_text(a, text, sizeof(text));
-		for (i = 0, dup = b != a; i < srv->nd; i++)
+		for (i = 0, dup = 0; i < srv->nd; i++)
 			dup |= !strcmp(srv->addr_text[i], text);
 		if (dup || srv->nd == SERVE_MAX_LISTEN ||
 		    (a->ai_family != AF_INET && a->ai_family != AF_INET6))
