@@ -208,8 +208,15 @@ void colibri_session_set_sampling(struct colibri_session *s, const struct colibr
 	s->sp = *sp;
 }
 
-int colibri_sample(const float *logits, uint32_t n, const struct colibri_sampling *sp,
-		   uint32_t pos)
+/* The sampler's scratch for a vocabulary of @n (free() it), or NULL. */
+static void *sample_scratch(uint32_t n)
+{
+	return aligned_alloc(64, (cb_sample_scratch_size(n) + 63) & ~(uint64_t)63);
+}
+
+/* colibri_sample() in @scratch (sample_scratch(n)). */
+static int sample_in(const float *logits, uint32_t n, const struct colibri_sampling *sp,
+		     uint32_t pos, void *scratch)
 {
 	struct cb_sample_params p = {
 		.temperature_milli = sp->temperature_milli,
@@ -217,15 +224,22 @@ int colibri_sample(const float *logits, uint32_t n, const struct colibri_samplin
 		.top_p_ppm = sp->top_p_ppm,
 		.seed = sp->seed,
 	};
+
+	return cb_sample(logits, n, &p, pos, scratch);
+}
+
+int colibri_sample(const float *logits, uint32_t n, const struct colibri_sampling *sp,
+		   uint32_t pos)
+{
 	void *scratch;
 	int ret;
 
 	if (!n)
 		return -EINVAL;
-	scratch = aligned_alloc(64, (cb_sample_scratch_size(n) + 63) & ~(uint64_t)63);
+	scratch = sample_scratch(n);
 	if (!scratch)
 		return -ENOMEM;
-	ret = cb_sample(logits, n, &p, pos, scratch);
+	ret = sample_in(logits, n, sp, pos, scratch);
 	free(scratch);
 	return ret;
 }
@@ -383,7 +397,7 @@ int colibri_session_step_group(struct colibri_session **ss, unsigned int n,
  * The caller's say on the token a pass sampled (on_logits): its logits
  * changed, the token drawn again from them.  0, 1 (stop), or an error.
  */
-static int own_token(struct colibri_session *s, struct colibri_generation *g)
+static int own_token(struct colibri_session *s, struct colibri_generation *g, void *scratch)
 {
 	uint32_t n = s->m->info.vocab_size, pos = g->step.n_past - 1;
 	int tok;
@@ -392,7 +406,7 @@ static int own_token(struct colibri_session *s, struct colibri_generation *g)
 		return 0;
 	if (g->on_logits(g->arg, g->step.logits, n, pos))
 		return 1;
-	tok = colibri_sample(g->step.logits, n, &s->sp, pos);
+	tok = sample_in(g->step.logits, n, &s->sp, pos, scratch);
 	if (tok < 0) {
 		session_err(s, "sampling failed (%d)", tok);
 		return tok;
@@ -403,30 +417,38 @@ static int own_token(struct colibri_session *s, struct colibri_generation *g)
 }
 
 static int generate(struct colibri_session *s, const uint32_t *prompt, uint32_t n,
-		    struct colibri_generation *g);
+		    struct colibri_generation *g, void *scratch);
 
+/* With on_logits: a logits buffer (unless the caller gave one) and the sampler's scratch, once. */
 int colibri_session_generate(struct colibri_session *s, const uint32_t *prompt, uint32_t n,
 			     struct colibri_generation *g)
 {
 	float *given = g->step.logits, *own = NULL;
+	void *scratch = NULL;
 	int ret;
 
-	if (g->on_logits && !given) {
-		own = malloc((size_t)s->m->info.vocab_size * sizeof(*own));
-		if (!own) {
+	if (g->on_logits) {
+		if (!given)
+			own = malloc((size_t)s->m->info.vocab_size * sizeof(*own));
+		scratch = sample_scratch(s->m->info.vocab_size);
+		if ((!given && !own) || !scratch) {
+			free(own);
+			free(scratch);
 			session_err(s, "out of memory");
 			return -ENOMEM;
 		}
-		g->step.logits = own;
+		if (!given)
+			g->step.logits = own;
 	}
-	ret = generate(s, prompt, n, g);
+	ret = generate(s, prompt, n, g, scratch);
 	g->step.logits = given;
 	free(own);
+	free(scratch);
 	return ret;
 }
 
 static int generate(struct colibri_session *s, const uint32_t *prompt, uint32_t n,
-		    struct colibri_generation *g)
+		    struct colibri_generation *g, void *scratch)
 {
 	int32_t tok;
 	int ret;
@@ -445,7 +467,7 @@ static int generate(struct colibri_session *s, const uint32_t *prompt, uint32_t 
 	      colibri_session_step(s, (uint32_t)s->last_token, &g->step);
 	if (ret)
 		return ret;
-	ret = own_token(s, g);
+	ret = own_token(s, g, scratch);
 	if (ret) {
 		g->stop = ret > 0 ? COLIBRI_STOP_CALLER : COLIBRI_STOP_NONE;
 		return ret > 0 ? 0 : ret;
@@ -476,7 +498,7 @@ static int generate(struct colibri_session *s, const uint32_t *prompt, uint32_t 
 		}
 		ret = colibri_session_step(s, (uint32_t)tok, &g->step);
 		if (!ret)
-			ret = own_token(s, g);
+			ret = own_token(s, g, scratch);
 		if (ret > 0) {
 			g->stop = COLIBRI_STOP_CALLER;
 			break;
