@@ -349,12 +349,16 @@ enum colibri_stop {
  *	the generation there (COLIBRI_STOP_CALLER).  May be NULL.
  * @on_logits: in: NULL, or called with the logits of each position
  *	about to be sampled (@n floats, the vocabulary), to change them in
- *	place (a logit bias, repetition penalties, a grammar's mask); the token
- *	is then drawn from them by colibri_sample() with the session's
- *	sampling and the engine's counter (@pos), so logits left as they are
- *	give the very token the engine drew.  Non-zero stops the generation
- *	before a token (COLIBRI_STOP_CALLER).  The logits are in @step.logits
- *	when the caller gave a buffer there, else in one of the call's own.
+ *	place (a logit bias, repetition penalties, a grammar's mask) or to
+ *	choose the token.  *@token comes in as the token the engine drew from
+ *	the logits as they were; the hook leaves it, sets another (the
+ *	caller's own draw: a grammar that refused the engine's), or sets -1:
+ *	the token is then drawn from the changed logits by colibri_sample()
+ *	with the session's sampling and the engine's counter (@pos), so
+ *	logits left as they are give the very token the engine drew.  Non-zero
+ *	stops the generation before a token (COLIBRI_STOP_CALLER).  The logits
+ *	are in @step.logits when the caller gave a buffer there, else in one
+ *	of the call's own.
  * @arg: in: for @on_token and @on_logits.
  * @step: in: @logits, @trace, @flags for every pass; out: the last step.
  * @n_new: out: tokens sampled, the end-of-sequence one included.
@@ -369,7 +373,7 @@ struct colibri_generation {
 	uint32_t max_new;
 	int32_t eos;
 	int (*on_token)(void *arg, int32_t token, const struct colibri_step *st);
-	int (*on_logits)(void *arg, float *logits, uint32_t n, uint32_t pos);
+	int (*on_logits)(void *arg, float *logits, uint32_t n, uint32_t pos, int32_t *token);
 	void *arg;
 	struct colibri_step step;
 	uint32_t n_new;

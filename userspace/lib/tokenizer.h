@@ -154,6 +154,12 @@ long cb_tok_stream_flush(struct cb_tok_stream *st, char *out, size_t cap);
 size_t cb_tok_stream_cap(const struct cb_tokenizer *tok);
 
 size_t cb_tok_vocab_size(const struct cb_tokenizer *tok);
+/*
+ * The bytes token @id decodes to in the middle of a text (no leading-space
+ * strip, no UTF-8 repair): a constrained decoder's view of it.  NULL for
+ * an unknown id; *@len 0 for a token that decodes to nothing.
+ */
+const char *cb_tok_piece(const struct cb_tokenizer *tok, int32_t id, size_t *len);
 size_t cb_tok_max_token_bytes(const struct cb_tokenizer *tok);
 int32_t cb_tok_bos_id(const struct cb_tokenizer *tok);	/* -1 if none */
 int32_t cb_tok_eos_id(const struct cb_tokenizer *tok);	/* -1 if none */

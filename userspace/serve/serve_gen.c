@@ -111,11 +111,12 @@ struct run {
 };
 
 /* The request's logit rules, before each draw (colibri_generation.on_logits). */
-static int on_logits(void *arg, float *logits, uint32_t n, uint32_t pos)
+static int on_logits(void *arg, float *logits, uint32_t n, uint32_t pos, int32_t *token)
 {
 	struct run *u = arg;
 
 	logit_rules_apply(&u->ls, logits);
+	*token = -1;	/* drawn from the changed logits */
 	return 0;
 }
 

@@ -394,22 +394,28 @@ int colibri_session_step_group(struct colibri_session **ss, unsigned int n,
 }
 
 /*
- * The caller's say on the token a pass sampled (on_logits): its logits
- * changed, the token drawn again from them.  0, 1 (stop), or an error.
+ * The caller's say on the token a pass sampled (on_logits): the token it
+ * chose, or its logits changed and the token drawn again from them.  0, 1
+ * (stop), or an error.
  */
 static int own_token(struct colibri_session *s, struct colibri_generation *g, void *scratch)
 {
 	uint32_t n = s->m->info.vocab_size, pos = g->step.n_past - 1;
-	int tok;
+	int32_t tok = g->step.token;
 
 	if (!g->on_logits)
 		return 0;
-	if (g->on_logits(g->arg, g->step.logits, n, pos))
+	if (g->on_logits(g->arg, g->step.logits, n, pos, &tok))
 		return 1;
-	tok = sample_in(g->step.logits, n, &s->sp, pos, scratch);
 	if (tok < 0) {
-		session_err(s, "sampling failed (%d)", tok);
-		return tok;
+		tok = sample_in(g->step.logits, n, &s->sp, pos, scratch);
+		if (tok < 0) {
+			session_err(s, "sampling failed (%d)", tok);
+			return tok;
+		}
+	} else if ((uint32_t)tok >= n) {
+		session_err(s, "on_logits chose token %d, outside the vocabulary", tok);
+		return -EINVAL;
 	}
 	g->step.token = tok;
 	s->last_token = tok;

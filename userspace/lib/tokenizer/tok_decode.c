@@ -326,6 +326,15 @@ long cb_tok_stream_feed(struct cb_tok_stream *st, int32_t id, char *out, size_t 
 	return stream_push(st, s, n, out, cap, false);
 }
 
+const char *cb_tok_piece(const struct cb_tokenizer *tok, int32_t id, size_t *len)
+{
+	*len = 0;
+	if (!id_ok(tok, id))
+		return NULL;
+	*len = tok->dec_len[id];
+	return tok->arena.p + tok->dec_off[id];
+}
+
 size_t cb_tok_stream_cap(const struct cb_tokenizer *tok)
 {
 	return 3 * (tok->max_dec + sizeof(((struct cb_tok_stream *)0)->pend));
