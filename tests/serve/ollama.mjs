@@ -78,7 +78,7 @@ const attempt = async (f) => {
 	const errs = [
 		["an unknown model: 404", () => o.chat({ model: "nope", messages: msgs }), 404, /not found|does not exist/],
 		["images: 400", () => o.chat({ model: name, messages: [{ role: "user", content: "x", images: ["aGk="] }] }), 400, /images/],
-		["format (structured output): 400, not there yet", () => o.chat({ model: name, messages: msgs, format: "json" }), 400, /format/],
+		["a format neither \"json\" nor a schema: 400", () => o.chat({ model: name, messages: msgs, format: "yaml" }), 400, /format/],
 		["an option away from its neutral value: 400", () => o.chat({ model: name, messages: msgs, options: { typical_p: 0.5 } }), 400, /typical_p/],
 		["show() of an unknown model: 404", () => o.show({ model: "nope" }), 404, /not found/],
 	];

@@ -23,6 +23,7 @@
 #include "cli_opts.h"
 #include "colibri_session.h"
 #include "serve.h"
+#include "serve_mask.h"
 #include "serve_metrics.h"
 #include "serve_prompt.h"
 #include "serve_slots.h"
@@ -156,6 +157,14 @@ static int prepare(struct serve *srv)
 	srv->n_eot = chat_end_of_turn(srv->chat, srv->tok, srv->eos, srv->eot, CHAT_END_MAX);
 	srv->format = chat_is_harmony(srv->chat, srv->tok) ? FORMAT_HARMONY :
 		      chat_is_hermes(srv->chat) ? FORMAT_HERMES : FORMAT_PLAIN;
+	/* the vocabulary sorted for response_format's masks, once */
+	srv->vi = malloc(sizeof(*srv->vi));
+	if (!srv->vi || vocab_index_build(srv->vi, srv->tok, srv->mi->vocab_size)) {
+		free(srv->vi);
+		srv->vi = NULL;
+		fprintf(stderr, "colibri serve: out of memory\n");
+		return -1;
+	}
 	/* One session now: a context the backend refuses is said at start, not per request. */
 	if (colibri_session_open(&s, srv->m, &so, err, sizeof(err))) {
 		fprintf(stderr, "colibri serve: %s\n", err);
@@ -274,6 +283,10 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "colibri serve: the kernel cannot run it (%s): running in-process\n",
 			srv.mi->note);
 	ret = prepare(&srv) ? 1 : run(&srv, &stop);
+	if (srv.vi) {
+		vocab_index_release(srv.vi);
+		free(srv.vi);
+	}
 	colibri_model_close(srv.m);
 	return ret;
 }

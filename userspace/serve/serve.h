@@ -16,6 +16,10 @@
  *   serve_gen.c       one generation: the prompt's tokens, the session, text
  *                     out token by token through the stop strings
  *   serve_logits.c    a request's logit rules (bias, penalties, min_p)
+ *   serve_structured.c  a request's response_format as a grammar around the
+ *                     model's answer format; serve_schema.c compiles JSON
+ *                     Schemas, serve_grammar.c recognizes grammars and
+ *                     serve_mask.c turns them into the tokens allowed next
  *   serve_stream.c    server-sent events: the generation on a thread of its
  *                     own, its chunks handed to the connection through a queue
  *   serve_metrics.c   counters and histograms, /metrics in Prometheus text
@@ -57,6 +61,8 @@ struct cb_tokenizer;
 struct cb_chat;
 struct serve_slots;
 struct serve_metrics;
+struct vocab_index;
+struct grammar;
 
 /* Bodies larger than this are refused with 413. */
 #define SERVE_MAX_BODY		(2u << 20)
@@ -113,6 +119,7 @@ struct serve_opts {
  *	tool_calls (enum answer_format: harmony's, chat_is_harmony(); the
  *	Hermes tags, chat_is_hermes(); or not at all).
  * @max_context: positions of a request's session, as the backend gave them.
+ * @vi: the vocabulary as constrained decoding walks it (serve_mask.h).
  * @created: when the server started (the model's "created").
  * @slots: admission and the hang-up watcher.
  * @metrics: what /metrics shows.
@@ -129,6 +136,7 @@ struct serve {
 	int n_eot;
 	int format;
 	uint32_t max_context;
+	struct vocab_index *vi;
 	time_t created;
 	struct serve_slots *slots;
 	struct serve_metrics *metrics;
@@ -180,6 +188,10 @@ enum serve_api {
  * @stop: the stop strings.
  * @stream: answer with server-sent events.
  * @include_usage: stream: a last chunk with the usage.
+ * @json: response_format: enum json_mode.
+ * @schema: JSON_SCHEMA: the schema; owned.
+ * @gram: with @json, the grammar the answer is held to (gen_prepare());
+ *	owned.
  */
 /* The most entries of a request's logit_bias (OpenAI's limit). */
 #define SERVE_MAX_BIAS 300
@@ -215,6 +227,13 @@ static inline int logit_rules_any(const struct logit_rules *lr)
 	       lr->frequency != 0 || lr->min_p != 0;
 }
 
+/* What response_format asks of an answer. */
+enum json_mode {
+	JSON_NONE,		/* text */
+	JSON_OBJECT,		/* json_object: any JSON object */
+	JSON_SCHEMA,		/* json_schema: JSON valid against @schema */
+};
+
 struct gen_req {
 	enum gen_kind kind;
 	enum serve_api api;
@@ -229,6 +248,9 @@ struct gen_req {
 	struct stop_strings stop;
 	struct logit_rules lr;
 	int stream, include_usage;
+	enum json_mode json;
+	cJSON *schema;
+	struct grammar *gram;
 };
 
 /**

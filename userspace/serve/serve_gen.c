@@ -19,10 +19,16 @@
 #include <string.h>
 
 #include "serve.h"
+#include "serve_grammar.h"
 #include "serve_logits.h"
+#include "serve_mask.h"
 #include "serve_metrics.h"
 #include "serve_prompt.h"
+#include "serve_structured.h"
 #include "tokenizer.h"
+
+/* A constrained draw's own seed, apart from the engine's (serve_mask.h). */
+#define SERVE_MASK_SEED 0x9e3779b97f4a7c15ull
 
 int gen_prepare(struct serve *srv, struct gen_req *r, struct api_error *e)
 {
@@ -65,6 +71,17 @@ int gen_prepare(struct serve *srv, struct gen_req *r, struct api_error *e)
 			      srv->max_context, r->n_prompt);
 		return -1;
 	}
+	if (r->json != JSON_NONE) {
+		r->gram = malloc(sizeof(*r->gram));
+		if (!r->gram) {
+			api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+			return -1;
+		}
+		if (structured_grammar(srv, r, r->gram, err, sizeof(err))) {
+			api_bad(e, "response_format", "response_format: %s", err);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -106,17 +123,44 @@ struct run {
 	struct gen_result *res;
 	struct gen_text t;
 	struct logit_state ls;		/* with logit rules only */
-	int rules;
+	struct constraint con;		/* with a grammar only */
+	int rules, constrained;
 	int eot;
 };
 
-/* The request's logit rules, before each draw (colibri_generation.on_logits). */
+/*
+ * Before each draw (colibri_generation.on_logits): the request's logit
+ * rules, then its grammar: the token drawn if the grammar takes it, else
+ * one drawn anew from those it allows (serve_mask.h); none: the end.
+ */
 static int on_logits(void *arg, float *logits, uint32_t n, uint32_t pos, int32_t *token)
 {
 	struct run *u = arg;
+	struct colibri_sampling alt;
+	int32_t t = *token;
 
-	logit_rules_apply(&u->ls, logits);
-	*token = -1;	/* drawn from the changed logits */
+	if (u->rules) {
+		logit_rules_apply(&u->ls, logits);
+		t = -1;
+	}
+	if (!u->constrained) {
+		*token = t;
+		return 0;
+	}
+	if (t < 0)
+		t = colibri_sample(logits, n, &u->r->sp, pos);
+	if (t < 0 || !constraint_allows(&u->con, t)) {
+		if (!constraint_mask(&u->con, logits))
+			return 1;
+		alt = u->r->sp;
+		alt.seed ^= SERVE_MASK_SEED;
+		t = colibri_sample(logits, n, &alt, pos);
+		if (t < 0)
+			return 1;
+	}
+	if (constraint_take(&u->con, t))
+		return 1;
+	*token = t;
 	return 0;
 }
 
@@ -173,6 +217,21 @@ int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *
 		}
 		g.on_logits = on_logits;
 	}
+	if (r->gram) {
+		int32_t ends[CHAT_END_MAX + 1];
+		int n_ends = 0, i;
+
+		ends[n_ends++] = srv->eos;
+		for (i = 0; r->kind == GEN_CHAT && i < srv->n_eot; i++)
+			ends[n_ends++] = srv->eot[i];
+		if (constraint_init(&u.con, r->gram, srv->vi, srv->tok, ends, n_ends)) {
+			res->err = -ENOMEM;
+			snprintf(res->msg, sizeof(res->msg), "out of memory");
+			goto out;
+		}
+		u.constrained = 1;
+		g.on_logits = on_logits;
+	}
 	/* A completion continues its prompt: keep a leading space; an answer starts afresh. */
 	if (gen_text_init(&u.t, srv->tok, r->kind == GEN_CHAT ? srv->format : FORMAT_PLAIN,
 			  r->kind != GEN_COMPLETION, &r->stop, sink)) {
@@ -211,5 +270,10 @@ out:
 	gen_text_release(&u.t);
 	if (u.rules)
 		logit_state_release(&u.ls);
+	if (u.constrained) {
+		metrics_constrained(srv->metrics, u.con.n_checked, u.con.ns_checked, u.con.n_masked,
+				    u.con.ns_masked);
+		constraint_release(&u.con);
+	}
 	return res->err;
 }

@@ -49,6 +49,8 @@ struct serve_metrics {
 	double ttft_sum;
 	unsigned long long finished_stop, finished_length, cancelled, failed;
 	unsigned long long rejected[REJECT_COUNT];
+	unsigned long long checked, masked;	/* constrained decoding's steps */
+	double checked_seconds, masked_seconds;
 	int sessions;
 };
 
@@ -123,6 +125,18 @@ void metrics_rejected(struct serve_metrics *mt, enum serve_reject why)
 {
 	pthread_mutex_lock(&mt->lock);
 	mt->rejected[why]++;
+	pthread_mutex_unlock(&mt->lock);
+}
+
+void metrics_constrained(struct serve_metrics *mt, unsigned long long checked,
+			 unsigned long long ns_checked, unsigned long long masked,
+			 unsigned long long ns_masked)
+{
+	pthread_mutex_lock(&mt->lock);
+	mt->checked += checked;
+	mt->checked_seconds += ns_checked * 1e-9;
+	mt->masked += masked;
+	mt->masked_seconds += ns_masked * 1e-9;
 	pthread_mutex_unlock(&mt->lock);
 }
 
@@ -359,6 +373,18 @@ char *metrics_render(const struct serve *srv, size_t *len)
 	family(&o, "colibri_serve_slow_requests_total", "counter",
 	       "Connections closed because a request did not arrive whole by its deadline (--request-timeout).");
 	put(&o, "colibri_serve_slow_requests_total %llu\n", snap.rejected[REJECT_SLOW]);
+	family(&o, "colibri_serve_constrained_checks_total", "counter",
+	       "Constrained steps (response_format) whose drawn token the grammar was asked about.");
+	put(&o, "colibri_serve_constrained_checks_total %llu\n", snap.checked);
+	family(&o, "colibri_serve_constrained_check_seconds_total", "counter",
+	       "Time those questions took.");
+	put(&o, "colibri_serve_constrained_check_seconds_total %.6f\n", snap.checked_seconds);
+	family(&o, "colibri_serve_constrained_masks_total", "counter",
+	       "Constrained steps that masked the whole vocabulary (the drawn token was refused).");
+	put(&o, "colibri_serve_constrained_masks_total %llu\n", snap.masked);
+	family(&o, "colibri_serve_constrained_mask_seconds_total", "counter",
+	       "Time those masks took.");
+	put(&o, "colibri_serve_constrained_mask_seconds_total %.6f\n", snap.masked_seconds);
 	family(&o, "colibri_serve_sessions", "gauge", "Sessions this server has open now.");
 	put(&o, "colibri_serve_sessions %d\n", snap.sessions);
 	family(&o, "colibri_serve_sessions_max", "gauge", "--max-sessions.");

@@ -46,6 +46,10 @@ void metrics_request(struct serve_metrics *mt, enum serve_route route, int statu
 /* A generation that ran: tokens, time to first token, decode speed, why it ended. */
 void metrics_generation(struct serve_metrics *mt, const struct gen_result *res);
 void metrics_rejected(struct serve_metrics *mt, enum serve_reject why);
+/* A constrained generation's steps: checks and whole masks, and their time. */
+void metrics_constrained(struct serve_metrics *mt, unsigned long long checked,
+			 unsigned long long ns_checked, unsigned long long masked,
+			 unsigned long long ns_masked);
 /* Sessions opened (+1) and closed (-1). */
 void metrics_sessions(struct serve_metrics *mt, int delta);
 /* Sessions open now. */

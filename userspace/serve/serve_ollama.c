@@ -258,9 +258,39 @@ static int refuse_unsupported(const cJSON *root, struct api_error *e)
 			return -1;
 		}
 	}
-	v = cJSON_GetObjectItemCaseSensitive(root, "format");
-	if (v && !cJSON_IsNull(v) && !(cJSON_IsString(v) && !v->valuestring[0]))
-		return bad(e, "format", "format (structured output) is not supported yet");
+	return 0;
+}
+
+/* @child into @parent as @key (taken: freed if it cannot be added); 0 when it failed. */
+static int add_item(cJSON *parent, const char *key, cJSON *child)
+{
+	if (!child)
+		return 0;
+	if (key ? !cJSON_AddItemToObject(parent, key, child) : !cJSON_AddItemToArray(parent, child)) {
+		cJSON_Delete(child);
+		return 0;
+	}
+	return 1;
+}
+
+/* format: "json" or a JSON Schema, as OpenAI's response_format. */
+static int take_format(const cJSON *v, cJSON *o, struct api_error *e)
+{
+	cJSON *rf, *js;
+
+	if (!v || cJSON_IsNull(v) || (cJSON_IsString(v) && !v->valuestring[0]))
+		return 0;
+	if (!(cJSON_IsString(v) && !strcmp(v->valuestring, "json")) && !cJSON_IsObject(v))
+		return bad(e, "format", "format must be \"json\" or a JSON Schema object");
+	rf = cJSON_AddObjectToObject(o, "response_format");
+	if (!rf || !cJSON_AddStringToObject(rf, "type", cJSON_IsString(v) ? "json_object" :
+					    "json_schema"))
+		return oom(e);
+	if (cJSON_IsString(v))
+		return 0;
+	js = cJSON_AddObjectToObject(rf, "json_schema");
+	if (!js || !add_item(js, "schema", cJSON_Duplicate(v, 1)))
+		return oom(e);
 	return 0;
 }
 
@@ -307,6 +337,7 @@ int ollama_req_parse(struct gen_req *r, enum serve_api api, const char *body, si
 		goto out;
 	}
 	if (refuse_unsupported(root, e) || take_messages(root, o, api, e) ||
+	    take_format(cJSON_GetObjectItemCaseSensitive(root, "format"), o, e) ||
 	    take_options(cJSON_GetObjectItemCaseSensitive(root, "options"), o, api, &last_n, e))
 		goto out;
 	v = cJSON_GetObjectItemCaseSensitive(root, "tools");
@@ -356,18 +387,6 @@ int ollama_model_is(const struct serve *srv, const char *model)
 	size_t n = strlen(srv->name);
 
 	return !strncmp(model, srv->name, n) && (!model[n] || !strcmp(model + n, ":latest"));
-}
-
-/* @child into @parent as @key (taken: freed if it cannot be added); 0 when it failed. */
-static int add_item(cJSON *parent, const char *key, cJSON *child)
-{
-	if (!child)
-		return 0;
-	if (key ? !cJSON_AddItemToObject(parent, key, child) : !cJSON_AddItemToArray(parent, child)) {
-		cJSON_Delete(child);
-		return 0;
-	}
-	return 1;
 }
 
 static char *print(cJSON *o)

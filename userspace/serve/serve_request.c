@@ -23,6 +23,7 @@
 #include <sys/random.h>
 
 #include "serve.h"
+#include "serve_grammar.h"
 
 #define KIND_CHAT	(1u << GEN_CHAT)
 #define KIND_COMPL	(1u << GEN_COMPLETION)
@@ -605,15 +606,51 @@ static int f_chat_template_kwargs(struct parse *p, const char *name, const cJSON
 	return 0;
 }
 
+/*
+ * {"type": "text"}, {"type": "json_object"}, or {"type": "json_schema",
+ * "json_schema": {"name", "schema", "strict", "description"}}: the schema is
+ * compiled by gen_prepare(), which knows the model's answer format.
+ */
 static int f_response_format(struct parse *p, const char *name, const cJSON *v)
 {
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(v, "type");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(v, "type"), *js, *sc, *k;
 
-	if (!cJSON_IsObject(v) || !cJSON_IsString(t) || strcmp(t->valuestring, "text") ||
-	    cJSON_GetArraySize(v) != 1) {
-		api_bad(p->e, name, "response_format: only {\"type\": \"text\"} is supported");
+	if (!cJSON_IsObject(v) || !cJSON_IsString(t)) {
+		api_bad(p->e, name, "response_format must be an object with a type");
 		return -1;
 	}
+	if (!strcmp(t->valuestring, "text") || !strcmp(t->valuestring, "json_object")) {
+		p->r->json = t->valuestring[0] == 't' ? JSON_NONE : JSON_OBJECT;
+		return 0;
+	}
+	if (strcmp(t->valuestring, "json_schema")) {
+		api_bad(p->e, name, "response_format type \"%s\" is not one of text, json_object "
+			"and json_schema", t->valuestring);
+		return -1;
+	}
+	js = cJSON_GetObjectItemCaseSensitive(v, "json_schema");
+	if (!cJSON_IsObject(js)) {
+		api_bad(p->e, name, "response_format json_schema needs a json_schema object");
+		return -1;
+	}
+	cJSON_ArrayForEach(k, js)
+		if (strcmp(k->string, "name") && strcmp(k->string, "schema") &&
+		    strcmp(k->string, "strict") && strcmp(k->string, "description")) {
+			api_bad(p->e, name, "response_format json_schema has an unknown member %s",
+				k->string);
+			return -1;
+		}
+	sc = cJSON_GetObjectItemCaseSensitive(js, "schema");
+	if (!cJSON_IsObject(sc)) {
+		api_bad(p->e, name, "response_format json_schema needs a schema object");
+		return -1;
+	}
+	p->r->schema = cJSON_Duplicate(sc, 1);
+	if (!p->r->schema) {
+		api_error_set(p->e, 500, "server_error", NULL, NULL, "out of memory");
+		return -1;
+	}
+	p->r->json = JSON_SCHEMA;
 	return 0;
 }
 
@@ -679,7 +716,7 @@ static const struct field fields[] = {
 	{ "top_logprobs", KIND_CHAT, f_false },
 	{ "echo", KIND_COMPL, f_false },
 	{ "best_of", KIND_COMPL, f_one },
-	{ "response_format", KIND_CHAT, f_response_format },
+	{ "response_format", KIND_BOTH, f_response_format },
 	{ "user", KIND_BOTH, f_string },
 	{ "service_tier", KIND_BOTH, f_string },
 	{ "store", KIND_CHAT, f_bool },
@@ -817,6 +854,11 @@ void gen_req_release(struct gen_req *r)
 	cJSON_Delete(r->messages);
 	cJSON_Delete(r->tools);
 	cJSON_Delete(r->tmpl_vars);
+	cJSON_Delete(r->schema);
+	if (r->gram) {
+		gram_release(r->gram);
+		free(r->gram);
+	}
 	free(r->prompt_text);
 	free(r->prompt);
 	memset(r, 0, sizeof(*r));
