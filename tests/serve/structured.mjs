@@ -14,6 +14,13 @@
 //                greedy and sampled, streamed and not; a schema the server
 //                cannot keep (pattern) refused with 400; /metrics counts
 //                the steps;
+//   --tools      tool_choice "required" and a named function (a model of
+//                the harmony or Hermes format): every answer is calls only,
+//                of the tools allowed, arguments valid against the tool's
+//                parameters, greedy and sampled, streamed equal to whole;
+//                with --clients, the AI SDK's generateText (toolChoice
+//                required) and LangChain's bindTools (tool_choice any);
+//                a plain model refuses them with 400 (--small);
 //   --small      a model of a short context (the demo model's 256
 //                positions): a schema of two members only, no json_object;
 //   --clients    the clients applications use, on the same server: the
@@ -23,7 +30,7 @@
 //                ollama client's format (a schema and "json").
 //
 // Usage: node structured.mjs --base URL --name MODEL [--key KEY] [--seeds N]
-//        [--max-tokens N] [--small 1] [--clients 1]
+//        [--max-tokens N] [--small 1] [--tools 1] [--clients 1]
 // (URL: the server's root, no /v1; KEY: its --api-key).  Prints TAP; exits non-zero if a test failed.
 import OpenAI from "openai";
 import { z } from "zod";
@@ -112,6 +119,73 @@ const check = (text, schema) => {
 		"/metrics counts the constrained steps", m.split("\n").filter((l) => /constrained/.test(l) && !l.startsWith("#")).join("\n"));
 }
 
+// --- tool_choice required and named -----------------------------------------------------
+const Weather = z.object({ city: z.string().max(8), days: z.number().int().min(1).max(7).optional() });
+const Add = z.object({ a: z.number().int().min(0).max(99), b: z.number().int().min(0).max(99) });
+const tools = [
+	{ type: "function", function: { name: "get_weather", description: "The weather of a city.", parameters: z.toJSONSchema(Weather) } },
+	{ type: "function", function: { name: "add", description: "Adds two numbers.", parameters: z.toJSONSchema(Add) } },
+];
+const argSchema = { get_weather: Weather, add: Add };
+// Why the answer R is not calls of ALLOWED only, valid arguments each; or null.
+const callsWrong = (r, allowed) => {
+	const c = r.choices[0];
+	if (c.finish_reason !== "tool_calls" || !c.message.tool_calls?.length || c.message.content)
+		return `finish_reason ${c.finish_reason}, content ${show(c.message.content, 200)}`;
+	for (const t of c.message.tool_calls) {
+		if (!allowed.includes(t.function.name)) return `a call of ${t.function.name}`;
+		const why = check(t.function.arguments, argSchema[t.function.name]);
+		if (why) return `${t.function.name}: ${why}`;
+	}
+	return null;
+};
+if (args.tools) {
+	let bad = [];
+	let greedy = null;
+	for (let s = 0; s <= seeds; s++) {
+		const r = await oa.chat.completions.create({ model: name, messages, max_tokens: maxTokens,
+			temperature: s ? 1 : 0, seed: s, tools, tool_choice: "required" });
+		if (!s) greedy = r.choices[0].message.tool_calls;
+		const why = callsWrong(r, ["get_weather", "add"]);
+		if (why) bad.push(`seed ${s}: ${why}`);
+	}
+	tap(!bad.length, `tool_choice required: ${seeds + 1} answers, calls only, arguments valid`, bad.join("\n"));
+	bad = [];
+	for (let s = 0; s <= seeds; s++) {
+		const r = await oa.chat.completions.create({ model: name, messages, max_tokens: maxTokens,
+			temperature: s ? 1 : 0, seed: s, tools, tool_choice: { type: "function", function: { name: "add" } } });
+		const why = callsWrong(r, ["add"]);
+		if (why) bad.push(`seed ${s}: ${why}`);
+	}
+	tap(!bad.length, `tool_choice naming add: ${seeds + 1} answers, calls of add only`, bad.join("\n"));
+	const st = await oa.chat.completions.create({ model: name, messages, max_tokens: maxTokens, temperature: 0,
+		stream: true, tools, tool_choice: "required" });
+	const calls = [];
+	let finish = null;
+	for await (const c of st) {
+		for (const d of c.choices[0]?.delta?.tool_calls || []) {
+			calls[d.index] ??= { name: "", arguments: "" };
+			calls[d.index].name += d.function?.name || "";
+			calls[d.index].arguments += d.function?.arguments || "";
+		}
+		finish = c.choices[0]?.finish_reason || finish;
+	}
+	tap(finish === "tool_calls" && JSON.stringify(calls) === JSON.stringify(greedy?.map((t) => t.function)),
+		"tool_choice required streamed: the deltas make the calls given whole", `${show(calls)}\n${show(greedy)}`);
+	const e1 = await attempt(() => oa.chat.completions.create({ model: name, messages, max_tokens: 8, tools,
+		tool_choice: { type: "function", function: { name: "nope" } } }));
+	const e2 = await attempt(() => oa.chat.completions.create({ model: name, messages, max_tokens: 8,
+		tool_choice: "required" }));
+	tap(e1.error?.status === 400 && /nope/.test(e1.error?.message) && e2.error?.status === 400 &&
+		e1.error?.param === "tool_choice", "a named function not among tools, required without tools: 400",
+		`${show(e1.error?.error || e1.value)}\n${show(e2.error?.error || e2.value)}`);
+} else if (args.small) {
+	const e = await attempt(() => oa.chat.completions.create({ model: name, messages, max_tokens: 8, tools,
+		tool_choice: "required" }));
+	tap(e.error?.status === 400 && /tool-call format/.test(e.error?.message),
+		"tool_choice required on a model without a tool-call format: 400", show(e.error?.error || e.value));
+}
+
 // --- the clients applications use ---------------------------------------------------
 if (args.clients) {
 	const { generateObject, streamObject } = await import("ai");
@@ -132,6 +206,17 @@ if (args.clients) {
 	tap(r.value && !check(JSON.stringify(r.value), Pet) && partials > 1,
 		`AI SDK streamObject: ${partials} partial objects, then one of the schema`, show(r.error?.message || r.value));
 
+	if (args.tools) {
+		const { generateText, tool } = await import("ai");
+		r = await attempt(() => generateText({ model: provider.chatModel(name), prompt: "Add 2 and 3.",
+			tools: { get_weather: tool({ description: "The weather of a city.", inputSchema: Weather }),
+				add: tool({ description: "Adds two numbers.", inputSchema: Add }) },
+			toolChoice: "required", temperature: 0, maxOutputTokens: maxTokens, maxRetries: 0 }));
+		tap(r.value?.toolCalls?.length > 0 && r.value.toolCalls.every((c) => !argSchema[c.toolName]?.safeParse(c.input).error),
+			"AI SDK generateText (toolChoice required): tool calls with valid input",
+			show(r.error?.message || r.value?.toolCalls));
+	}
+
 	const { ChatOpenAI } = await import("@langchain/openai");
 	const lc = new ChatOpenAI({ model: name, apiKey: "none", configuration: { baseURL: `${base}/v1` },
 		temperature: 0, maxTokens, maxRetries: 0 });
@@ -144,6 +229,15 @@ if (args.clients) {
 	r = await attempt(() => lcs.withStructuredOutput(z.object({}).passthrough(), { method: "jsonMode" }).invoke("A pet."));
 	tap(r.value && typeof r.value === "object" && !Array.isArray(r.value),
 		"LangChain withStructuredOutput (jsonMode): a JSON object", show(r.error?.message || r.value));
+
+	if (args.tools) {
+		const { tool } = await import("@langchain/core/tools");
+		const add = tool(async ({ a, b }) => String(a + b), { name: "add", description: "Adds two numbers.", schema: Add });
+		r = await attempt(() => lc.bindTools([add], { tool_choice: "any" }).invoke("Add 2 and 3."));
+		tap(r.value?.tool_calls?.length > 0 && r.value.tool_calls.every((c) => c.name === "add" && Add.safeParse(c.args).success),
+			"LangChain bindTools (tool_choice any): calls of add with valid args",
+			show(r.error?.message || r.value?.tool_calls));
+	}
 
 	const { Ollama } = await import("ollama");
 	const o = new Ollama({ host: base });

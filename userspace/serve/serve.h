@@ -190,8 +190,9 @@ enum serve_api {
  * @include_usage: stream: a last chunk with the usage.
  * @json: response_format: enum json_mode.
  * @schema: JSON_SCHEMA: the schema; owned.
- * @gram: with @json, the grammar the answer is held to (gen_prepare());
- *	owned.
+ * @tool_choice, @tool_name: enum tool_choice, and the function named.
+ * @gram: with @json or a tool_choice of TOOLS_REQUIRED or TOOLS_NAMED, the
+ *	grammar the answer is held to (gen_prepare()); owned.
  */
 /* The most entries of a request's logit_bias (OpenAI's limit). */
 #define SERVE_MAX_BIAS 300
@@ -227,6 +228,13 @@ static inline int logit_rules_any(const struct logit_rules *lr)
 	       lr->frequency != 0 || lr->min_p != 0;
 }
 
+/* What tool_choice asks of an answer. */
+enum tool_choice {
+	TOOLS_AUTO,		/* "auto" (and "none": no tools in the prompt) */
+	TOOLS_REQUIRED,		/* "required": at least one call, of any tool */
+	TOOLS_NAMED,		/* {"type": "function", ...}: a call of @tool_name */
+};
+
 /* What response_format asks of an answer. */
 enum json_mode {
 	JSON_NONE,		/* text */
@@ -250,6 +258,8 @@ struct gen_req {
 	int stream, include_usage;
 	enum json_mode json;
 	cJSON *schema;
+	enum tool_choice tool_choice;
+	char tool_name[128];
 	struct grammar *gram;
 };
 

@@ -71,14 +71,15 @@ int gen_prepare(struct serve *srv, struct gen_req *r, struct api_error *e)
 			      srv->max_context, r->n_prompt);
 		return -1;
 	}
-	if (r->json != JSON_NONE) {
+	if (r->json != JSON_NONE || r->tool_choice != TOOLS_AUTO) {
 		r->gram = malloc(sizeof(*r->gram));
 		if (!r->gram) {
 			api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
 			return -1;
 		}
 		if (structured_grammar(srv, r, r->gram, err, sizeof(err))) {
-			api_bad(e, "response_format", "response_format: %s", err);
+			api_bad(e, r->json != JSON_NONE ? "response_format" : "tool_choice", "%s: %s",
+				r->json != JSON_NONE ? "response_format" : "tool_choice", err);
 			return -1;
 		}
 	}

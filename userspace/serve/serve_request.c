@@ -538,15 +538,64 @@ static int f_one(struct parse *p, const char *name, const cJSON *v)
 }
 
 /* "none": the tools stay out of the prompt (the model cannot call what it is not shown). */
+/*
+ * "none", "auto", "required", or {"type": "function", "function": {"name"}}:
+ * the last two are checked against tools once the whole request is read.
+ */
 static int f_tool_choice(struct parse *p, const char *name, const cJSON *v)
 {
-	if (!cJSON_IsString(v) || (strcmp(v->valuestring, "none") &&
-				   strcmp(v->valuestring, "auto"))) {
-		api_bad(p->e, name, "tool_choice: only \"none\" and \"auto\" are supported");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(v, "type");
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, "function");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(f, "name");
+
+	if (cJSON_IsString(v) && (!strcmp(v->valuestring, "none") ||
+				  !strcmp(v->valuestring, "auto") ||
+				  !strcmp(v->valuestring, "required"))) {
+		p->tools_none = !strcmp(v->valuestring, "none");
+		p->r->tool_choice = v->valuestring[0] == 'r' ? TOOLS_REQUIRED : TOOLS_AUTO;
+		return 0;
+	}
+	if (!cJSON_IsObject(v) || !cJSON_IsString(t) || strcmp(t->valuestring, "function") ||
+	    !cJSON_IsString(n) || !n->valuestring[0] ||
+	    strlen(n->valuestring) >= sizeof(p->r->tool_name)) {
+		api_bad(p->e, name, "tool_choice must be \"none\", \"auto\", \"required\" or "
+			"{\"type\": \"function\", \"function\": {\"name\": ...}}");
 		return -1;
 	}
-	p->tools_none = !strcmp(v->valuestring, "none");
+	p->r->tool_choice = TOOLS_NAMED;
+	snprintf(p->r->tool_name, sizeof(p->r->tool_name), "%s", n->valuestring);
 	return 0;
+}
+
+/* tool_choice required or named: tools to call, the named one among them. */
+static int check_tool_choice(struct parse *p)
+{
+	const cJSON *t, *n;
+
+	if (p->r->tool_choice == TOOLS_AUTO)
+		return 0;
+	if (!cJSON_GetArraySize(p->r->tools)) {
+		api_bad(p->e, "tool_choice", "tool_choice %s needs tools",
+			p->r->tool_choice == TOOLS_REQUIRED ? "required" : "naming a function");
+		return -1;
+	}
+	if (p->r->json != JSON_NONE) {
+		api_bad(p->e, "tool_choice", "tool_choice %s and a JSON response_format cannot "
+			"both hold the answer", p->r->tool_choice == TOOLS_REQUIRED ? "required" :
+			"naming a function");
+		return -1;
+	}
+	if (p->r->tool_choice == TOOLS_REQUIRED)
+		return 0;
+	cJSON_ArrayForEach(t, p->r->tools) {
+		n = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "function"),
+						     "name");
+		if (cJSON_IsString(n) && !strcmp(n->valuestring, p->r->tool_name))
+			return 0;
+	}
+	api_bad(p->e, "tool_choice", "tool_choice names %s, which is not among tools",
+		p->r->tool_name);
+	return -1;
 }
 
 /* A variable for the template; @v copied (taken over from what came before). */
@@ -784,6 +833,8 @@ static int check_whole(struct parse *p, enum gen_kind kind)
 		cJSON_Delete(r->tools);
 		r->tools = NULL;
 	}
+	if (check_tool_choice(p))
+		return -1;
 	/* OpenAI's defaults: temperature 1, top_p 1; top_p 0 keeps the likeliest token. */
 	r->sp.temperature_milli = (uint32_t)lround((p->has_temperature ? p->temperature : 1.0) *
 						   1000);

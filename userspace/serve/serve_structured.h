@@ -10,6 +10,11 @@
  *            message, which is the JSON.
  *
  * The answer is the JSON (content), with the reasoning apart.
+ *
+ * tool_choice "required" or a named function holds the answer to the
+ * format's tool calls instead, their arguments to the tool's parameters'
+ * schema: Hermes' <tool_call> JSON (one or more), harmony's commentary
+ * message to functions.NAME (one: <|call|> ends the turn).
  */
 #ifndef COLIBRI_SERVE_STRUCTURED_H
 #define COLIBRI_SERVE_STRUCTURED_H
