@@ -151,6 +151,41 @@ async function main() {
 	tap(ctext === wantP.text && cchunks[cchunks.length - 1].choices[0].finish_reason === wantP.finish,
 		"completion stream: the same text, finish_reason last", same(ctext, wantP.text));
 
+	// logprobs: each token's, and its position's likeliest, are the
+	// log-softmax of the logits `colibri logits` works out in process.
+	{
+		const ids = tokens(P1, true);
+		const lr = await c.completions.create({ model: name, prompt: ids, max_tokens: 4, temperature: 0, logprobs: 3 });
+		const lpc = lr.choices[0].logprobs;
+		const gen = run(["logits", "--backend", "user", "--model", modelFile, "--tokens", ids.join(" "),
+			"--greedy", "4"]).trim().split(/\s+/).map(Number);
+		const lines = run(["logits", "--backend", "user", "--model", modelFile, "--tokens",
+			[...ids, ...gen.slice(0, 3)].join(" ")]).trim().split("\n").slice(ids.length - 1);
+		let bad = [];
+		lines.forEach((l, i) => {
+			const x = l.trim().split(/\s+/).map(Number);
+			const max = x.reduce((a, v) => (v > a ? v : a), -Infinity);
+			const lse = max + Math.log(x.reduce((a, v) => a + Math.exp(v - max), 0));
+			const want = x[gen[i]] - lse;
+			const top = [...x].sort((a, b) => b - a).slice(0, 3).map((v) => v - lse);
+			const got = Object.values(lpc.top_logprobs[i]).sort((a, b) => b - a);
+			if (Math.abs(lpc.token_logprobs[i] - want) > 2e-3 || lpc.tokens[i] !== decode([gen[i]]) ||
+				got.length !== 3 || got.some((v, k) => Math.abs(v - top[k]) > 2e-3))
+				bad.push(`position ${i}: got ${lpc.tokens[i]} ${lpc.token_logprobs[i]} ${show(got)}, ` +
+					`want ${show(decode([gen[i]]))} ${want} ${show(top)}`);
+		});
+		tap(lines.length === 4 && !bad.length && lpc.text_offset[0] === 0,
+			"completion logprobs: each token's and the 3 likeliest, as the logits in process give them", bad.join("\n"));
+		const lch = await collect(await c.chat.completions.create({ model: name, messages: M1, max_tokens: 8,
+			temperature: 0, logprobs: true, top_logprobs: 2, stream: true }));
+		const entries = lch.flatMap((k) => k.choices[0]?.logprobs?.content || []);
+		tap(entries.length === 8 && entries.every((e) => e.top_logprobs.length === 2 &&
+			Math.abs(e.top_logprobs[0].logprob - e.logprob) < 1e-6 && e.logprob <= 0 &&
+			Buffer.from(e.bytes).toString("utf8") === e.token) &&
+			entries.map((e) => e.token).join("") === lch.map((k) => k.choices[0]?.delta?.content || "").join(""),
+			"chat logprobs streamed: one entry a token, greedy the likeliest, the tokens the text", show(entries.slice(0, 3)));
+	}
+
 	// A stop string that straddles two chunks (two tokens) of the stream.
 	let at = -1;
 	let pos = 0;

@@ -63,6 +63,7 @@ struct serve_slots;
 struct serve_metrics;
 struct vocab_index;
 struct grammar;
+struct gen_logprobs;
 
 /* Bodies larger than this are refused with 413. */
 #define SERVE_MAX_BODY		(2u << 20)
@@ -191,6 +192,10 @@ enum serve_api {
  * @json: response_format: enum json_mode.
  * @schema: JSON_SCHEMA: the schema; owned.
  * @tool_choice, @tool_name: enum tool_choice, and the function named.
+ * @logprobs, @top_logprobs: logprobs asked (chat's "logprobs": true, a
+ *	completion's "logprobs": N), and how many likeliest tokens with each.
+ * @lp: with @logprobs, the records (gen_prepare(), filled by gen_run());
+ *	owned.
  * @gram: with @json or a tool_choice of TOOLS_REQUIRED or TOOLS_NAMED, the
  *	grammar the answer is held to (gen_prepare()); owned.
  */
@@ -260,6 +265,9 @@ struct gen_req {
 	cJSON *schema;
 	enum tool_choice tool_choice;
 	char tool_name[128];
+	int logprobs;
+	uint32_t top_logprobs;
+	struct gen_logprobs *lp;
 	struct grammar *gram;
 };
 
@@ -318,10 +326,17 @@ struct gen_result {
 };
 
 /* A response's id ("chatcmpl-..." or "cmpl-...") and creation time. */
+/*
+ * The head of an answer: its id, time and model; with logprobs, the
+ * tokenizer and the generation's records, which each chunk (or the whole
+ * answer) writes from @lp->sent on, and marks sent.
+ */
 struct resp_head {
 	char id[48];
 	time_t created;
 	const char *model;
+	const struct cb_tokenizer *tok;
+	struct gen_logprobs *lp;
 };
 
 void resp_head_init(struct resp_head *h, enum gen_kind kind, const char *model);

@@ -21,6 +21,7 @@
 #include "serve.h"
 #include "serve_grammar.h"
 #include "serve_logits.h"
+#include "serve_logprobs.h"
 #include "serve_mask.h"
 #include "serve_metrics.h"
 #include "serve_prompt.h"
@@ -70,6 +71,15 @@ int gen_prepare(struct serve *srv, struct gen_req *r, struct api_error *e)
 			      "This model's maximum context length is %u tokens, but the prompt is %u tokens",
 			      srv->max_context, r->n_prompt);
 		return -1;
+	}
+	if (r->logprobs) {
+		r->lp = malloc(sizeof(*r->lp));
+		if (!r->lp || logprobs_init(r->lp, r->top_logprobs, srv->mi->vocab_size)) {
+			free(r->lp);
+			r->lp = NULL;
+			api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+			return -1;
+		}
 	}
 	if (r->json != JSON_NONE || r->tool_choice != TOOLS_AUTO) {
 		r->gram = malloc(sizeof(*r->gram));
@@ -140,6 +150,8 @@ static int on_logits(void *arg, float *logits, uint32_t n, uint32_t pos, int32_t
 	struct colibri_sampling alt;
 	int32_t t = *token;
 
+	if (u->r->lp)
+		logprobs_look(u->r->lp, logits);
 	if (u->rules) {
 		logit_rules_apply(&u->ls, logits);
 		t = -1;
@@ -183,6 +195,9 @@ static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 		u->res->t_first = serve_now();
 	if (u->rules && logit_state_add(&u->ls, (uint32_t)token))
 		return 1;	/* out of memory: the answer ends here */
+	if (u->r->lp && !(u->r->kind == GEN_CHAT && is_end(u->srv, token)) &&
+	    logprobs_take(u->r->lp, token, u->srv->tok))
+		return 1;
 	/* harmony's parser sees the end too: <|call|> completes a tool call */
 	if (u->r->kind == GEN_CHAT && is_end(u->srv, token)) {
 		u->eot = 1;
@@ -218,6 +233,8 @@ int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *
 		}
 		g.on_logits = on_logits;
 	}
+	if (r->lp)
+		g.on_logits = on_logits;
 	if (r->gram) {
 		int32_t ends[CHAT_END_MAX + 1];
 		int n_ends = 0, i;

@@ -417,6 +417,8 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 		return answer_error(rq, c, &e);
 	}
 	resp_head_init(&h, rq->g.kind, srv->name);
+	h.tok = srv->tok;
+	h.lp = rq->g.lp;
 	if (rq->g.api != API_OPENAI)
 		ret = answer_json(rq, c, 200, ollama_answer(srv, &rq->g, &ans, &rq->res));
 	else

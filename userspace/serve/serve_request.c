@@ -24,6 +24,7 @@
 
 #include "serve.h"
 #include "serve_grammar.h"
+#include "serve_logprobs.h"
 
 #define KIND_CHAT	(1u << GEN_CHAT)
 #define KIND_COMPL	(1u << GEN_COMPLETION)
@@ -39,6 +40,7 @@ struct parse {
 	int has_temperature, has_top_p, has_seed;
 	int has_stream_options;
 	int tools_none;			/* tool_choice "none" */
+	int has_top_logprobs;
 };
 
 void api_error_set(struct api_error *e, int status, const char *type, const char *param,
@@ -528,6 +530,40 @@ static int f_false(struct parse *p, const char *name, const cJSON *v)
 	return 0;
 }
 
+/* chat: true or false; completions: the likeliest tokens to show with each, 0 to 5. */
+static int f_logprobs(struct parse *p, const char *name, const cJSON *v)
+{
+	if (p->r->kind == GEN_CHAT) {
+		if (!cJSON_IsBool(v)) {
+			api_bad(p->e, name, "logprobs must be true or false");
+			return -1;
+		}
+		p->r->logprobs = cJSON_IsTrue(v);
+		return 0;
+	}
+	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
+	    v->valuedouble > 5) {
+		api_bad(p->e, name, "logprobs must be a whole number from 0 to 5");
+		return -1;
+	}
+	p->r->logprobs = 1;
+	p->r->top_logprobs = (uint32_t)v->valuedouble;
+	return 0;
+}
+
+static int f_top_logprobs(struct parse *p, const char *name, const cJSON *v)
+{
+	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
+	    v->valuedouble > SERVE_MAX_TOP_LOGPROBS) {
+		api_bad(p->e, name, "top_logprobs must be a whole number from 0 to %d",
+			SERVE_MAX_TOP_LOGPROBS);
+		return -1;
+	}
+	p->r->top_logprobs = (uint32_t)v->valuedouble;
+	p->has_top_logprobs = 1;
+	return 0;
+}
+
 static int f_one(struct parse *p, const char *name, const cJSON *v)
 {
 	if (!cJSON_IsNumber(v) || v->valuedouble != 1) {
@@ -761,8 +797,8 @@ static const struct field fields[] = {
 	{ "logit_bias", KIND_BOTH, f_logit_bias },
 	{ "repetition_penalty", KIND_BOTH, f_repetition_penalty },
 	{ "min_p", KIND_BOTH, f_min_p },
-	{ "logprobs", KIND_BOTH, f_false },
-	{ "top_logprobs", KIND_CHAT, f_false },
+	{ "logprobs", KIND_BOTH, f_logprobs },
+	{ "top_logprobs", KIND_CHAT, f_top_logprobs },
 	{ "echo", KIND_COMPL, f_false },
 	{ "best_of", KIND_COMPL, f_one },
 	{ "response_format", KIND_BOTH, f_response_format },
@@ -835,6 +871,10 @@ static int check_whole(struct parse *p, enum gen_kind kind)
 	}
 	if (check_tool_choice(p))
 		return -1;
+	if (p->has_top_logprobs && r->top_logprobs && !r->logprobs) {
+		api_bad(p->e, "top_logprobs", "top_logprobs needs \"logprobs\": true");
+		return -1;
+	}
 	/* OpenAI's defaults: temperature 1, top_p 1; top_p 0 keeps the likeliest token. */
 	r->sp.temperature_milli = (uint32_t)lround((p->has_temperature ? p->temperature : 1.0) *
 						   1000);
@@ -906,6 +946,10 @@ void gen_req_release(struct gen_req *r)
 	cJSON_Delete(r->tools);
 	cJSON_Delete(r->tmpl_vars);
 	cJSON_Delete(r->schema);
+	if (r->lp) {
+		logprobs_release(r->lp);
+		free(r->lp);
+	}
 	if (r->gram) {
 		gram_release(r->gram);
 		free(r->gram);

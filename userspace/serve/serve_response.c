@@ -20,6 +20,8 @@
 #include <sys/random.h>
 
 #include "serve.h"
+#include "serve_logprobs.h"
+#include "tokenizer.h"
 #include "util/util.h"
 
 /* A JSON text being written; @oom once memory ran out (then it is dropped). */
@@ -106,6 +108,140 @@ static char *jb_done(struct jb *j)
 	return j->b.p;
 }
 
+/* Bytes @s[@n] as a JSON string, each byte that is not part of valid UTF-8 as U+FFFD. */
+static void jb_utf8(struct jb *j, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char *t = malloc(3 * n + 1);
+	size_t i = 0, o = 0, len, k;
+
+	if (!t) {
+		j->oom = 1;
+		return;
+	}
+	while (i < n) {
+		len = u[i] < 0x80 ? 1 : (u[i] & 0xe0) == 0xc0 && u[i] >= 0xc2 ? 2 :
+		      (u[i] & 0xf0) == 0xe0 ? 3 : (u[i] & 0xf8) == 0xf0 && u[i] <= 0xf4 ? 4 : 0;
+		for (k = 1; len && k < len; k++)
+			if (i + k >= n || (u[i + k] & 0xc0) != 0x80)
+				len = 0;
+		if (!len) {
+			memcpy(t + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(t + o, s + i, len);
+		o += len;
+		i += len;
+	}
+	jb_str(j, t, o);
+	free(t);
+}
+
+/* A log-probability; -inf as OpenAI writes it (-9999.0). */
+static void lp_num(struct jb *j, float v)
+{
+	if (v > -9999.0f)
+		jb_printf(j, "%.6g", v);
+	else
+		jb_raw(j, "-9999.0");
+}
+
+/* A token's text, and with @bytes its bytes: "token": "...", "bytes": [...] */
+static void lp_token(struct jb *j, const struct cb_tokenizer *tok, int32_t id, int bytes)
+{
+	size_t n = 0, i;
+	const char *p = cb_tok_piece(tok, id, &n);
+
+	jb_raw(j, "\"token\": ");
+	jb_utf8(j, p ? p : "", n);
+	if (!bytes)
+		return;
+	jb_raw(j, ", \"bytes\": [");
+	for (i = 0; i < n; i++)
+		jb_printf(j, "%s%u", i ? ", " : "", (unsigned char)p[i]);
+	jb_raw(j, "]");
+}
+
+/*
+ * The logprobs of the tokens not yet written (h->lp->sent on), marked
+ * written: chat's {"content": [...]}, a completion's {"tokens", ...}; null
+ * without logprobs.
+ */
+static void logprobs(struct jb *j, const struct resp_head *h, enum gen_kind kind)
+{
+	struct gen_logprobs *lp = h->lp;
+	size_t i, from;
+	uint32_t k;
+	int f;
+
+	if (!lp) {
+		jb_raw(j, "null");
+		return;
+	}
+	from = lp->sent;
+	if (kind == GEN_CHAT) {
+		jb_raw(j, "{\"content\": [");
+		for (i = from; i < lp->n; i++) {
+			jb_raw(j, i > from ? ", {" : "{");
+			lp_token(j, h->tok, lp->rec[i].token, 1);
+			jb_raw(j, ", \"logprob\": ");
+			lp_num(j, lp->rec[i].logprob);
+			jb_raw(j, ", \"top_logprobs\": [");
+			for (k = 0; k < lp->rec[i].n_top; k++) {
+				jb_raw(j, k ? ", {" : "{");
+				lp_token(j, h->tok, lp->rec[i].top[k].token, 1);
+				jb_raw(j, ", \"logprob\": ");
+				lp_num(j, lp->rec[i].top[k].logprob);
+				jb_raw(j, "}");
+			}
+			jb_raw(j, "]}");
+		}
+		jb_raw(j, "]}");
+		lp->sent = lp->n;
+		return;
+	}
+	/* a completion's: four lists side by side */
+	for (f = 0; f < 4; f++) {
+		static const char *const names[] = {
+			"{\"tokens\": [", "], \"token_logprobs\": [", "], \"top_logprobs\": [",
+			"], \"text_offset\": [",
+		};
+
+		jb_raw(j, names[f]);
+		for (i = from; i < lp->n; i++) {
+			if (i > from)
+				jb_raw(j, ", ");
+			if (f == 0) {
+				size_t n = 0;
+				const char *p = cb_tok_piece(h->tok, lp->rec[i].token, &n);
+
+				jb_utf8(j, p ? p : "", n);
+			} else if (f == 1) {
+				lp_num(j, lp->rec[i].logprob);
+			} else if (f == 2) {
+				jb_raw(j, "{");
+				for (k = 0; k < lp->rec[i].n_top; k++) {
+					size_t n = 0;
+					const char *p = cb_tok_piece(h->tok, lp->rec[i].top[k].token, &n);
+
+					if (k)
+						jb_raw(j, ", ");
+					jb_utf8(j, p ? p : "", n);
+					jb_raw(j, ": ");
+					lp_num(j, lp->rec[i].top[k].logprob);
+				}
+				jb_raw(j, "}");
+			} else {
+				jb_printf(j, "%u", lp->rec[i].offset);
+			}
+		}
+	}
+	jb_raw(j, "]}");
+	lp->sent = lp->n;
+}
+
 char *resp_error(const struct api_error *e)
 {
 	struct jb j = { 0 };
@@ -160,6 +296,8 @@ void resp_head_init(struct resp_head *h, enum gen_kind kind, const char *model)
 		 (unsigned long long)r, atomic_fetch_add(&count, 1));
 	h->created = time(NULL);
 	h->model = model;
+	h->tok = NULL;
+	h->lp = NULL;
 }
 
 static void head(struct jb *j, const struct resp_head *h, const char *object)
@@ -269,12 +407,16 @@ char *resp_completion(const struct resp_head *h, enum gen_kind kind, const struc
 		}
 		if (a->n_calls)
 			calls_json(&j, a);
-		jb_raw(&j, ", \"refusal\": null}, \"logprobs\": null, \"finish_reason\": ");
+		jb_raw(&j, ", \"refusal\": null}, \"logprobs\": ");
+		logprobs(&j, h, kind);
+		jb_raw(&j, ", \"finish_reason\": ");
 	} else {
 		head(&j, h, "text_completion");
 		jb_raw(&j, ", \"choices\": [{\"text\": ");
 		sbuf_str(&j, &a->content);
-		jb_raw(&j, ", \"index\": 0, \"logprobs\": null, \"finish_reason\": ");
+		jb_raw(&j, ", \"index\": 0, \"logprobs\": ");
+		logprobs(&j, h, kind);
+		jb_raw(&j, ", \"finish_reason\": ");
 	}
 	jb_cstr(&j, res->finish);
 	jb_raw(&j, "}], \"usage\": ");
@@ -304,11 +446,18 @@ char *resp_chunk(const struct resp_head *h, enum gen_kind kind, int first, const
 			jb_raw(&j, first ? ", \"content\": " : "\"content\": ");
 			jb_str(&j, text, len);
 		}
-		jb_raw(&j, "}, \"logprobs\": null, \"finish_reason\": ");
+		jb_raw(&j, "}, \"logprobs\": ");
+		if (first)
+			jb_raw(&j, "null");
+		else
+			logprobs(&j, h, kind);
+		jb_raw(&j, ", \"finish_reason\": ");
 	} else {
 		jb_raw(&j, ", \"choices\": [{\"text\": ");
 		jb_str(&j, text ? text : "", text ? len : 0);
-		jb_raw(&j, ", \"index\": 0, \"logprobs\": null, \"finish_reason\": ");
+		jb_raw(&j, ", \"index\": 0, \"logprobs\": ");
+		logprobs(&j, h, kind);
+		jb_raw(&j, ", \"finish_reason\": ");
 	}
 	jb_cstr(&j, finish);
 	jb_raw(&j, "}]");

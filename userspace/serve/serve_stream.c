@@ -298,6 +298,8 @@ int stream_start(struct serve *srv, struct gen_req *r, struct colibri_session *s
 	st->slot = *slot;
 	st->res.t_start = t_start;
 	resp_head_init(&st->h, st->r.kind, srv->name);
+	st->h.tok = srv->tok;
+	st->h.lp = st->r.lp;
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->cond, NULL);
 	*resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, NULL);
