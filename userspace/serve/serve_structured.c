@@ -149,7 +149,7 @@ static int hermes_calls(const struct gen_req *r, struct grammar *g, uint32_t roo
 {
 	uint32_t call = gram_rule_new(g), json = gram_rule_new(g), ws = schema_ws_rule(g);
 	uint32_t more, args;
-	const cJSON *t;
+	const cJSON *t, *fn;
 	char *name;
 	int n = 0;
 
@@ -158,8 +158,8 @@ static int hermes_calls(const struct gen_req *r, struct grammar *g, uint32_t roo
 				      strcmp(tool_name(t), r->tool_name)))
 			continue;
 		args = tool_args(g, t, err, errlen);
-		name = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(
-			cJSON_GetObjectItemCaseSensitive(t, "function"), "name"));
+		fn = cJSON_GetObjectItemCaseSensitive(t, "function");
+		name = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(fn, "name"));
 		if (args == GRAM_NIL || !name) {
 			free(name);
 			return -1;
@@ -265,14 +265,16 @@ int structured_grammar(const struct serve *srv, const struct gen_req *r, struct 
 		if (harmony_head(srv, g, root, r->tool_choice != TOOLS_AUTO, err, errlen))
 			return -1;
 		if (r->tool_choice != TOOLS_AUTO)
-			return harmony_call(srv, r, g, root, err, errlen) ? -1 : finish(g, err, errlen);
+			return harmony_call(srv, r, g, root, err, errlen) ? -1 :
+			       finish(g, err, errlen);
 	} else if (r->kind == GEN_CHAT && srv->format == FORMAT_HERMES) {
 		think = gram_rule_new(g);
 		gram_add_text(g, think, "<think>", 7);
 		gram_add_rule(g, think, until(g, "</think>"));
 		gram_add_rule(g, root, gram_opt(g, think));
 		if (r->tool_choice != TOOLS_AUTO)
-			return hermes_calls(r, g, root, err, errlen) ? -1 : finish(g, err, errlen);
+			return hermes_calls(r, g, root, err, errlen) ? -1 :
+			       finish(g, err, errlen);
 	}
 	gram_add_rule(g, root, schema_ws_rule(g));
 	value = schema_rule(g, r->json == JSON_SCHEMA ? r->schema : NULL, err, errlen);
