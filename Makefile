@@ -158,6 +158,9 @@ $(BUILD)/serve/%.o: userspace/serve/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuserspace/serve -MMD -MP -c $< -o $@
 
+# The page at / is taken in by the assembler (.incbin), which -MMD does not see.
+$(BUILD)/serve/serve_page.o: userspace/serve/page/index.html
+
 $(LIBCOLIBRI): $(ENGINE_OBJS) $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^

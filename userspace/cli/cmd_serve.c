@@ -23,6 +23,7 @@
 #include "cli_opts.h"
 #include "colibri_session.h"
 #include "serve.h"
+#include "serve_live.h"
 #include "serve_mask.h"
 #include "serve_metrics.h"
 #include "serve_prompt.h"
@@ -41,7 +42,8 @@ static void usage(FILE *f)
 		"An OpenAI-compatible HTTP server (docs/serve.md): GET /v1/models,\n"
 		"POST /v1/chat/completions, POST /v1/completions, GET /health, GET /metrics;\n"
 		"and Ollama's API: POST /api/chat, /api/generate, /api/show, GET /api/tags,\n"
-		"/api/version.\n"
+		"/api/version; and GET /, a page to chat and to watch the experts live\n"
+		"(GET /live, its server-sent events).\n"
 		"Each request is a session of its own on the model, so the kernel batches\n"
 		"concurrent requests (and those of other processes) in its forward passes.\n"
 		"  --model M          a .colibri file, or the name of a model loaded in the\n"
@@ -157,6 +159,11 @@ static int prepare(struct serve *srv)
 	srv->n_eot = chat_end_of_turn(srv->chat, srv->tok, srv->eos, srv->eot, CHAT_END_MAX);
 	srv->format = chat_is_harmony(srv->chat, srv->tok) ? FORMAT_HARMONY :
 		      chat_is_hermes(srv->chat) ? FORMAT_HERMES : FORMAT_PLAIN;
+	srv->live = live_create(srv->mi);
+	if (!srv->live) {
+		fprintf(stderr, "colibri serve: out of memory\n");
+		return -1;
+	}
 	/* the vocabulary sorted for response_format's masks, once */
 	srv->vi = malloc(sizeof(*srv->vi));
 	if (!srv->vi || vocab_index_build(srv->vi, srv->tok, srv->mi->vocab_size)) {
@@ -287,6 +294,7 @@ int cmd_serve(int argc, char **argv)
 		vocab_index_release(srv.vi);
 		free(srv.vi);
 	}
+	live_destroy(srv.live);
 	colibri_model_close(srv.m);
 	return ret;
 }

@@ -23,6 +23,8 @@
  *   serve_stream.c    server-sent events: the generation on a thread of its
  *                     own, its chunks handed to the connection through a queue
  *   serve_metrics.c   counters and histograms, /metrics in Prometheus text
+ *   serve_live.c      the page at / (serve_page.c holds it) and /live, its
+ *                     live view in server-sent events
  *   serve_text.c      generated tokens into the answer's text: the decoder,
  *                     an answer format's parser, the stop strings
  *   serve_harmony.c   GPT-OSS's harmony answers split into content,
@@ -61,6 +63,7 @@ struct cb_tokenizer;
 struct cb_chat;
 struct serve_slots;
 struct serve_metrics;
+struct serve_live;
 struct vocab_index;
 struct grammar;
 struct gen_logprobs;
@@ -124,6 +127,7 @@ struct serve_opts {
  * @created: when the server started (the model's "created").
  * @slots: admission and the hang-up watcher.
  * @metrics: what /metrics shows.
+ * @live: what /live shows (the page's live view, serve_live.h).
  * @d: the HTTP daemon.
  */
 struct serve {
@@ -141,6 +145,7 @@ struct serve {
 	time_t created;
 	struct serve_slots *slots;
 	struct serve_metrics *metrics;
+	struct serve_live *live;
 	struct deadlines *deadlines;
 	struct MHD_Daemon *d[SERVE_MAX_LISTEN];	/* one per address listened on */
 	int nd;

@@ -20,6 +20,7 @@
 
 #include "serve.h"
 #include "serve_grammar.h"
+#include "serve_live.h"
 #include "serve_logits.h"
 #include "serve_logprobs.h"
 #include "serve_mask.h"
@@ -137,6 +138,8 @@ struct run {
 	struct constraint con;		/* with a grammar only */
 	int rules, constrained;
 	int eot;
+	uint32_t *trace;		/* while a page watches: the routing traces */
+	int fed;			/* a token was fed after the prompt */
 };
 
 /*
@@ -193,6 +196,8 @@ static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 
 	if (!u->res->t_first)
 		u->res->t_first = serve_now();
+	/* the first token's pass was the prompt's */
+	live_token(u->srv->live, u->trace ? st->trace : NULL, u->fed++ ? 1 : u->r->n_prompt);
 	if (u->rules && logit_state_add(&u->ls, (uint32_t)token))
 		return 1;	/* out of memory: the answer ends here */
 	if (u->r->lp && !(u->r->kind == GEN_CHAT && is_end(u->srv, token)) &&
@@ -222,6 +227,10 @@ int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *
 	res->prompt_tokens = r->n_prompt;
 	res->err = 0;
 	res->msg[0] = 0;
+	if (live_watched(srv->live) && live_trace_words(srv->live)) {
+		u.trace = malloc((size_t)r->n_prompt * live_trace_words(srv->live) * sizeof(*u.trace));
+		g.step.trace = u.trace;		/* none: no heat, the answer all the same */
+	}
 	u.rules = logit_rules_any(&r->lr);
 	if (u.rules) {
 		if (logit_state_init(&u.ls, &r->lr, r->sp.temperature_milli / 1000.0f,
@@ -286,6 +295,7 @@ out:
 	if (!res->t_first && res->completion_tokens)
 		res->t_first = res->t_end;
 	gen_text_release(&u.t);
+	free(u.trace);
 	if (u.rules)
 		logit_state_release(&u.ls);
 	if (u.constrained) {

@@ -38,6 +38,7 @@
 
 #include "serve.h"
 #include "serve_deadline.h"
+#include "serve_live.h"
 #include "serve_metrics.h"
 #include "serve_ollama.h"
 #include "serve_slots.h"
@@ -67,6 +68,9 @@ static const struct route routes[] = {
 	{ "/api/tags", 0, "GET", ROUTE_OLLAMA_INFO, 1, 0, 0, API_OLLAMA_CHAT },
 	{ "/api/show", 0, "POST", ROUTE_OLLAMA_INFO, 1, 0, 0, API_OLLAMA_CHAT },
 	{ "/api/version", 0, "GET", ROUTE_OLLAMA_INFO, 0, 0, 0, API_OLLAMA_CHAT },
+	/* the page and its live view (serve_live.h): the page asks for the key itself */
+	{ "/", 0, "GET", ROUTE_PAGE, 0, 0, 0, API_OPENAI },
+	{ "/live", 0, "GET", ROUTE_LIVE, 0, 0, 0, API_OPENAI },
 };
 
 /* One request, from its headers to on_completed(). */
@@ -501,6 +505,23 @@ static enum MHD_Result ollama_info(struct req *rq, struct MHD_Connection *c)
 	return known ? answer_json(rq, c, 200, ollama_show(srv)) : answer_error(rq, c, &e);
 }
 
+/* GET / (the page) and GET /live (its events, for as long as the client reads). */
+static enum MHD_Result page_or_live(struct req *rq, struct MHD_Connection *c)
+{
+	struct MHD_Response *resp = rq->route->id == ROUTE_PAGE ? page_response() :
+				    live_response(rq->srv);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	add_cors(rq, c, resp);
+	ret = MHD_queue_response(c, 200, resp);
+	MHD_destroy_response(resp);
+	rq->answered = 1;
+	rq->status = ret == MHD_YES ? 200 : 0;
+	return ret;
+}
+
 /* The body is in: answer. */
 static enum MHD_Result respond(struct req *rq, struct MHD_Connection *c)
 {
@@ -529,6 +550,9 @@ static enum MHD_Result respond(struct req *rq, struct MHD_Connection *c)
 		return answer(rq, c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
 	case ROUTE_OLLAMA_INFO:
 		return ollama_info(rq, c);
+	case ROUTE_PAGE:
+	case ROUTE_LIVE:
+		return page_or_live(rq, c);
 	default:
 		return MHD_NO;
 	}

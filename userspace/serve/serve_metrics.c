@@ -23,7 +23,6 @@
 #include "serve_metrics.h"
 #include "util/util.h"
 
-#define SYSFS_MODELS "/sys/kernel/colibri/models"
 
 /* Upper bounds of the time-to-first-token buckets, seconds. */
 static const double ttft_le[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30 };
@@ -35,7 +34,7 @@ static const int codes[] = { 200, 400, 401, 404, 405, 413, 429, 500, 503, 0 };
 
 static const char *const route_names[ROUTE_COUNT] = {
 	"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics",
-	"/api/chat", "/api/generate", "/api/info", "other",
+	"/api/chat", "/api/generate", "/api/info", "/", "/live", "other",
 };
 
 struct serve_metrics {
@@ -199,7 +198,7 @@ static const char *label(const char *s, char *buf, size_t cap)
 }
 
 /* A number in DIR/FILE, or -1. */
-static long long sysfs_num(const char *dir, const char *file)
+long long metrics_sysfs_num(const char *dir, const char *file)
 {
 	char path[512], line[64], *end;
 	long long v;
@@ -220,7 +219,7 @@ static long long sysfs_num(const char *dir, const char *file)
 static void sysfs_counter(struct out *o, const char *dir, const char *file, const char *name,
 			  const char *type, const char *help, const char *model)
 {
-	long long v = sysfs_num(dir, file);
+	long long v = metrics_sysfs_num(dir, file);
 
 	if (v < 0)
 		return;
@@ -248,8 +247,8 @@ static void render_kernel(struct out *o, const char *name)
 		      "Forward passes the kernel ran.", m);
 	sysfs_counter(o, dir, "batch_max", "colibri_model_batch_max", "gauge",
 		      "Most requests one forward pass carried.", m);
-	cpu = sysfs_num(dir, "experts_cpu");
-	off = sysfs_num(dir, "experts_offloaded");
+	cpu = metrics_sysfs_num(dir, "experts_cpu");
+	off = metrics_sysfs_num(dir, "experts_offloaded");
 	if (cpu < 0)
 		return;
 	family(o, "colibri_model_expert_jobs_total", "counter",
@@ -269,10 +268,10 @@ static void render_kernel(struct out *o, const char *name)
 		snprintf(sub, sizeof(sub), "%s/%s", adir, de->d_name);
 		label(de->d_name, a, sizeof(a));
 		put(o, "colibri_model_expert_jobs_total{model=\"%s\",where=\"%s\"} %lld\n", m, a,
-		    sysfs_num(sub, "jobs"));
+		    metrics_sysfs_num(sub, "jobs"));
 		for (i = 0; i < sizeof(fails) / sizeof(fails[0]); i++)
 			put(o, "colibri_model_expert_job_problems_total{model=\"%s\",accel=\"%s\",kind=\"%s\"} %lld\n",
-			    m, a, fails[i], sysfs_num(sub, fails[i]));
+			    m, a, fails[i], metrics_sysfs_num(sub, fails[i]));
 	}
 	closedir(d);
 }
@@ -334,8 +333,7 @@ static void render_generations(struct out *o, const struct serve_metrics *mt)
 	    mt->decode_seconds > 0 ? mt->decode_tokens / mt->decode_seconds : 0.0);
 }
 
-/* The process's memory: resident, and what malloc has handed out (a leak grows it). */
-static void render_memory(struct out *o)
+void metrics_memory(long long *resident, size_t *heap)
 {
 	struct mallinfo2 mi = mallinfo2();
 	long long pages = -1;
@@ -346,13 +344,24 @@ static void render_memory(struct out *o)
 			pages = -1;
 		fclose(f);
 	}
-	if (pages >= 0) {
+	*resident = pages >= 0 ? pages * sysconf(_SC_PAGESIZE) : -1;
+	*heap = mi.uordblks + mi.hblkhd;
+}
+
+/* The process's memory: resident, and what malloc has handed out (a leak grows it). */
+static void render_memory(struct out *o)
+{
+	long long resident;
+	size_t heap;
+
+	metrics_memory(&resident, &heap);
+	if (resident >= 0) {
 		family(o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-		put(o, "process_resident_memory_bytes %lld\n", pages * sysconf(_SC_PAGESIZE));
+		put(o, "process_resident_memory_bytes %lld\n", resident);
 	}
 	family(o, "colibri_serve_heap_bytes", "gauge",
 	       "Bytes malloc has handed out and not had back (mallinfo2 uordblks + hblkhd).");
-	put(o, "colibri_serve_heap_bytes %zu\n", mi.uordblks + mi.hblkhd);
+	put(o, "colibri_serve_heap_bytes %zu\n", heap);
 }
 
 char *metrics_render(const struct serve *srv, size_t *len)

@@ -23,6 +23,8 @@ enum serve_route {
 	ROUTE_OLLAMA_CHAT,	/* POST /api/chat */
 	ROUTE_OLLAMA_GENERATE,	/* POST /api/generate */
 	ROUTE_OLLAMA_INFO,	/* GET /api/tags, /api/version, POST /api/show */
+	ROUTE_PAGE,		/* GET / */
+	ROUTE_LIVE,		/* GET /live */
 	ROUTE_OTHER,		/* anything else (404, 405) */
 	ROUTE_COUNT,
 };
@@ -54,6 +56,12 @@ void metrics_constrained(struct serve_metrics *mt, unsigned long long checked,
 void metrics_sessions(struct serve_metrics *mt, int delta);
 /* Sessions open now. */
 int metrics_sessions_now(struct serve_metrics *mt);
+/* The process's resident memory (-1: unknown) and what malloc has handed out. */
+void metrics_memory(long long *resident, size_t *heap);
+/* Where the kernel shows a model's counters (NAME/sessions, ...). */
+#define SYSFS_MODELS "/sys/kernel/colibri/models"
+/* A number in DIR/FILE (sysfs), or -1. */
+long long metrics_sysfs_num(const char *dir, const char *file);
 
 /*
  * The text of /metrics (malloc'ed, *@len bytes): the server's counts, and
