@@ -16,10 +16,14 @@
  *   serve_gen.c       one generation: the prompt's tokens, the session, text
  *                     out token by token through the stop strings
  *   serve_logits.c    a request's logit rules (bias, penalties, min_p)
- *   serve_structured.c  a request's response_format as a grammar around the
- *                     model's answer format; serve_schema.c compiles JSON
- *                     Schemas, serve_grammar.c recognizes grammars and
- *                     serve_mask.c turns them into the tokens allowed next
+ *   serve_logprobs.c  each generated token's log-probability and likeliest
+ *   serve_structured.c  a request's response_format (or tool_choice
+ *                     required) as a grammar around the model's answer
+ *                     format; serve_schema.c compiles JSON Schemas (with
+ *                     serve_range.c's number ranges), serve_grammar.c
+ *                     recognizes grammars, serve_mask.c turns them into the
+ *                     tokens allowed next (serve_states.c remembering the
+ *                     grammar's steps)
  *   serve_stream.c    server-sent events: the generation on a thread of its
  *                     own, its chunks handed to the connection through a queue
  *   serve_metrics.c   counters and histograms, /metrics in Prometheus text
