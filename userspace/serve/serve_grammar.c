@@ -8,29 +8,10 @@
 #include <string.h>
 
 #include "serve_grammar.h"
+#include "util/util.h"
 
 /* Deeper than this, a settle is taken for a grammar that recurses without end. */
 #define GRAM_MAX_DEPTH 1024
-
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
-{
-	uint32_t c = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need) {
-		if (c > UINT32_MAX / 2)
-			return -1;
-		c *= 2;
-	}
-	q = realloc(*p, (size_t)c * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
 
 void gram_init(struct grammar *g)
 {
@@ -53,7 +34,8 @@ void gram_release(struct grammar *g)
 
 uint32_t gram_rule_new(struct grammar *g)
 {
-	if (g->oom || grow((void **)&g->rules, &g->cap_rules, g->n_rules + 1, sizeof(*g->rules))) {
+	if (g->oom ||
+	    cb_grow((void **)&g->rules, &g->cap_rules, g->n_rules + 1, sizeof(*g->rules))) {
 		g->oom = 1;
 		return 0;
 	}
@@ -68,7 +50,7 @@ static void add(struct grammar *g, uint32_t rule, uint32_t kind, uint32_t arg)
 	if (g->oom || rule >= g->n_rules)
 		return;
 	r = &g->rules[rule];
-	if (grow((void **)&r->e, &r->cap, r->n + 1, sizeof(*r->e))) {
+	if (cb_grow((void **)&r->e, &r->cap, r->n + 1, sizeof(*r->e))) {
 		g->oom = 1;
 		return;
 	}
@@ -83,7 +65,7 @@ void gram_add_set(struct grammar *g, uint32_t rule, const uint64_t set[4])
 		if (!memcmp(g->sets[i], set, sizeof(g->sets[i])))
 			break;
 	if (i == g->n_sets) {
-		if (g->oom || grow((void **)&g->sets, &g->cap_sets, g->n_sets + 1,
+		if (g->oom || cb_grow((void **)&g->sets, &g->cap_sets, g->n_sets + 1,
 				   sizeof(*g->sets))) {
 			g->oom = 1;
 			return;
@@ -257,7 +239,7 @@ static uint32_t node_get(struct gram_run *r, uint32_t pos, uint32_t next)
 	uint32_t i, k;
 
 	if (hash_room(r) ||
-	    grow((void **)&r->nodes, &r->cap_nodes, r->n_nodes + 1, sizeof(*r->nodes))) {
+	    cb_grow((void **)&r->nodes, &r->cap_nodes, r->n_nodes + 1, sizeof(*r->nodes))) {
 		r->err = 1;
 		return GRAM_NIL;
 	}
@@ -286,7 +268,7 @@ static void head_add(struct gram_run *r, uint32_t off, uint32_t h)
 				return;
 	}
 	r->tops |= bit;
-	if (grow((void **)&r->heads, &r->cap_heads, r->n_heads + 1, sizeof(*r->heads))) {
+	if (cb_grow((void **)&r->heads, &r->cap_heads, r->n_heads + 1, sizeof(*r->heads))) {
 		r->err = 1;
 		return;
 	}
@@ -385,7 +367,7 @@ static uint32_t advance(struct gram_run *r, struct gram_set from, uint32_t kind,
 
 int gram_set_put(struct gram_run *r, const uint32_t *heads, uint32_t n, struct gram_set *s)
 {
-	if (grow((void **)&r->heads, &r->cap_heads, r->n_heads + n, sizeof(*r->heads)))
+	if (cb_grow((void **)&r->heads, &r->cap_heads, r->n_heads + n, sizeof(*r->heads)))
 		return -1;
 	memcpy(r->heads + r->n_heads, heads, (size_t)n * sizeof(*heads));
 	s->off = r->n_heads;

@@ -128,6 +128,20 @@ static void add_cors(struct req *rq, struct MHD_Connection *c, struct MHD_Respon
 		MHD_add_response_header(resp, "Access-Control-Allow-Origin", allow);
 }
 
+/* Queue @resp (taken), a 200 whose body comes later (a stream, /live, the page). */
+static enum MHD_Result queue_200(struct req *rq, struct MHD_Connection *c,
+				 struct MHD_Response *resp)
+{
+	enum MHD_Result ret;
+
+	add_cors(rq, c, resp);
+	ret = MHD_queue_response(c, 200, resp);
+	MHD_destroy_response(resp);
+	rq->answered = 1;
+	rq->status = ret == MHD_YES ? 200 : 0;
+	return ret;
+}
+
 /* Queue an answer whose body @body (malloc'ed, taken; NULL: out of memory). */
 static enum MHD_Result answer(struct req *rq, struct MHD_Connection *c, int status,
 			      const char *ctype, char *body, size_t len)
@@ -385,12 +399,7 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 		if (stream_start(srv, &rq->g, s, &rq->slot, connection_fd(c), rq->t0, &rq->st,
 				 &resp, &e))
 			return answer_error(rq, c, &e);
-		add_cors(rq, c, resp);
-		ret = MHD_queue_response(c, 200, resp);
-		MHD_destroy_response(resp);
-		rq->answered = 1;
-		rq->status = ret == MHD_YES ? 200 : 0;
-		return ret;
+		return queue_200(rq, c, resp);
 	}
 	/* A plain answer runs here, on the connection's thread. */
 	/* all the text in one gen_answer */
@@ -510,16 +519,8 @@ static enum MHD_Result page_or_live(struct req *rq, struct MHD_Connection *c)
 {
 	struct MHD_Response *resp = rq->route->id == ROUTE_PAGE ? page_response() :
 				    live_response(rq->srv);
-	enum MHD_Result ret;
 
-	if (!resp)
-		return MHD_NO;
-	add_cors(rq, c, resp);
-	ret = MHD_queue_response(c, 200, resp);
-	MHD_destroy_response(resp);
-	rq->answered = 1;
-	rq->status = ret == MHD_YES ? 200 : 0;
-	return ret;
+	return resp ? queue_200(rq, c, resp) : MHD_NO;
 }
 
 /* The body is in: answer. */

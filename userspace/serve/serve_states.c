@@ -7,26 +7,7 @@
 #include <string.h>
 
 #include "serve_states.h"
-
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
-{
-	uint32_t c = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need) {
-		if (c > UINT32_MAX / 2)
-			return -1;
-		c *= 2;
-	}
-	q = realloc(*p, (size_t)c * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
+#include "util/util.h"
 
 void states_init(struct gram_states *st, struct gram_run *run)
 {
@@ -97,8 +78,8 @@ int32_t states_id(struct gram_states *st, struct gram_set s)
 		if (st->sets[id].len == s.n &&
 		    !memcmp(st->pool + st->sets[id].off, h, (size_t)s.n * sizeof(*h)))
 			return (int32_t)id;
-	if (grow((void **)&st->pool, &st->cap_pool, st->n_pool + s.n, sizeof(*st->pool)) ||
-	    grow((void **)&st->sets, &st->cap, st->n + 1, sizeof(*st->sets)))
+	if (cb_grow((void **)&st->pool, &st->cap_pool, st->n_pool + s.n, sizeof(*st->pool)) ||
+	    cb_grow((void **)&st->sets, &st->cap, st->n + 1, sizeof(*st->sets)))
 		return -1;
 	memcpy(st->pool + st->n_pool, h, (size_t)s.n * sizeof(*h));
 	st->sets[st->n].off = st->n_pool;

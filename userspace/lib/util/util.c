@@ -85,3 +85,23 @@ uint64_t cb_hash_bytes(const char *s, size_t n)
 		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
 	return h ^ (h >> 29);
 }
+
+int cb_grow(void **p, uint32_t *cap, uint32_t need, size_t size)
+{
+	uint32_t c = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need) {
+		if (c > UINT32_MAX / 2)
+			return -1;
+		c *= 2;
+	}
+	q = realloc(*p, (size_t)c * size);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}

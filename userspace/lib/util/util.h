@@ -36,6 +36,13 @@ int cb_sbuf_reserve(struct cb_sbuf *b, size_t extra);
 /* Append @n bytes of @s.  0 or -ENOMEM (then @b is unchanged). */
 int cb_sbuf_add(struct cb_sbuf *b, const void *s, size_t n);
 
+/*
+ * An array *@p of *@cap elements of @size bytes grown to hold @need, its
+ * capacity doubled from 16 (contents kept).  0, or -1 (out of memory or
+ * past 2^31 elements; *@p unchanged).
+ */
+int cb_grow(void **p, uint32_t *cap, uint32_t need, size_t size);
+
 /* 64-bit FNV-1a of @n bytes, high bits folded down for power-of-two tables. */
 uint64_t cb_hash_bytes(const char *s, size_t n);
 
