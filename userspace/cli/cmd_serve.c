@@ -35,10 +35,10 @@ const int cli_has_serve = 1;
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: colibri serve --model M [--name N] [--host 127.0.0.1] [--port 8080]\n"
-		"         [--backend auto|kernel|user] [--api-key K] [--max-sessions N]\n"
-		"         [--context N] [--request-timeout S] [--cors ORIGINS] [--threads N]\n"
-		"         [--isa I] [--io ioctl|uring]\n"
+		"usage: colibri serve --model M [--model M ...] [--name N] [--host 127.0.0.1]\n"
+		"         [--port 8080] [--backend auto|kernel|user] [--api-key K]\n"
+		"         [--max-sessions N] [--context N] [--request-timeout S]\n"
+		"         [--cors ORIGINS] [--threads N] [--isa I] [--io ioctl|uring]\n"
 		"An OpenAI-compatible HTTP server (docs/serve.md): GET /v1/models,\n"
 		"POST /v1/chat/completions, POST /v1/completions, GET /health, GET /metrics;\n"
 		"and Ollama's API: POST /api/chat, /api/generate, /api/show, GET /api/tags,\n"
@@ -47,9 +47,12 @@ static void usage(FILE *f)
 		"Each request is a session of its own on the model, so the kernel batches\n"
 		"concurrent requests (and those of other processes) in its forward passes.\n"
 		"  --model M          a .colibri file, or the name of a model loaded in the\n"
-		"                     kernel (in-process: also a HF directory or a GGUF file)\n"
+		"                     kernel (in-process: also a HF directory or a GGUF file);\n"
+		"                     given several times (up to 8), every one is served, each\n"
+		"                     chosen by the request's \"model\"\n"
 		"  --name N           the model id clients ask for (default: the model's\n"
-		"                     name); kernel: also the name to load M under\n"
+		"                     name); kernel: also the name to load M under (one\n"
+		"                     --model only)\n"
 		"  --host H           the address to listen on (default 127.0.0.1)\n"
 		"  --port P           the TCP port (default 8080; 0: any free one)\n"
 		"  --api-key K        clients must send \"Authorization: Bearer K\" (default:\n"
@@ -73,6 +76,8 @@ struct serve_cmd {
 	struct cli_common co;
 	struct serve_opts o;
 	const char *name;
+	const char *models[SERVE_MAX_MODELS];
+	int n_models;
 };
 
 static int parse_opts(int argc, char **argv, struct serve_cmd *sc)
@@ -97,6 +102,15 @@ static int parse_opts(int argc, char **argv, struct serve_cmd *sc)
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
+		case CLI_OPT_MODEL:
+			if (sc->n_models == SERVE_MAX_MODELS) {
+				fprintf(stderr, "colibri serve: at most %d --model\n",
+					SERVE_MAX_MODELS);
+				return -1;
+			}
+			sc->models[sc->n_models++] = optarg;
+			sc->co.model = optarg;
+			break;
 		case 'N': sc->name = optarg; break;
 		case 'H': sc->o.host = optarg; break;
 		case 'p':
@@ -130,6 +144,11 @@ static int parse_opts(int argc, char **argv, struct serve_cmd *sc)
 		goto bad;
 	if (sc->o.api_key && !sc->o.api_key[0]) {
 		fprintf(stderr, "colibri serve: --api-key is empty\n");
+		return -1;
+	}
+	if (sc->name && sc->n_models > 1) {
+		fprintf(stderr, "colibri serve: --name names one model; with several --model, "
+			"each is served by its own name\n");
 		return -1;
 	}
 	return cli_common_check(cmd, &sc->co);
@@ -182,7 +201,8 @@ static int prepare(struct serve *srv)
 	return 0;
 }
 
-static void say_ready(const struct serve *srv)
+/* What a model is served as: its id, backend, context, template, format. */
+static void say_model(const struct serve *srv)
 {
 	char text[96], eot[256] = "";
 	size_t o = 0;
@@ -209,6 +229,14 @@ static void say_ready(const struct serve *srv)
 		"; harmony channels split into content, reasoning, tool calls" :
 		srv->format == FORMAT_HERMES ?
 		"; <think> and <tool_call> split into reasoning, content, tool calls" : "");
+}
+
+static void say_ready(const struct serve *srv)
+{
+	int i;
+
+	for (i = 0; i < srv->n_all; i++)
+		say_model(&srv->all[i]);
 	fprintf(stderr, "colibri serve: listening on http://%s%s%s:%u\n",
 		strchr(srv->o.host, ':') ? "[" : "", srv->o.host,
 		strchr(srv->o.host, ':') ? "]" : "", serve_http_port(srv));
@@ -224,7 +252,7 @@ static void say_ready(const struct serve *srv)
 static int run(struct serve *srv, const sigset_t *stop)
 {
 	char err[512];
-	int sig, ret;
+	int sig, ret, i;
 
 	srv->metrics = metrics_create();
 	ret = slots_create(&srv->slots, srv->o.max_sessions);
@@ -232,11 +260,17 @@ static int run(struct serve *srv, const sigset_t *stop)
 		fprintf(stderr, "colibri serve: cannot start: out of memory or threads\n");
 		goto out;
 	}
+	for (i = 1; i < srv->n_all; i++) {
+		srv->all[i].metrics = srv->metrics;
+		srv->all[i].slots = srv->slots;
+	}
 	if (serve_http_start(srv, err, sizeof(err))) {
 		fprintf(stderr, "colibri serve: %s\n", err);
 		ret = -1;	/* a server that cannot listen has failed to start */
 		goto out;
 	}
+	for (i = 1; i < srv->n_all; i++)
+		srv->all[i].deadlines = srv->deadlines;
 	say_ready(srv);
 	while (sigwait(stop, &sig))
 		;
@@ -249,15 +283,50 @@ out:
 	return ret ? 1 : 0;
 }
 
+/* Model @i of the command line opened into @srv: 0, or -1 (said). */
+static int open_model(const struct serve_cmd *sc, int i, struct serve *srv)
+{
+	struct colibri_model_opts mo;
+	char err[512];
+
+	cli_model_opts(&sc->co, &mo);
+	mo.name = sc->name;
+	mo.flags |= COLIBRI_MODEL_UNLOAD;
+	if (colibri_model_open(&srv->m, sc->models[i], &mo, err, sizeof(err))) {
+		fprintf(stderr, "colibri serve: %s\n", err);
+		return -1;
+	}
+	srv->o = sc->o;
+	srv->mi = colibri_model_info(srv->m);
+	srv->created = time(NULL);
+	snprintf(srv->name, sizeof(srv->name), "%s", sc->name ? sc->name : srv->mi->name);
+	if (srv->mi->loaded)
+		fprintf(stderr, "colibri serve: loaded %s into the kernel as '%s'\n", sc->models[i],
+			srv->mi->name);
+	if (srv->mi->note[0])
+		fprintf(stderr, "colibri serve: the kernel cannot run it (%s): running in-process\n",
+			srv->mi->note);
+	return prepare(srv);
+}
+
+static void close_model(struct serve *srv)
+{
+	if (srv->vi) {
+		vocab_index_release(srv->vi);
+		free(srv->vi);
+	}
+	live_destroy(srv->live);
+	if (srv->m)
+		colibri_model_close(srv->m);
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_cmd sc = { .o = { .host = "127.0.0.1", .port = 8080, .max_sessions = 8,
 				       .request_timeout = 30 } };
-	struct serve srv = { 0 };
-	struct colibri_model_opts mo;
+	struct serve *all;
 	sigset_t stop;
-	char err[512];
-	int ret;
+	int ret = 0, i, j;
 
 	sc.o.api_key = getenv("COLIBRI_API_KEY");
 	if (sc.o.api_key && !sc.o.api_key[0])
@@ -272,29 +341,25 @@ int cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	cli_model_opts(&sc.co, &mo);
-	mo.name = sc.name;
-	mo.flags |= COLIBRI_MODEL_UNLOAD;
-	if (colibri_model_open(&srv.m, sc.co.model, &mo, err, sizeof(err))) {
-		fprintf(stderr, "colibri serve: %s\n", err);
+	all = calloc(sc.n_models, sizeof(*all));
+	if (!all) {
+		fprintf(stderr, "colibri serve: out of memory\n");
 		return 1;
 	}
-	srv.o = sc.o;
-	srv.mi = colibri_model_info(srv.m);
-	srv.created = time(NULL);
-	snprintf(srv.name, sizeof(srv.name), "%s", sc.name ? sc.name : srv.mi->name);
-	if (srv.mi->loaded)
-		fprintf(stderr, "colibri serve: loaded %s into the kernel as '%s'\n", sc.co.model,
-			srv.mi->name);
-	if (srv.mi->note[0])
-		fprintf(stderr, "colibri serve: the kernel cannot run it (%s): running in-process\n",
-			srv.mi->note);
-	ret = prepare(&srv) ? 1 : run(&srv, &stop);
-	if (srv.vi) {
-		vocab_index_release(srv.vi);
-		free(srv.vi);
+	for (i = 0; i < sc.n_models && !ret; i++) {
+		all[i].all = all;
+		all[i].n_all = sc.n_models;
+		ret = open_model(&sc, i, &all[i]);
+		for (j = 0; j < i && !ret; j++)
+			if (!strcmp(all[j].name, all[i].name)) {
+				fprintf(stderr, "colibri serve: two models named '%s' (%s and %s)\n",
+					all[i].name, sc.models[j], sc.models[i]);
+				ret = -1;
+			}
 	}
-	live_destroy(srv.live);
-	colibri_model_close(srv.m);
+	ret = ret ? 1 : run(all, &stop);
+	for (i = sc.n_models; i-- > 0;)
+		close_model(&all[i]);
+	free(all);
 	return ret;
 }

@@ -115,7 +115,10 @@ struct serve_opts {
 };
 
 /**
- * struct serve - the server: one model, opened at start, for every request.
+ * struct serve - the server, one for each model it serves (--model given
+ * several times), opened at start: the model's own members, and the
+ * server's shared ones (@o, @slots, @metrics, @deadlines, the daemons),
+ * the same in every one; all[0] holds the daemons.
  * @o: the options.
  * @name: the model id clients name in "model" (--name, or the model's own).
  * @m, @mi: the model and what it is.
@@ -156,7 +159,18 @@ struct serve {
 	char addr_text[SERVE_MAX_LISTEN][64];	/* their numeric addresses */
 	int stopping;			/* serve_http_stop() began (__atomic) */
 	unsigned int inflight;		/* requests from headers to completion (__atomic) */
+	struct serve *all;		/* every model served: all[0] runs the daemon */
+	int n_all;
 };
+
+/* The most --model a server takes. */
+#define SERVE_MAX_MODELS 8
+
+/*
+ * The model a request names, among srv->all: by its id, or (@ollama) also
+ * as NAME:latest; NULL when none is.
+ */
+struct serve *serve_model(struct serve *srv, const char *name, int ollama);
 
 /* An idle connection is closed after this many seconds (serve_deadline.h too). */
 #define SERVE_IDLE_TIMEOUT 120

@@ -366,9 +366,39 @@ static void cancel_session(void *arg)
 	colibri_session_cancel(arg);
 }
 
+/*
+ * The model the body names ("model"), among those served; when it names
+ * none (or no string), the first: the request's own check says what is
+ * wrong.
+ */
+static struct serve *model_of(struct req *rq)
+{
+	cJSON *body = cJSON_ParseWithLength(rq->body.p ? rq->body.p : "", rq->body.n);
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(body, "model");
+	struct serve *srv = cJSON_IsString(m) ? serve_model(rq->srv, m->valuestring,
+							    rq->route->api != API_OPENAI) : NULL;
+
+	cJSON_Delete(body);
+	return srv ? srv : rq->srv;
+}
+
+/* "'a', 'b'": the ids served, for a message. */
+static void served(const struct serve *srv, char *out, size_t cap)
+{
+	size_t o = 0;
+	int i, k;
+
+	out[0] = 0;
+	for (i = 0; i < srv->n_all && o < cap; i++) {
+		k = snprintf(out + o, cap - o, "%s'%s'", i ? ", " : "", srv->all[i].name);
+		if (k > 0)
+			o += (size_t)k;
+	}
+}
+
 static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 {
-	struct serve *srv = rq->srv;
+	struct serve *srv = rq->srv = model_of(rq);
 	struct colibri_session *s = NULL;
 	struct gen_sink sink;
 	struct MHD_Response *resp;
@@ -386,9 +416,12 @@ static enum MHD_Result generate(struct req *rq, struct MHD_Connection *c)
 	if (rq->route->api != API_OPENAI && ollama_model_is(srv, rq->g.model)) {
 		/* NAME:latest, as Ollama lists it */
 	} else if (strcmp(rq->g.model, srv->name)) {
+		char names[256];
+
+		served(srv, names, sizeof(names));
 		api_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
-			      "The model '%.100s' does not exist (this server has '%s')",
-			      rq->g.model, srv->name);
+			      "The model '%.100s' does not exist (this server has %s)",
+			      rq->g.model, names);
 		return answer_error(rq, c, &e);
 	}
 	/* /api/generate's kind is its request's: raw, a completion; else a chat */
@@ -462,12 +495,18 @@ static unsigned int connections_now(struct serve *srv)
 static enum MHD_Result health(struct req *rq, struct MHD_Connection *c)
 {
 	struct serve *srv = rq->srv;
-	char buf[256];
+	char buf[1024];
+	int o, i;
 
-	snprintf(buf, sizeof(buf),
-		 "{\"status\": \"ok\", \"model\": \"%s\", \"requests\": %u, \"sessions\": %d, \"max_sessions\": %u, \"connections\": %u}\n",
-		 srv->name, slots_in_use(srv->slots), metrics_sessions_now(srv->metrics),
-		 srv->o.max_sessions, connections_now(srv));
+	o = snprintf(buf, sizeof(buf),
+		     "{\"status\": \"ok\", \"model\": \"%s\", \"models\": [", srv->name);
+	for (i = 0; i < srv->n_all && o > 0 && (size_t)o < sizeof(buf); i++)
+		o += snprintf(buf + o, sizeof(buf) - o, "%s\"%s\"", i ? ", " : "", srv->all[i].name);
+	if (o > 0 && (size_t)o < sizeof(buf))
+		snprintf(buf + o, sizeof(buf) - o,
+			 "], \"requests\": %u, \"sessions\": %d, \"max_sessions\": %u, \"connections\": %u}\n",
+			 slots_in_use(srv->slots), metrics_sessions_now(srv->metrics),
+			 srv->o.max_sessions, connections_now(srv));
 	return answer_json(rq, c, 200, strdup(buf));
 }
 
@@ -475,10 +514,12 @@ static enum MHD_Result models(struct req *rq, struct MHD_Connection *c)
 {
 	struct api_error e;
 
+	struct serve *one = serve_model(rq->srv, rq->path + strlen(rq->route->path), 0);
+
 	if (!rq->route->prefix)
 		return answer_json(rq, c, 200, resp_models(rq->srv));
-	if (!strcmp(rq->path + strlen(rq->route->path), rq->srv->name))
-		return answer_json(rq, c, 200, resp_model(rq->srv));
+	if (one)
+		return answer_json(rq, c, 200, resp_model(one));
 	api_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
 		      "The model '%.100s' does not exist", rq->path + strlen(rq->route->path));
 	return answer_error(rq, c, &e);
@@ -487,11 +528,10 @@ static enum MHD_Result models(struct req *rq, struct MHD_Connection *c)
 /* /api/tags, /api/version, /api/show (whose body names the model). */
 static enum MHD_Result ollama_info(struct req *rq, struct MHD_Connection *c)
 {
-	struct serve *srv = rq->srv;
+	struct serve *srv = rq->srv, *one;
 	const cJSON *m;
 	struct api_error e;
 	cJSON *body;
-	int known;
 
 	if (!strcmp(rq->path, "/api/tags"))
 		return answer_json(rq, c, 200, ollama_tags(srv));
@@ -506,20 +546,28 @@ static enum MHD_Result ollama_info(struct req *rq, struct MHD_Connection *c)
 		api_bad(&e, "model", "model is required");
 		return answer_error(rq, c, &e);
 	}
-	known = ollama_model_is(srv, m->valuestring);
-	if (!known)
+	one = serve_model(srv, m->valuestring, 1);
+	if (!one)
 		api_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
 			      "model '%.100s' not found", m->valuestring);
 	cJSON_Delete(body);
-	return known ? answer_json(rq, c, 200, ollama_show(srv)) : answer_error(rq, c, &e);
+	return one ? answer_json(rq, c, 200, ollama_show(one)) : answer_error(rq, c, &e);
 }
 
 /* GET / (the page) and GET /live (its events, for as long as the client reads). */
 static enum MHD_Result page_or_live(struct req *rq, struct MHD_Connection *c)
 {
-	struct MHD_Response *resp = rq->route->id == ROUTE_PAGE ? page_response() :
-				    live_response(rq->srv);
+	const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "model");
+	struct serve *one = name ? serve_model(rq->srv, name, 0) : rq->srv;
+	struct MHD_Response *resp;
+	struct api_error e;
 
+	if (!one) {
+		api_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
+			      "The model '%.100s' does not exist", name);
+		return answer_error(rq, c, &e);
+	}
+	resp = rq->route->id == ROUTE_PAGE ? page_response() : live_response(one);
 	return resp ? queue_200(rq, c, resp) : MHD_NO;
 }
 
@@ -884,7 +932,8 @@ void serve_http_stop(struct serve *srv)
 	 * 503.  The daemons are stopped (which shuts every socket) once those
 	 * answers are out, or after STOP_GRACE_S.
 	 */
-	__atomic_store_n(&srv->stopping, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < srv->n_all; i++)
+		__atomic_store_n(&srv->all[i].stopping, 1, __ATOMIC_RELEASE);
 	slots_cancel_all(srv->slots);
 	for (i = 0; i < STOP_GRACE_S * 100 && __atomic_load_n(&srv->inflight, __ATOMIC_ACQUIRE); i++)
 		usleep(10000);

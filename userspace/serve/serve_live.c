@@ -126,6 +126,9 @@ static int snapshot(struct live_conn *lc)
 	if (!j)
 		return -1;
 	cJSON_AddStringToObject(j, "model", srv->name);
+	k = cJSON_AddArrayToObject(j, "models");
+	for (l = 0; k && l < (uint32_t)srv->n_all; l++)
+		cJSON_AddItemToArray(k, cJSON_CreateString(srv->all[l].name));
 	cJSON_AddStringToObject(j, "backend", srv->mi->backend == COLIBRI_BACKEND_KERNEL ?
 				"kernel" : "user");
 	num(j, "layers", lv->n_layers);

@@ -368,6 +368,7 @@ char *metrics_render(const struct serve *srv, size_t *len)
 {
 	struct serve_metrics snap, *mt = srv->metrics;
 	struct out o = { 0 };
+	int i;
 
 	pthread_mutex_lock(&mt->lock);
 	snap = *mt;
@@ -399,8 +400,9 @@ char *metrics_render(const struct serve *srv, size_t *len)
 	family(&o, "colibri_serve_sessions_max", "gauge", "--max-sessions.");
 	put(&o, "colibri_serve_sessions_max %u\n", srv->o.max_sessions);
 	render_memory(&o);
-	if (srv->mi->backend == COLIBRI_BACKEND_KERNEL)
-		render_kernel(&o, srv->mi->name);
+	for (i = 0; i < srv->n_all; i++)
+		if (srv->all[i].mi->backend == COLIBRI_BACKEND_KERNEL)
+			render_kernel(&o, srv->all[i].mi->name);
 	if (o.oom) {
 		free(o.b.p);
 		return NULL;

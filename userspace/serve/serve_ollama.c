@@ -389,6 +389,16 @@ int ollama_model_is(const struct serve *srv, const char *model)
 	return !strncmp(model, srv->name, n) && (!model[n] || !strcmp(model + n, ":latest"));
 }
 
+struct serve *serve_model(struct serve *srv, const char *name, int ollama)
+{
+	int i;
+
+	for (i = 0; i < srv->n_all; i++)
+		if (ollama ? ollama_model_is(&srv->all[i], name) : !strcmp(name, srv->all[i].name))
+			return &srv->all[i];
+	return NULL;
+}
+
 static char *print(cJSON *o)
 {
 	char *s = o ? cJSON_PrintUnformatted(o) : NULL;
@@ -608,21 +618,28 @@ static cJSON *details(const struct serve *srv)
 char *ollama_tags(const struct serve *srv)
 {
 	cJSON *o = cJSON_CreateObject(), *arr, *m;
+	const struct serve *one;
 	char name[80], at[48];
 	struct tm tm;
+	int i;
 
-	snprintf(name, sizeof(name), "%s:latest", srv->name);
 	gmtime_r(&srv->created, &tm);
 	strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	arr = o ? cJSON_AddArrayToObject(o, "models") : NULL;
-	m = arr ? cJSON_CreateObject() : NULL;
-	if (!add_item(arr, NULL, m) ||
-	    !cJSON_AddStringToObject(m, "name", name) || !cJSON_AddStringToObject(m, "model", name) ||
-	    !cJSON_AddStringToObject(m, "modified_at", at) || !cJSON_AddNumberToObject(m, "size", 0) ||
-	    !cJSON_AddStringToObject(m, "digest", "") ||
-	    !add_item(m, "details", details(srv))) {
-		cJSON_Delete(o);
-		return NULL;
+	for (i = 0; i < srv->n_all; i++) {
+		one = &srv->all[i];
+		snprintf(name, sizeof(name), "%s:latest", one->name);
+		m = arr ? cJSON_CreateObject() : NULL;
+		if (!add_item(arr, NULL, m) ||
+		    !cJSON_AddStringToObject(m, "name", name) ||
+		    !cJSON_AddStringToObject(m, "model", name) ||
+		    !cJSON_AddStringToObject(m, "modified_at", at) ||
+		    !cJSON_AddNumberToObject(m, "size", 0) ||
+		    !cJSON_AddStringToObject(m, "digest", "") ||
+		    !add_item(m, "details", details(one))) {
+			cJSON_Delete(o);
+			return NULL;
+		}
 	}
 	return print(o);
 }

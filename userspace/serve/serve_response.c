@@ -279,8 +279,14 @@ char *resp_models(const struct serve *srv)
 {
 	struct jb j = { 0 };
 
+	int i;
+
 	jb_raw(&j, "{\"object\": \"list\", \"data\": [");
-	model_object(&j, srv);
+	for (i = 0; i < srv->n_all; i++) {
+		if (i)
+			jb_raw(&j, ", ");
+		model_object(&j, &srv->all[i]);
+	}
 	jb_raw(&j, "]}\n");
 	return jb_done(&j);
 }
