@@ -397,7 +397,7 @@ int gram_set_done(const struct gram_run *r, struct gram_set s)
 	return 0;
 }
 
-static int set_wants(const struct gram_run *r, struct gram_set s, uint32_t kind, uint32_t arg)
+int gram_set_wants_token(const struct gram_run *r, struct gram_set s, uint32_t token)
 {
 	const struct gram_elem *e;
 	uint32_t i, h;
@@ -407,18 +407,8 @@ static int set_wants(const struct gram_run *r, struct gram_set s, uint32_t kind,
 		if (h == GRAM_NIL)
 			continue;
 		e = &r->g->elems[r->nodes[h].pos];
-		if (e->kind == kind && (kind == GK_BYTES || e->arg == arg))
+		if (e->kind == GK_TOKEN && e->arg == token)
 			return 1;
 	}
 	return 0;
-}
-
-int gram_set_more(const struct gram_run *r, struct gram_set s)
-{
-	return set_wants(r, s, GK_BYTES, 0);
-}
-
-int gram_set_wants_token(const struct gram_run *r, struct gram_set s, uint32_t token)
-{
-	return set_wants(r, s, GK_TOKEN, token);
 }

@@ -148,8 +148,6 @@ uint32_t gram_advance_token(struct gram_run *r, struct gram_set from, uint32_t t
 			    struct gram_set *to);
 /* 1 if a stack of @s has matched the whole root. */
 int gram_set_done(const struct gram_run *r, struct gram_set s);
-/* 1 if some stack of @s waits for a byte (the text may go on). */
-int gram_set_more(const struct gram_run *r, struct gram_set s);
 /* 1 if some stack of @s waits for special token @token. */
 int gram_set_wants_token(const struct gram_run *r, struct gram_set s, uint32_t token);
 

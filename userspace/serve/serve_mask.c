@@ -367,8 +367,3 @@ int constraint_take(struct constraint *c, int32_t token)
 	c->run.cur = s;
 	return 0;
 }
-
-int constraint_done(const struct constraint *c)
-{
-	return gram_set_done(&c->run, c->run.cur);
-}

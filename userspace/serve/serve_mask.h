@@ -114,7 +114,5 @@ int constraint_allows(struct constraint *c, int32_t token);
 uint32_t constraint_mask(struct constraint *c, float *logits);
 /* @token came (it was allowed): 0, or -1 (it was not, or out of memory). */
 int constraint_take(struct constraint *c, int32_t token);
-/* 1 if what came so far is a whole sentence of the grammar. */
-int constraint_done(const struct constraint *c);
 
 #endif /* COLIBRI_SERVE_MASK_H */
