@@ -194,7 +194,7 @@ $(BUILD)/static/libcjson.a: $(CJSON_SRC)
 # colibri chat needs only serve_prompt.o and the answer parsers.
 STATIC_CLI_OBJS := $(filter-out $(BUILD)/cli/cmd_serve.o,$(CLI_OBJS)) \
 	$(BUILD)/serve/serve_prompt.o $(BUILD)/serve/serve_harmony.o \
-	$(BUILD)/serve/serve_hermes.o \
+	$(BUILD)/serve/serve_tagged.o $(BUILD)/serve/serve_call_syntax.o \
 	$(BUILD)/static/cmd_serve_none.o
 
 $(BUILD)/static/cmd_serve_none.o: userspace/static/cmd_serve_none.c

@@ -162,7 +162,8 @@ static void run(const char *const *pieces, const char *stop, int harmony, size_t
 	}
 	if (max && max < n)
 		n = max;
-	CB_CHECK(!gen_text_init(&t, tok, harmony ? FORMAT_HARMONY : FORMAT_PLAIN, 1, &ss, &sink),
+	CB_CHECK(!gen_text_init(&t, tok, harmony ? FORMAT_HARMONY : FORMAT_PLAIN, 1, NULL, &ss,
+				 &sink),
 		 "gen_text_init");
 	for (i = 0; i < n && !end; i++) {
 		r->fed++;
@@ -471,6 +472,61 @@ static void test_the_longest_token(void)
 	}
 }
 
+/* A sink that keeps the content, and the tool calls' count. */
+struct kept {
+	struct cb_sbuf content;
+	unsigned int names;
+};
+
+static int keep_text(void *arg, enum text_part part, const char *s, size_t n)
+{
+	struct kept *k = arg;
+
+	if (part == PART_TOOL_NAME)
+		k->names++;
+	return part == PART_CONTENT ? cb_sbuf_add(&k->content, s, n) : 0;
+}
+
+/*
+ * A Hermes block that is not a call, 60 KiB long, comes out as content at
+ * the end, whole: through the stop strings in pieces the buffer of one
+ * token holds.  It was written there at once, over the end of it: a heap
+ * overflow that valgrind shows on this test before the fix (a server
+ * aborted on it); without a memory checker the overflow may go unseen.
+ */
+static void test_a_long_block_as_content(void)
+{
+	struct kept k = { .names = 0 };
+	struct gen_sink sink = { .text = keep_text, .arg = &k };
+	struct stop_strings ss = { 0 };
+	size_t n = 60 << 10, i;
+	char *text = malloc(n + 1);
+	int32_t *ids = malloc(n * sizeof(*ids));
+	struct gen_text t;
+	long m;
+
+	if (!have_tok() || !text || !ids)
+		goto out;
+	memcpy(text, "<tool_call>", 11);
+	for (i = 11; i < n; i++)
+		text[i] = "abc {}\n"[i % 7];
+	text[n] = 0;
+	m = cb_tok_encode(tok, text, n, 0, ids, n);
+	CB_CHECK(m > 0, "encode: %ld", m);
+	CB_CHECK(!gen_text_init(&t, tok, FORMAT_TAGGED + CALLS_HERMES, 1, NULL, &ss, &sink),
+		 "gen_text_init");
+	for (i = 0; i < (size_t)(m > 0 ? m : 0); i++)
+		CB_CHECK(!gen_text_feed(&t, ids[i]), "token %zu: stopped", i);
+	gen_text_end(&t);
+	gen_text_release(&t);
+	CB_CHECK(k.content.n == n && !memcmp(k.content.p, text, n) && !k.names,
+		 "%zu of %zu bytes of content, %u calls", k.content.n, n, k.names);
+out:
+	free(k.content.p);
+	free(text);
+	free(ids);
+}
+
 int main(void)
 {
 	char err[256];
@@ -489,6 +545,7 @@ int main(void)
 	CB_RUN(test_malformed_answers);
 	CB_RUN(test_without_harmony_all_is_content);
 	CB_RUN(test_the_longest_token);
+	CB_RUN(test_a_long_block_as_content);
 	cb_tok_free(tok);
 	return cb_test_done();
 }

@@ -44,7 +44,7 @@
 #include "cli_opts.h"
 #include "colibri_session.h"
 #include "serve_harmony.h"
-#include "serve_hermes.h"
+#include "serve_tagged.h"
 #include "serve_prompt.h"
 #include "tokenizer.h"
 #include "util/util.h"
@@ -67,7 +67,7 @@ struct chat {
 	int32_t eos, eot[CHAT_END_MAX];
 	int n_eot;
 	int harmony;			/* answers split into channels */
-	int hermes;			/* answers in the Hermes format (<think>, <tool_call>) */
+	int calls;			/* answers with tagged tool calls: enum call_family, or -1 */
 	int dim;			/* stderr is a terminal */
 	uint32_t max_tokens;
 	char *system;
@@ -205,7 +205,7 @@ struct answer {
 	struct chat *ch;
 	struct cb_tok_stream ts;
 	struct harmony hm;		/* when ch->harmony */
-	struct hermes he;		/* when ch->hermes */
+	struct tagged tg;		/* when ch->calls >= 0 */
 	char *piece;
 	size_t cap;
 	struct cb_sbuf text;		/* what was printed to stdout: the answer */
@@ -277,9 +277,10 @@ static int on_token(void *arg, int32_t token, const struct colibri_step *st)
 		}
 	if (a->ch->harmony)
 		return harmony_feed(&a->hm, token);
+	if (a->ch->calls >= 0)
+		return tagged_feed_token(&a->tg, &a->ts, token, a->piece, a->cap) < 0 ?
+		       (a->oom = 1) : 0;
 	n = cb_tok_stream_feed(&a->ts, token, a->piece, a->cap);
-	if (n > 0 && a->ch->hermes)
-		return hermes_feed(&a->he, a->piece, (size_t)n) < 0 ? (a->oom = 1) : 0;
 	if (n > 0)
 		say(a, a->piece, (size_t)n);
 	return 0;
@@ -342,8 +343,8 @@ static int answer(struct chat *ch)
 		fprintf(stderr, "colibri chat: out of memory\n");
 		goto out;
 	}
-	if (ch->hermes)
-		hermes_init(&a.he, harmony_out, &a);
+	if (ch->calls >= 0)
+		tagged_init(&a.tg, ch->calls, NULL, harmony_out, &a);
 	pthread_mutex_lock(&sig.lock);
 	sig.running = ch->s;
 	pthread_mutex_unlock(&sig.lock);
@@ -355,11 +356,11 @@ static int answer(struct chat *ch)
 		harmony_end(&a.hm);
 		harmony_release(&a.hm);
 		aside_end(&a);
-	} else if (ch->hermes) {
+	} else if (ch->calls >= 0) {
 		k = cb_tok_stream_flush(&a.ts, a.piece, a.cap);
-		if ((k > 0 && hermes_feed(&a.he, a.piece, (size_t)k) < 0) || hermes_end(&a.he) < 0)
+		if ((k > 0 && tagged_feed(&a.tg, a.piece, (size_t)k) < 0) || tagged_end(&a.tg) < 0)
 			a.oom = 1;
-		hermes_release(&a.he);
+		tagged_release(&a.tg);
 		aside_end(&a);
 	} else {
 		k = cb_tok_stream_flush(&a.ts, a.piece, a.cap);
@@ -464,7 +465,7 @@ static int setup(struct chat *ch, const struct chat_opts *o)
 	ch->eos = cb_tok_eos_id(ch->tok);
 	ch->n_eot = chat_end_of_turn(ch->tmpl, ch->tok, ch->eos, ch->eot, CHAT_END_MAX);
 	ch->harmony = chat_is_harmony(ch->tmpl, ch->tok);
-	ch->hermes = !ch->harmony && chat_is_hermes(ch->tmpl);
+	ch->calls = ch->harmony ? -1 : call_family_of(ch->tmpl->tmpl);
 	ch->dim = isatty(STDERR_FILENO);
 	ch->max_tokens = o->max_tokens;
 	ch->held = malloc((colibri_session_max_context(ch->s) + 1) * sizeof(*ch->held));
@@ -473,11 +474,12 @@ static int setup(struct chat *ch, const struct chat_opts *o)
 		fprintf(stderr, "colibri chat: out of memory\n");
 		return -1;
 	}
-	fprintf(stderr, "colibri chat: %s on %s; chat template: %s%s\n",
+	fprintf(stderr, "colibri chat: %s on %s; chat template: %s%s%s\n",
 		colibri_model_info(ch->m)->name, colibri_model_info(ch->m)->description,
 		ch->tmpl->tmpl ? ch->tmpl->source : "none, the plain fallback format",
 		ch->harmony ? "; harmony: reasoning on stderr" :
-		ch->hermes ? "; Hermes: thinking and tool calls on stderr" : "");
+		ch->calls >= 0 ? "; thinking and tool calls on stderr, in the format of " : "",
+		ch->calls >= 0 ? call_syntax(ch->calls)->name : "");
 	return 0;
 }
 

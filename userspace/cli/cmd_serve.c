@@ -163,6 +163,7 @@ static int prepare(struct serve *srv)
 	struct colibri_session_opts so = { .max_context = srv->o.context };
 	struct colibri_session *s;
 	char err[512];
+	int family;
 
 	srv->tok = colibri_model_tokenizer(srv->m, err, sizeof(err));
 	if (!srv->tok) {
@@ -176,8 +177,9 @@ static int prepare(struct serve *srv)
 	}
 	srv->eos = cb_tok_eos_id(srv->tok);
 	srv->n_eot = chat_end_of_turn(srv->chat, srv->tok, srv->eos, srv->eot, CHAT_END_MAX);
+	family = call_family_of(srv->chat->tmpl);
 	srv->format = chat_is_harmony(srv->chat, srv->tok) ? FORMAT_HARMONY :
-		      chat_is_hermes(srv->chat) ? FORMAT_HERMES : FORMAT_PLAIN;
+		      family >= 0 ? FORMAT_TAGGED + family : FORMAT_PLAIN;
 	srv->live = live_create(srv->mi);
 	if (!srv->live) {
 		fprintf(stderr, "colibri serve: out of memory\n");
@@ -223,12 +225,13 @@ static void say_model(const struct serve *srv)
 	}
 	fprintf(stderr, "colibri serve: model '%s' on %s, %u positions a request, up to %u at once\n",
 		srv->name, srv->mi->description, srv->max_context, srv->o.max_sessions);
-	fprintf(stderr, "colibri serve: chat template: %s%s%s\n",
+	fprintf(stderr, "colibri serve: chat template: %s%s%s%s%s\n",
 		srv->chat->tmpl ? srv->chat->source : "none, the plain fallback format", eot,
-		srv->format == FORMAT_HARMONY ?
-		"; harmony channels split into content, reasoning, tool calls" :
-		srv->format == FORMAT_HERMES ?
-		"; <think> and <tool_call> split into reasoning, content, tool calls" : "");
+		srv->format == FORMAT_HARMONY ? "; harmony channels" :
+		format_tagged(srv->format) ? "; tool calls in the " : "",
+		format_tagged(srv->format) ? call_syntax(format_family(srv->format))->name : "",
+		srv->format == FORMAT_HARMONY ? " split into content, reasoning, tool calls" :
+		format_tagged(srv->format) ? " format, split from reasoning and content" : "");
 }
 
 static void say_ready(const struct serve *srv)

@@ -19,7 +19,8 @@
  *   serve_logprobs.c  each generated token's log-probability and likeliest
  *   serve_structured.c  a request's response_format (or tool_choice
  *                     required) as a grammar around the model's answer
- *                     format; serve_schema.c compiles JSON Schemas (with
+ *                     format (serve_call_grammar.c: the calls tool_choice
+ *                     allows, in the format's syntax); serve_schema.c compiles JSON Schemas (with
  *                     serve_range.c's number ranges), serve_grammar.c
  *                     recognizes grammars, serve_mask.c turns them into the
  *                     tokens allowed next (serve_states.c remembering the
@@ -33,8 +34,11 @@
  *                     an answer format's parser, the stop strings
  *   serve_harmony.c   GPT-OSS's harmony answers split into content,
  *                     reasoning and tool calls, by token
- *   serve_hermes.c    Hermes answers (Qwen's <think>, <tool_call>) split the
+ *   serve_tagged.c    tagged answers (<think>, and Hermes', Llama 3.x's,
+ *                     Mistral's, DeepSeek's or GLM's tool calls) split the
  *                     same way, by text
+ *   serve_call_syntax.c  each family's tool-call tags, which template says
+ *                     which, a block of calls read back into calls
  *   serve_stop.c      stop strings matched across token boundaries
  *   serve_prompt.c    a conversation through the model's chat template into
  *                     tokens (also colibri chat's)
@@ -127,8 +131,8 @@ struct serve_opts {
  * @eos: the end-of-sequence token, or -1.
  * @eot, @n_eot: chat: the tokens besides @eos that end an answer (serve_prompt.h).
  * @format: how chat answers are split into content, reasoning_content and
- *	tool_calls (enum answer_format: harmony's, chat_is_harmony(); the
- *	Hermes tags, chat_is_hermes(); or not at all).
+ *	tool_calls (enum answer_format: harmony's, chat_is_harmony(); a
+ *	family's tags, FORMAT_TAGGED + call_family_of(); or not at all).
  * @max_context: positions of a request's session, as the backend gave them.
  * @vi: the vocabulary as constrained decoding walks it (serve_mask.h).
  * @created: when the server started (the model's "created").

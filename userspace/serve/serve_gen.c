@@ -261,7 +261,7 @@ int gen_run(struct serve *srv, struct colibri_session *s, const struct gen_req *
 	}
 	/* A completion continues its prompt: keep a leading space; an answer starts afresh. */
 	if (gen_text_init(&u.t, srv->tok, r->kind == GEN_CHAT ? srv->format : FORMAT_PLAIN,
-			  r->kind != GEN_COMPLETION, &r->stop, sink)) {
+			  r->kind != GEN_COMPLETION, r->tools, &r->stop, sink)) {
 		res->err = -ENOMEM;
 		snprintf(res->msg, sizeof(res->msg), "out of memory");
 		goto out;

@@ -94,14 +94,6 @@ static int harmony_end(const struct cb_tokenizer *tok, int32_t id)
 		id == cb_tok_token_id(tok, "<|return|>", 10));
 }
 
-int chat_is_hermes(const struct cb_chat *chat)
-{
-	const char *t = chat->tmpl;
-
-	return t && ((strstr(t, "<tool_call>") && strstr(t, "</tool_call>")) ||
-		     (strstr(t, "<think>") && strstr(t, "</think>")));
-}
-
 int chat_is_harmony(const struct cb_chat *chat, const struct cb_tokenizer *tok)
 {
 	return harmony_end(tok, probe_end_of_turn(chat, tok));

@@ -53,13 +53,6 @@ long chat_prompt(const struct cb_chat *chat, const struct cb_tokenizer *tok,
  */
 int chat_is_harmony(const struct cb_chat *chat, const struct cb_tokenizer *tok);
 
-/*
- * chat_is_hermes() - 1 when @chat's template speaks the Hermes format
- * (serve_hermes.h): it writes tool calls, or shows the model how to, as
- * <tool_call> ... </tool_call> (Qwen2.5, Qwen3, QwQ, Hermes 2/3), or it
- * knows Qwen3's <think> tags.
- */
-int chat_is_hermes(const struct cb_chat *chat);
 int chat_end_of_turn(const struct cb_chat *chat, const struct cb_tokenizer *tok,
 		     int32_t eos, int32_t *ids, int max);
 

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "serve.h"
+#include "serve_call_grammar.h"
+#include "serve_call_syntax.h"
 #include "serve_grammar.h"
 #include "serve_schema.h"
 #include "serve_structured.h"
@@ -117,138 +119,6 @@ static int harmony_head(const struct serve *srv, struct grammar *g, uint32_t roo
 	return 0;
 }
 
-/* The name of tool @t (its "function"'s), or NULL. */
-static const char *tool_name(const cJSON *t)
-{
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t,
-								"function"), "name");
-
-	return cJSON_IsString(n) && n->valuestring[0] ? n->valuestring : NULL;
-}
-
-/* Tool @t's arguments: its parameters' schema (none: any object). */
-static uint32_t tool_args(struct grammar *g, const cJSON *t, char *err, size_t errlen)
-{
-	const cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t,
-								"function"), "parameters");
-	char why[256];
-	uint32_t r;
-
-	r = schema_rule(g, cJSON_IsObject(p) ? p : NULL, why, sizeof(why));
-	if (r == GRAM_NIL)
-		snprintf(err, errlen, "the parameters of tool %s: %s", tool_name(t), why);
-	return r;
-}
-
-/*
- * Hermes: one call or more, each <tool_call>{"name": "NAME", "arguments":
- * ARGS}</tool_call>, of the tools tool_choice allows.
- */
-static int hermes_calls(const struct gen_req *r, struct grammar *g, uint32_t root, char *err,
-			size_t errlen)
-{
-	uint32_t call = gram_rule_new(g), json = gram_rule_new(g), ws = schema_ws_rule(g);
-	uint32_t more, args;
-	const cJSON *t, *fn;
-	char *name;
-	int n = 0;
-
-	cJSON_ArrayForEach(t, r->tools) {
-		if (!tool_name(t) || (r->tool_choice == TOOLS_NAMED &&
-				      strcmp(tool_name(t), r->tool_name)))
-			continue;
-		args = tool_args(g, t, err, errlen);
-		fn = cJSON_GetObjectItemCaseSensitive(t, "function");
-		name = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(fn, "name"));
-		if (args == GRAM_NIL || !name) {
-			free(name);
-			return -1;
-		}
-		if (n++)
-			gram_or(g, json);
-		gram_add_text(g, json, "{", 1);
-		gram_add_rule(g, json, ws);
-		gram_add_text(g, json, "\"name\"", 6);
-		gram_add_rule(g, json, ws);
-		gram_add_text(g, json, ":", 1);
-		gram_add_rule(g, json, ws);
-		gram_add_text(g, json, name, strlen(name));
-		gram_add_rule(g, json, ws);
-		gram_add_text(g, json, ",", 1);
-		gram_add_rule(g, json, ws);
-		gram_add_text(g, json, "\"arguments\"", 11);
-		gram_add_rule(g, json, ws);
-		gram_add_text(g, json, ":", 1);
-		gram_add_rule(g, json, ws);
-		gram_add_rule(g, json, args);
-		gram_add_rule(g, json, ws);
-		gram_add_text(g, json, "}", 1);
-		free(name);
-	}
-	if (!n) {
-		snprintf(err, errlen, "no tool has a function name");
-		return -1;
-	}
-	gram_add_text(g, call, "<tool_call>", 11);
-	gram_add_rule(g, call, ws);
-	gram_add_rule(g, call, json);
-	gram_add_rule(g, call, ws);
-	gram_add_text(g, call, "</tool_call>", 12);
-	more = gram_rule_new(g);
-	gram_add_rule(g, more, ws);
-	gram_add_rule(g, more, call);
-	gram_add_rule(g, root, ws);
-	gram_add_rule(g, root, call);
-	gram_add_rule(g, root, gram_star(g, more));
-	return 0;
-}
-
-/*
- * harmony: one call, <|channel|>commentary to=functions.NAME
- * (<|constrain|>json)?<|message|>ARGS<|call|>, of the tools tool_choice
- * allows.
- */
-static int harmony_call(const struct serve *srv, const struct gen_req *r, struct grammar *g,
-			uint32_t root, char *err, size_t errlen)
-{
-	uint32_t channel, message, constrain, call, calls = gram_rule_new(g), json, args;
-	const cJSON *t;
-	int n = 0;
-
-	if (special(srv, "<|channel|>", &channel, err, errlen) ||
-	    special(srv, "<|message|>", &message, err, errlen) ||
-	    special(srv, "<|constrain|>", &constrain, err, errlen) ||
-	    special(srv, "<|call|>", &call, err, errlen))
-		return -1;
-	json = gram_rule_new(g);
-	gram_add_text(g, json, " ", 1);
-	gram_add_token(g, json, constrain);
-	gram_add_text(g, json, "json", 4);
-	cJSON_ArrayForEach(t, r->tools) {
-		if (!tool_name(t) || (r->tool_choice == TOOLS_NAMED &&
-				      strcmp(tool_name(t), r->tool_name)))
-			continue;
-		args = tool_args(g, t, err, errlen);
-		if (args == GRAM_NIL)
-			return -1;
-		if (n++)
-			gram_or(g, calls);
-		gram_add_token(g, calls, channel);
-		gram_add_text(g, calls, "commentary to=functions.", 24);
-		gram_add_text(g, calls, tool_name(t), strlen(tool_name(t)));
-		gram_add_rule(g, calls, gram_opt(g, json));
-		gram_add_token(g, calls, message);
-		gram_add_rule(g, calls, args);
-		gram_add_token(g, calls, call);
-	}
-	if (!n) {
-		snprintf(err, errlen, "no tool has a function name");
-		return -1;
-	}
-	gram_add_rule(g, root, calls);
-	return 0;
-}
-
 int structured_grammar(const struct serve *srv, const struct gen_req *r, struct grammar *g,
 		       char *err, size_t errlen)
 {
@@ -258,24 +128,22 @@ int structured_grammar(const struct serve *srv, const struct gen_req *r, struct 
 	root = gram_rule_new(g);
 	if (r->tool_choice != TOOLS_AUTO && (r->kind != GEN_CHAT || srv->format == FORMAT_PLAIN)) {
 		snprintf(err, errlen, "this model's answers have no tool-call format this server "
-			 "knows (harmony's, Hermes')");
+			 "knows (harmony, Hermes, Llama 3.x, Mistral, DeepSeek, GLM)");
 		return -1;
 	}
 	if (r->kind == GEN_CHAT && srv->format == FORMAT_HARMONY) {
 		if (harmony_head(srv, g, root, r->tool_choice != TOOLS_AUTO, err, errlen))
 			return -1;
-		if (r->tool_choice != TOOLS_AUTO)
-			return harmony_call(srv, r, g, root, err, errlen) ? -1 :
-			       finish(g, err, errlen);
-	} else if (r->kind == GEN_CHAT && srv->format == FORMAT_HERMES) {
+	} else if (r->kind == GEN_CHAT && format_tagged(srv->format) &&
+		   call_syntax(format_family(srv->format))->think) {
 		think = gram_rule_new(g);
-		gram_add_text(g, think, "<think>", 7);
+		call_tag(srv->tok, g, think, "<think>");
 		gram_add_rule(g, think, until(g, "</think>"));
 		gram_add_rule(g, root, gram_opt(g, think));
-		if (r->tool_choice != TOOLS_AUTO)
-			return hermes_calls(r, g, root, err, errlen) ? -1 :
-			       finish(g, err, errlen);
 	}
+	if (r->tool_choice != TOOLS_AUTO)
+		return call_grammar(srv->tok, srv->format, r, g, root, err, errlen) ? -1 :
+		       finish(g, err, errlen);
 	gram_add_rule(g, root, schema_ws_rule(g));
 	value = schema_rule(g, r->json == JSON_SCHEMA ? r->schema : NULL, err, errlen);
 	if (value == GRAM_NIL)

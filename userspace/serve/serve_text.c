@@ -8,15 +8,25 @@
 
 #include "serve_text.h"
 
-/* @n bytes of content through the stop strings to the sink: 1 to stop. */
+/*
+ * @n bytes of content through the stop strings to the sink: 1 to stop.
+ * In pieces that @out holds: a parser may give a whole block it did not
+ * read as calls (up to TAGGED_CALL_MAX) at once.
+ */
 static int pass_content(struct gen_text *t, const char *s, size_t n)
 {
-	int hit;
-	size_t k = stop_feed(&t->sm, s, n, t->out, &hit);
+	size_t k, step;
+	int hit = 0;
 
-	if (k && t->sink->text(t->sink->arg, PART_CONTENT, t->out, k)) {
-		t->gone = 1;
-		return 1;
+	while (n && !hit) {
+		step = n < t->piece_cap ? n : t->piece_cap;
+		k = stop_feed(&t->sm, s, step, t->out, &hit);
+		if (k && t->sink->text(t->sink->arg, PART_CONTENT, t->out, k)) {
+			t->gone = 1;
+			return 1;
+		}
+		s += step;
+		n -= step;
 	}
 	if (hit)
 		t->stopped = 1;
@@ -38,7 +48,7 @@ static int parts_out(void *arg, enum text_part part, const char *s, size_t n)
 }
 
 int gen_text_init(struct gen_text *t, const struct cb_tokenizer *tok, int format, int at_start,
-		  const struct stop_strings *ss, const struct gen_sink *sink)
+		  const cJSON *tools, const struct stop_strings *ss, const struct gen_sink *sink)
 {
 	memset(t, 0, sizeof(*t));
 	t->sink = sink;
@@ -52,8 +62,8 @@ int gen_text_init(struct gen_text *t, const struct cb_tokenizer *tok, int format
 		gen_text_release(t);
 		return -1;
 	}
-	if (format == FORMAT_HERMES)
-		hermes_init(&t->he, parts_out, t);
+	if (format_tagged(format))
+		tagged_init(&t->tg, format_family(format), tools, parts_out, t);
 	cb_tok_stream_init(&t->ts, tok, CB_TOK_SKIP_SPECIAL);
 	t->ts.at_start = at_start;
 	stop_match_init(&t->sm, ss);
@@ -64,8 +74,8 @@ void gen_text_release(struct gen_text *t)
 {
 	if (t->format == FORMAT_HARMONY)
 		harmony_release(&t->hm);
-	if (t->format == FORMAT_HERMES)
-		hermes_release(&t->he);
+	if (format_tagged(t->format))
+		tagged_release(&t->tg);
 	free(t->piece);
 	free(t->out);
 	t->piece = NULL;
@@ -79,15 +89,15 @@ int gen_text_feed(struct gen_text *t, int32_t token)
 
 	if (t->format == FORMAT_HARMONY)
 		return harmony_feed(&t->hm, token) ? 1 : 0;
-	n = cb_tok_stream_feed(&t->ts, token, t->piece, t->piece_cap);
-	if (n <= 0)
-		return 0;
-	if (t->format == FORMAT_HERMES) {
-		r = hermes_feed(&t->he, t->piece, (size_t)n);
+	if (format_tagged(t->format)) {
+		r = tagged_feed_token(&t->tg, &t->ts, token, t->piece, t->piece_cap);
 		if (r < 0)
 			t->gone = 1;	/* out of memory: end as if the client left */
 		return r ? 1 : 0;
 	}
+	n = cb_tok_stream_feed(&t->ts, token, t->piece, t->piece_cap);
+	if (n <= 0)
+		return 0;
 	return pass_content(t, t->piece, (size_t)n);
 }
 
@@ -101,8 +111,9 @@ void gen_text_end(struct gen_text *t)
 			return;
 	} else {
 		n = cb_tok_stream_flush(&t->ts, t->piece, t->piece_cap);
-		if (t->format == FORMAT_HERMES) {
-			if ((n > 0 && hermes_feed(&t->he, t->piece, (size_t)n)) || hermes_end(&t->he))
+		if (format_tagged(t->format)) {
+			if ((n > 0 && tagged_feed(&t->tg, t->piece, (size_t)n)) ||
+			    tagged_end(&t->tg))
 				return;
 		} else if (n > 0 && pass_content(t, t->piece, (size_t)n)) {
 			return;

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "serve_harmony.h"
-#include "serve_hermes.h"
+#include "serve_tagged.h"
 #include "serve_stop.h"
 #include "tokenizer.h"
 
@@ -26,8 +26,18 @@
 enum answer_format {
 	FORMAT_PLAIN,		/* all of it content */
 	FORMAT_HARMONY,		/* GPT-OSS's channels, by token (serve_harmony.h) */
-	FORMAT_HERMES,		/* <think> and <tool_call> tags, by text (serve_hermes.h) */
+	FORMAT_TAGGED,		/* + enum call_family: tags, by text (serve_tagged.h) */
 };
+
+static inline int format_tagged(int format)
+{
+	return format >= FORMAT_TAGGED;
+}
+
+static inline enum call_family format_family(int format)
+{
+	return (enum call_family)(format - FORMAT_TAGGED);
+}
 
 /*
  * Where the text goes, piece by piece as it is made (stop strings taken
@@ -50,7 +60,7 @@ struct gen_text {
 	struct cb_tok_stream ts;
 	struct stop_match sm;
 	struct harmony hm;
-	struct hermes he;
+	struct tagged tg;
 	int format;
 	char *piece, *out;
 	size_t piece_cap;
@@ -60,11 +70,12 @@ struct gen_text {
 /*
  * gen_text_init() - for the answer of @tok's model, split as @format says
  * (enum answer_format); @at_start: the answer starts afresh (a completion
- * continues its prompt: 0).  0, or -1 (out of memory, or no harmony
- * vocabulary).
+ * continues its prompt: 0); @tools: the request's (tagged formats read
+ * GLM's arguments by them), or NULL.  0, or -1 (out of memory, or no
+ * harmony vocabulary).
  */
 int gen_text_init(struct gen_text *t, const struct cb_tokenizer *tok, int format, int at_start,
-		  const struct stop_strings *ss, const struct gen_sink *sink);
+		  const cJSON *tools, const struct stop_strings *ss, const struct gen_sink *sink);
 /* One more generated token: 1 when the answer must stop (@gone or @stopped). */
 int gen_text_feed(struct gen_text *t, int32_t token);
 /* The end of the answer (not after a stop): what the decoder and the matcher hold. */
@@ -81,7 +92,7 @@ const char *gen_text_finish(const struct gen_text *t, const char *finish);
 static inline unsigned int gen_text_calls(const struct gen_text *t)
 {
 	return t->format == FORMAT_HARMONY ? t->hm.n_calls :
-	       t->format == FORMAT_HERMES ? t->he.n_calls : 0;
+	       format_tagged(t->format) ? t->tg.n_calls : 0;
 }
 
 #endif /* COLIBRI_SERVE_TEXT_H */
