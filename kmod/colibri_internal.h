@@ -317,6 +317,10 @@ struct colibri_session {
 	u32 *trace;			/* [max_batch * trace_per_token] */
 	/* at most one request in flight; protected by the file's lock */
 	struct colibri_req *inflight;
+	/* who attached it, for sysfs session_owners: a reference to its tgid */
+	struct pid *owner;
+	kuid_t uid;
+	char comm[TASK_COMM_LEN];	/* the process's (its group leader's) */
 };
 
 /**

@@ -10,7 +10,9 @@
 #include <linux/fs.h>
 #include <linux/kobject.h>
 #include <linux/mm.h>
+#include <linux/cred.h>
 #include <linux/overflow.h>
+#include <linux/pid_namespace.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
@@ -129,6 +131,40 @@ static ssize_t numa_reads_show(struct kobject *k, struct kobj_attribute *a, char
 	return colibri_numa_reads_show(to_model(k), buf);
 }
 
+/*
+ * session_owners: a line per attached session, "ID PID UID COMM": its id
+ * (the tracepoints'), the process that attached it as the reader's pid
+ * namespace and user namespace see them (0 and the overflow uid when they
+ * cannot), and that process's name as it was then.  What /proc shows of
+ * every process, and no more.  Past a page, a last line "+N more".
+ */
+static ssize_t session_owners_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	struct colibri_model *m = to_model(k);
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct colibri_session *s;
+	unsigned int more = 0;
+	int len = 0, n;
+
+	mutex_lock(&m->sessions_lock);
+	list_for_each_entry(s, &m->sessions, model_node) {
+		n = more ? 0 : sysfs_emit_at(buf, len, "%llu %d %u %s\n", s->id,
+					     pid_nr_ns(s->owner, ns),
+					     from_kuid_munged(current_user_ns(), s->uid), s->comm);
+		/* room kept for the "+N more" line */
+		if (!n || len + n > PAGE_SIZE - 16) {
+			more++;
+			continue;
+		}
+		len += n;
+	}
+	mutex_unlock(&m->sessions_lock);
+	if (more)
+		len += sysfs_emit_at(buf, len, "+%u more\n", more);
+	return len;
+}
+
+static struct kobj_attribute colibri_attr_session_owners = __ATTR_RO(session_owners);
 static struct kobj_attribute colibri_attr_numa_pages = __ATTR_RO(numa_pages);
 static struct kobj_attribute colibri_attr_numa_reads = __ATTR_RO(numa_reads);
 
@@ -137,6 +173,7 @@ static struct attribute *colibri_model_attrs[] = {
 	&colibri_attr_bytes.attr,
 	&colibri_attr_file_size.attr,
 	&colibri_attr_sessions.attr,
+	&colibri_attr_session_owners.attr,
 	&colibri_attr_tokens.attr,
 	&colibri_attr_forwards.attr,
 	&colibri_attr_shared_sessions.attr,

@@ -29,7 +29,10 @@
 #include <linux/atomic.h>
 #include <linux/bitops.h>
 #include <linux/mm.h>
+#include <linux/cred.h>
 #include <linux/overflow.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
@@ -284,6 +287,9 @@ struct colibri_session *colibri_session_create(struct colibri_model *m,
 		goto err_free;
 	s->model = m;
 	s->id = atomic64_inc_return(&colibri_session_ids);
+	s->owner = get_task_pid(current, PIDTYPE_TGID);
+	s->uid = current_uid();
+	get_task_comm(s->comm, current->group_leader);
 	if (!colibri_session_share(s, max_context, max_batch)) {
 		s->bat = colibri_batcher_new(m, max_batch, 1, max_context, &s->charge);
 		if (IS_ERR(s->bat)) {
@@ -338,6 +344,7 @@ err_bat:
 err_charge:
 	colibri_uncharge(&s->charge);
 err_free:
+	put_pid(s->owner);
 	kfree(s);
 err_count:
 	atomic_dec(&colibri_nr_sessions);
@@ -355,6 +362,7 @@ static void colibri_session_release(struct kref *ref)
 	WARN_ON_ONCE(!s->detached);
 	mutex_destroy(&s->lock);
 	kvfree(s->io);
+	put_pid(s->owner);
 	kfree(s);
 }
 

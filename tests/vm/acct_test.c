@@ -221,6 +221,60 @@ TEST_F(acct, per_user_session_limit_is_edquot_and_spares_other_users)
 	close(kmsg);
 }
 
+/*
+ * How many lines of the model's session_owners are "ID PID UID COMM" with
+ * @pid, @uid and @comm; -1 when it cannot be read.
+ */
+static int owner_lines(pid_t pid, unsigned int uid, const char *comm)
+{
+	FILE *f = fopen("/sys/kernel/colibri/models/acct/session_owners", "r");
+	char line[256], name[64];
+	unsigned long long id;
+	unsigned int u;
+	int p, n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llu %d %u %63[^\n]", &id, &p, &u, name) == 4 && p == pid &&
+		    u == uid && !strcmp(name, comm))
+			n++;
+	fclose(f);
+	return n;
+}
+
+/*
+ * session_owners names, per session, the process that attached it: its
+ * pid, its uid, its name; a session's line goes with it.
+ */
+TEST_F(acct, session_owners_names_the_process_of_each_session)
+{
+	struct colibri_attach at;
+	char comm[64] = "";
+	FILE *f = fopen("/proc/self/comm", "r");
+	int mine = colibri_dev_open();
+	pid_t a;
+
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	ASSERT_LE(0, mine);
+	ASSERT_EQ(0, colibri_dev_attach(mine, "acct", 16, 1, &at));
+	a = attach_as(NOBODY, 0, 2, 16, 1, self->out, self->go, self->hold);
+	ASSERT_LE(0, a);
+	reported(self);
+	ASSERT_EQ(2, self->out[0]);
+	EXPECT_EQ(1, owner_lines(getpid(), 0, comm));
+	EXPECT_EQ(2, owner_lines(a, NOBODY, comm));
+	EXPECT_EQ(3, vm_model_attr("acct", "sessions"));
+	EXPECT_EQ(0, release(a, self->hold));
+	EXPECT_EQ(0, owner_lines(a, NOBODY, comm));
+	EXPECT_EQ(1, owner_lines(getpid(), 0, comm));
+	close(mine);
+	EXPECT_EQ(0, owner_lines(getpid(), 0, comm));
+}
+
 /* mem_limit_per_user_mb caps one user's pinned bytes the same way. */
 TEST_F(acct, per_user_byte_limit_is_edquot_and_spares_other_users)
 {
