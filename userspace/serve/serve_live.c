@@ -111,6 +111,52 @@ static void num(cJSON *j, const char *key, double v)
 }
 
 /* The next event: "data: {...}\n\n" in lc->ev. */
+/*
+ * The processes with sessions of the model whose sysfs directory is @dir,
+ * from its session_owners ("ID PID UID COMM" a session): a session count
+ * per process into @arr, as {"pid", "uid", "name", "sessions"}.
+ */
+static void add_processes(cJSON *arr, const char *dir)
+{
+	char path[320], line[128], name[64];
+	unsigned long long id;
+	const cJSON *p;
+	cJSON *q, *o;
+	unsigned int uid;
+	FILE *f;
+	int pid;
+
+	snprintf(path, sizeof(path), "%s/session_owners", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llu %d %u %63[^\n]", &id, &pid, &uid, name) != 4)
+			continue;	/* "+N more": past a page */
+		o = NULL;
+		cJSON_ArrayForEach(q, arr) {
+			p = cJSON_GetObjectItemCaseSensitive(q, "pid");
+			if (p && p->valuedouble == pid)
+				o = q;
+		}
+		if (o) {
+			q = cJSON_GetObjectItemCaseSensitive(o, "sessions");
+			cJSON_SetNumberValue(q, q->valuedouble + 1);
+			continue;
+		}
+		o = cJSON_CreateObject();
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			break;
+		}
+		num(o, "pid", pid);
+		num(o, "uid", uid);
+		cJSON_AddStringToObject(o, "name", name);
+		num(o, "sessions", 1);
+	}
+	fclose(f);
+}
+
 static int snapshot(struct live_conn *lc)
 {
 	struct serve *srv = lc->srv;
@@ -151,6 +197,7 @@ static int snapshot(struct live_conn *lc)
 		num(k, "forwards", (double)fw);
 		num(k, "tokens", (double)kt);
 		num(k, "batch_max", (double)metrics_sysfs_num(dir, "batch_max"));
+		add_processes(cJSON_AddArrayToObject(k, "processes"), dir);
 		/* the mean batch of the passes since the last event */
 		num(k, "batch_mean", !lc->first && fw > lc->forwards ?
 		    (double)(kt - lc->ktokens) / (double)(fw - lc->forwards) : 0);
