@@ -123,7 +123,7 @@ static const struct want llama3_cases[] = {
 	/* JSON-based tool calling: the answer is the call */
 	{ " {\"name\": \"f\", \"parameters\": {\"city\": \"Oslo\"}}", "", "",
 	  "f({\"city\":\"Oslo\"});", 1 },
-	/* JSON that is not a call: content, whole */
+	/* JSON that is not a call: content, whole (a request without tools never holds it) */
 	{ "{\"answer\": 42}", "{\"answer\": 42}", "", "", 0 },
 	{ "<|python_tag|>{\"name\": \"g\", \"parameters\": {}}<|eom_id|>", "", "", "g({});", 1 },
 	{ "Let me look.<|python_tag|>{\"name\": \"g\", \"parameters\": {\"q\": 1}}", "Let me look.",
@@ -220,6 +220,23 @@ static void test_every_cut(void)
 	cJSON_Delete(tools);
 }
 
+/* Without tools in the request, a Llama 3.x answer of JSON is content as it comes. */
+static void test_bare_json_needs_tools(void)
+{
+	static const char text[] = "{\"name\": \"f\", \"parameters\": {}}";
+	struct tagged h;
+	struct parts p;
+
+	memset(&p, 0, sizeof(p));
+	tagged_init(&h, CALLS_LLAMA3, NULL, emit, &p);
+	CB_CHECK(!tagged_feed(&h, text, 10), "feed");
+	CB_CHECK(p.content_bytes == 10, "%zu bytes out before the end, not 10", p.content_bytes);
+	CB_CHECK(!tagged_feed(&h, text + 10, strlen(text) - 10) && !tagged_end(&h), "end");
+	CB_CHECK(!strcmp(p.content, text) && h.n_calls == 0, "content '%s', %u calls", p.content,
+		 h.n_calls);
+	tagged_release(&h);
+}
+
 /* A call's JSON past TAGGED_CALL_MAX is no call: out as content, nothing lost. */
 static void test_long_call(void)
 {
@@ -250,5 +267,6 @@ int main(void)
 {
 	CB_RUN(test_every_cut);
 	CB_RUN(test_long_call);
+	CB_RUN(test_bare_json_needs_tools);
 	return cb_test_done();
 }

@@ -151,7 +151,7 @@ static int start(struct tagged *h)
 			return 0;
 		}
 	}
-	if (h->syn->bare_json) {
+	if (h->syn->bare_json && cJSON_GetArraySize(h->tools) > 0) {
 		for (i = 0; i < h->held.n && strchr(" \t\r\n", h->held.p[i]); i++)
 			;
 		if (i == h->held.n)

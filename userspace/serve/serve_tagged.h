@@ -23,7 +23,8 @@
  * (the arguments as JSON text) each; anything else goes out as content,
  * tags and all: no text is lost.  A block still open at the end of the
  * answer counts if it reads whole.  Llama 3.x's answer that is a JSON call
- * alone is held whole, and is a call if it reads as one.  Whitespace right
+ * alone is held whole when the request has tools, and is a call if it
+ * reads as one.  Whitespace right
  * after </think> or a block is dropped (the model's layout, not the
  * answer).
  */
