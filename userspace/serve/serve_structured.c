@@ -122,7 +122,8 @@ static int harmony_head(const struct serve *srv, struct grammar *g, uint32_t roo
 int structured_grammar(const struct serve *srv, const struct gen_req *r, struct grammar *g,
 		       char *err, size_t errlen)
 {
-	uint32_t root, think, value;
+	uint32_t root, think, value, any;
+	int32_t end;
 
 	gram_init(g);
 	root = gram_rule_new(g);
@@ -138,7 +139,21 @@ int structured_grammar(const struct serve *srv, const struct gen_req *r, struct 
 		   call_syntax(format_family(srv->format))->think) {
 		think = gram_rule_new(g);
 		call_tag(srv->tok, g, think, "<think>");
-		gram_add_rule(g, think, until(g, "</think>"));
+		end = cb_tok_token_id(srv->tok, "</think>", 8);
+		if (end >= 0 && cb_tok_is_special(srv->tok, end)) {
+			/* any text, then the special token */
+			uint64_t all[4];
+
+			memset(all, 0xff, sizeof(all));
+			any = gram_rule_new(g);
+			gram_add_set(g, any, all);
+			gram_add_rule(g, think, gram_star(g, any));
+			gram_add_token(g, think, (uint32_t)end);
+		} else {
+			gram_add_rule(g, think, until(g, "</think>"));
+		}
+		/* the blank lines models write after it (the parser drops them) */
+		gram_add_rule(g, think, schema_ws_rule(g));
 		gram_add_rule(g, root, gram_opt(g, think));
 	}
 	if (r->tool_choice != TOOLS_AUTO)
