@@ -88,12 +88,7 @@ static void trim(const char **s, size_t *n)
 /* Where @tag starts in @s (@n bytes), or NULL. */
 static const char *find(const char *s, size_t n, const char *tag)
 {
-	size_t t = strlen(tag), i;
-
-	for (i = 0; i + t <= n; i++)
-		if (s[i] == tag[0] && !memcmp(s + i, tag, t))
-			return s + i;
-	return NULL;
+	return memmem(s, n, tag, strlen(tag));
 }
 
 /*

@@ -58,12 +58,19 @@ static void take(struct tagged *h, size_t n)
 /* Where @tag starts in @s (@n bytes), or @n. */
 static size_t find(const char *s, size_t n, const char *tag)
 {
-	size_t t = strlen(tag), i;
+	const char *at = memmem(s, n, tag, strlen(tag));
 
-	for (i = 0; i + t <= n; i++)
-		if (s[i] == tag[0] && !memcmp(s + i, tag, t))
-			return i;
-	return n;
+	return at ? (size_t)(at - s) : n;
+}
+
+/* How many of the bytes held lead with whitespace (strchr's: a NUL too). */
+static size_t leading_space(const struct tagged *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->held.n && strchr(" \t\r\n", h->held.p[i]); i++)
+		;
+	return i;
 }
 
 /* The longest end of @s (@n bytes) that is the start of @tag (shorter than it). */
@@ -152,8 +159,7 @@ static int start(struct tagged *h)
 		}
 	}
 	if (h->syn->bare_json && cJSON_GetArraySize(h->tools) > 0) {
-		for (i = 0; i < h->held.n && strchr(" \t\r\n", h->held.p[i]); i++)
-			;
+		i = leading_space(h);
 		if (i == h->held.n)
 			return 1;	/* only whitespace yet: wait */
 		if (h->held.p[i] == '{') {
@@ -169,7 +175,7 @@ static int start(struct tagged *h)
 static int steps(struct tagged *h)
 {
 	const struct call_syntax *syn = h->syn;
-	size_t at, i;
+	size_t at;
 	int r = 0;
 
 	while (h->held.n && !r) {
@@ -184,9 +190,7 @@ static int steps(struct tagged *h)
 			h->state = H_SPACE;
 			break;
 		case H_SPACE:
-			for (i = 0; i < h->held.n && strchr(" \t\r\n", h->held.p[i]); i++)
-				;
-			take(h, i);
+			take(h, leading_space(h));
 			if (h->held.n)
 				h->state = H_TEXT;
 			break;
