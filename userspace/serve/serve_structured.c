@@ -83,6 +83,17 @@ static int finish(struct grammar *g, char *err, size_t errlen)
 	return -1;
 }
 
+/* Any bytes, as many as come (a special token ends them). */
+static uint32_t any_text(struct grammar *g)
+{
+	uint32_t any = gram_rule_new(g);
+	uint64_t all[4];
+
+	memset(all, 0xff, sizeof(all));
+	gram_add_set(g, any, all);
+	return gram_star(g, any);
+}
+
 /*
  * harmony: (<|channel|>analysis<|message|>...<|end|><|start|>assistant)?,
  * then unless @tools, <|channel|>final<|message|>
@@ -90,18 +101,14 @@ static int finish(struct grammar *g, char *err, size_t errlen)
 static int harmony_head(const struct serve *srv, struct grammar *g, uint32_t root, int tools,
 			char *err, size_t errlen)
 {
-	uint32_t channel, message, end, start, analysis, any, text;
-	uint64_t all[4];
+	uint32_t channel, message, end, start, analysis, text;
 
 	if (special(srv, "<|channel|>", &channel, err, errlen) ||
 	    special(srv, "<|message|>", &message, err, errlen) ||
 	    special(srv, "<|end|>", &end, err, errlen) ||
 	    special(srv, "<|start|>", &start, err, errlen))
 		return -1;
-	memset(all, 0xff, sizeof(all));
-	any = gram_rule_new(g);
-	gram_add_set(g, any, all);
-	text = gram_star(g, any);
+	text = any_text(g);
 	analysis = gram_rule_new(g);
 	gram_add_token(g, analysis, channel);
 	gram_add_text(g, analysis, "analysis", 8);
@@ -122,7 +129,7 @@ static int harmony_head(const struct serve *srv, struct grammar *g, uint32_t roo
 int structured_grammar(const struct serve *srv, const struct gen_req *r, struct grammar *g,
 		       char *err, size_t errlen)
 {
-	uint32_t root, think, value, any;
+	uint32_t root, think, value;
 	int32_t end;
 
 	gram_init(g);
@@ -142,12 +149,7 @@ int structured_grammar(const struct serve *srv, const struct gen_req *r, struct 
 		end = cb_tok_token_id(srv->tok, "</think>", 8);
 		if (end >= 0 && cb_tok_is_special(srv->tok, end)) {
 			/* any text, then the special token */
-			uint64_t all[4];
-
-			memset(all, 0xff, sizeof(all));
-			any = gram_rule_new(g);
-			gram_add_set(g, any, all);
-			gram_add_rule(g, think, gram_star(g, any));
+			gram_add_rule(g, think, any_text(g));
 			gram_add_token(g, think, (uint32_t)end);
 		} else {
 			gram_add_rule(g, think, until(g, "</think>"));
