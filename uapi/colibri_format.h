@@ -189,7 +189,7 @@ struct colibri_file_config {
 	__u32 qk_norm;			/* COLIBRI_QK_NORM_* */
 	__u32 tied_embeddings;
 	__u32 max_context;
-	__u32 reserved0;		/* must be 0 */
+	__u32 rope_dim;			/* rotated dims of a head, even; 0: head_dim */
 	__u64 mlp_only_layers[4];	/* bitmap over 256 layers */
 	__u32 reserved[8];		/* must be 0 */
 };

@@ -270,7 +270,7 @@ static const struct mcase cases[] = {
 	  "unknown score_func 2" },
 	{ "header_after_ext_mla", H, 0, 0, HOFF(ext_mla) + 48, 4, 1, -CB_EINVAL,
 	  "header word at byte 484 is not zero" },
-	{ "config_reserved0", H, 0, 0, COFF(reserved0), 4, 1, -CB_EINVAL, "reserved0" },
+	{ "config_rope_dim_odd", H, 0, 0, COFF(rope_dim), 4, 1, -CB_EINVAL, "rope_dim 1" },
 	{ "config_reserved", H, 0, 0, COFF(reserved) + 12, 4, 7, -CB_EINVAL,
 	  "config reserved word 3" },
 	{ "file_size_field", H, 0, 0, HOFF(file_size), 8, 12345, -CB_EOVERFLOW,

@@ -102,6 +102,10 @@ int cb_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
 	if (!c->head_dim || c->head_dim % 2 || c->head_dim > CB_MAX_HEAD_DIM)
 		return CFG_FAIL("head_dim %u is not even in 2..%u", c->head_dim,
 				CB_MAX_HEAD_DIM);
+	/* partial RoPE: the leading rope_dim of each head (GLM-4.5, Qwen3.5) */
+	if (c->rope_dim % 2 || c->rope_dim > c->head_dim || (c->rope_dim && cb_is_mla(c)))
+		return CFG_FAIL("rope_dim %u is not even and at most head_dim %u%s", c->rope_dim,
+				c->head_dim, cb_is_mla(c) ? " (MLA: qk_rope_head_dim says)" : "");
 	if ((cb_u64)c->n_heads * c->head_dim > CB_MAX_QDIM)
 		return CFG_FAIL("n_heads %u x head_dim %u above %u", c->n_heads, c->head_dim,
 				CB_MAX_QDIM);

@@ -175,7 +175,7 @@ struct cb_model_config {
 	cb_u32 qk_norm;			/* enum cb_qk_norm */
 	cb_u32 tied_embeddings;		/* lm_head is the embedding matrix */
 	cb_u32 max_context;		/* max_position_embeddings */
-	cb_u32 reserved;
+	cb_u32 rope_dim;		/* RoPE'd leading dims of a head; 0 = head_dim */
 	cb_u64 mlp_only_layers[CB_MAX_LAYERS / 64];	/* bitmap of dense layers */
 	struct cb_rope_scaling rope_scaling;
 	struct cb_gpt_oss_config oss;	/* GPT-OSS only */

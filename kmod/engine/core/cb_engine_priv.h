@@ -204,7 +204,7 @@ struct cb_engine {
 	int F;			/* expert_ffn: one routed expert's MLP */
 	int F2;			/* max(shared_ffn, dense_ffn): the dense or shared MLP */
 	int E, K;		/* routed experts, experts per token (0, 0: dense) */
-	int rd;			/* rotary dimensions: head_dim, or MLA's qk_rope_dim */
+	int rd;			/* rotated dims: rope_dim or head_dim, or MLA's qk_rope_dim */
 	int odim;		/* Wo's input: qdim, or MLA's n_heads * v_head_dim */
 	int att_w;		/* values per head of att_part: head_dim, or the latent */
 

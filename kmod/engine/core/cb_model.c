@@ -443,7 +443,7 @@ static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 	e->F = cfg->expert_ffn;
 	e->F2 = CB_MAX(cfg->shared_ffn, cfg->dense_ffn);
 
-	e->rd = (int)cfg->head_dim;
+	e->rd = (int)(cfg->rope_dim ? cfg->rope_dim : cfg->head_dim);
 	e->route_ng = (int)CB_MAX(cfg->mla.n_group, 1u);
 	e->odim = e->qdim;
 	e->att_w = e->hd;

@@ -205,7 +205,7 @@ static void config_from_file(const cb_u8 *h, struct cb_model_config *c)
 	c->qk_norm = rd32(h, COFF(qk_norm));
 	c->tied_embeddings = rd32(h, COFF(tied_embeddings));
 	c->max_context = rd32(h, COFF(max_context));
-	c->reserved = 0;
+	c->rope_dim = rd32(h, COFF(rope_dim));
 	for (i = 0; i < 4; i++)
 		c->mlp_only_layers[i] = rd64(h, COFF(mlp_only_layers) + 8 * i);
 	c->rope_scaling.kind = rd32(h, ROFF(kind));
@@ -268,6 +268,7 @@ void cb_format_config_to_file(const struct cb_model_config *c,
 	f->qk_norm = c->qk_norm;
 	f->tied_embeddings = c->tied_embeddings;
 	f->max_context = c->max_context;
+	f->rope_dim = c->rope_dim;
 	for (i = 0; i < 4; i++)
 		f->mlp_only_layers[i] = c->mlp_only_layers[i];
 }
@@ -276,8 +277,6 @@ void cb_format_config_to_file(const struct cb_model_config *c,
 
 int cb_format_check_config(const struct cb_model_config *c, char *why, cb_u32 whylen)
 {
-	if (c->reserved)
-		return cb_why(why, whylen, -CB_EINVAL, "config: reserved is not zero");
 	return cb_config_check(c, why, whylen);
 }
 
@@ -518,8 +517,6 @@ int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 	for (i = HOFF(reserved); i < COLIBRI_FILE_HEADER_SIZE; i += 4)
 		if (rd32(h, i))
 			return HFAIL("reserved header word at byte %u is not zero", i);
-	if (rd32(h, COFF(reserved0)))
-		return HFAIL("config reserved0 is not zero");
 	for (i = 0; i < 8; i++)
 		if (rd32(h, COFF(reserved) + 4 * i))
 			return HFAIL("config reserved word %u is not zero", i);

@@ -98,10 +98,11 @@ static void rope_cache_chunk(void *arg, int c)
 			clip(k, nk, lim);
 			clip(v, nk, lim);
 		}
+		/* the leading e->rd dimensions of each head (partial RoPE) */
 		for (h = 0; h < nq; h += hd)
-			cb_rope_rotate(q + h, cs, hd, cf->rope_layout);
+			cb_rope_rotate(q + h, cs, e->rd, cf->rope_layout);
 		for (h = 0; h < nk; h += hd)
-			cb_rope_rotate(k + h, cs, hd, cf->rope_layout);
+			cb_rope_rotate(k + h, cs, e->rd, cf->rope_layout);
 		for (i = 0; i < nk; i++) {
 			e->k_cache[cache + i] = k[i];
 			e->v_cache[cache + i] = v[i];
