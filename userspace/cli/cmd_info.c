@@ -118,6 +118,9 @@ static void print_text(const char *path, const char *name, const char *arch_name
 		       c->shared_gate ? ", sigmoid gate" : "");
 	if (moe < c->n_layers)
 		printf("dense mlp:    ffn %u on %u layers\n", c->dense_ffn, c->n_layers - moe);
+	if (c->rope_dim)
+		printf("rope:         the leading %u of each head's %u dimensions\n", c->rope_dim,
+		       c->head_dim);
 	printf("attention:    rope %s theta %g, rms_eps %g%s%s%s%s\n",
 	       c->rope_layout ? "interleaved" : "neox", f32_of(c->rope_theta_bits),
 	       f32_of(c->rms_eps_bits), c->qkv_bias ? ", qkv bias" : "",
@@ -140,12 +143,17 @@ static void print_text(const char *path, const char *name, const char *arch_name
 		       "v_head %u; cache %u floats per token and layer\n", m->q_lora_rank,
 		       m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim,
 		       m->kv_lora_rank + m->qk_rope_dim);
-		if (c->n_experts)
-			printf("routing:      %s%s, %u groups (top %u, ranked by best %u), "
-			       "scale %g\n", m->score_func ? "sigmoid" : "softmax",
-			       m->sel_bias ? " with selection bias" : "", m->n_group,
-			       m->topk_group, m->group_top,
-			       m->route_scale_bits ? f32_of(m->route_scale_bits) : 1.0);
+	}
+	if (c->n_experts && cb_arch_of(c->arch)->router == CB_ROUTER_SCORED) {
+		const struct cb_mla_config *m = &c->mla;
+		char groups[96] = "no groups";
+
+		if (m->n_group > 1)
+			snprintf(groups, sizeof(groups), "%u groups (top %u, ranked by best %u)",
+				 m->n_group, m->topk_group, m->group_top);
+		printf("routing:      %s%s, %s, scale %g\n", m->score_func ? "sigmoid" : "softmax",
+		       m->sel_bias ? " with selection bias" : "", groups,
+		       m->route_scale_bits ? f32_of(m->route_scale_bits) : 1.0);
 	}
 	printf("tensors:      %llu, %llu bytes of weights; %llu bytes on disk\n",
 	       (unsigned long long)n_tensors, (unsigned long long)weight_bytes,
@@ -159,6 +167,18 @@ static void print_text(const char *path, const char *name, const char *arch_name
 	if (td->vocab >= 0)
 		printf(", %ld tokens", td->vocab);
 	printf(", bos %d, eos %d, pad %d%s\n", bos, eos, pad, add_bos ? ", adds bos" : "");
+}
+
+/* A scored router's rule (DeepSeek's, GLM's), as config.json names it. */
+static void add_routing(cJSON *x, const struct cb_mla_config *m)
+{
+	cJSON_AddStringToObject(x, "scoring_func", m->score_func ? "sigmoid" : "softmax");
+	cJSON_AddNumberToObject(x, "n_group", m->n_group);
+	cJSON_AddNumberToObject(x, "topk_group", m->topk_group);
+	cJSON_AddNumberToObject(x, "group_top", m->group_top);
+	cJSON_AddBoolToObject(x, "selection_bias", m->sel_bias);
+	cJSON_AddNumberToObject(x, "routed_scaling_factor",
+				m->route_scale_bits ? f32_of(m->route_scale_bits) : 1.0);
 }
 
 static void print_json(const char *path, const char *name, const char *arch_name,
@@ -198,6 +218,7 @@ static void print_json(const char *path, const char *name, const char *arch_name
 	cJSON_AddItemToObject(o, "dense_layers", ml);
 	cJSON_AddStringToObject(o, "rope_layout", c->rope_layout ? "interleaved" : "neox");
 	cJSON_AddNumberToObject(o, "rope_theta", f32_of(c->rope_theta_bits));
+	cJSON_AddNumberToObject(o, "rope_dim", c->rope_dim ? c->rope_dim : c->head_dim);
 	cJSON_AddNumberToObject(o, "rms_norm_eps", f32_of(c->rms_eps_bits));
 	cJSON_AddNumberToObject(o, "clip_qkv", f32_of(c->clip_qkv_bits));
 	cJSON_AddBoolToObject(o, "qkv_bias", c->qkv_bias);
@@ -223,14 +244,14 @@ static void print_json(const char *path, const char *name, const char *arch_name
 		cJSON_AddNumberToObject(x, "qk_nope_head_dim", m->qk_nope_dim);
 		cJSON_AddNumberToObject(x, "qk_rope_head_dim", m->qk_rope_dim);
 		cJSON_AddNumberToObject(x, "v_head_dim", m->v_head_dim);
-		cJSON_AddStringToObject(x, "scoring_func", m->score_func ? "sigmoid" : "softmax");
-		cJSON_AddNumberToObject(x, "n_group", m->n_group);
-		cJSON_AddNumberToObject(x, "topk_group", m->topk_group);
-		cJSON_AddNumberToObject(x, "group_top", m->group_top);
-		cJSON_AddBoolToObject(x, "selection_bias", m->sel_bias);
-		cJSON_AddNumberToObject(x, "routed_scaling_factor",
-					m->route_scale_bits ? f32_of(m->route_scale_bits) : 1.0);
+		add_routing(x, m);
 		cJSON_AddItemToObject(o, "mla", x);
+	}
+	if (cb_arch_of(c->arch)->router == CB_ROUTER_SCORED) {
+		cJSON *x = cJSON_CreateObject();
+
+		add_routing(x, &c->mla);
+		cJSON_AddItemToObject(o, "routing", x);
 	}
 	cJSON_AddNumberToObject(o, "max_context", c->max_context);
 	cJSON_AddNumberToObject(o, "n_tensors", (double)n_tensors);

@@ -13,8 +13,9 @@
  * shared-expert gate) stay f32 as `colibri convert` keeps them.  --quant
  * takes what convert's does (quant_preset.h): one type, TYPE:pure, or one
  * of llama.cpp's presets, which choose each matrix's type by its role and
- * layer exactly as convert --quant does.  DeepSeek-V2/V3 (MLA, grouped
- * routing) take their own options and defaults: synth_deepseek.c.
+ * layer exactly as convert --quant does.  DeepSeek-V2/V3's MLA takes its
+ * own options and defaults (synth_deepseek.c), and so do the scored routers
+ * of DeepSeek and GLM-4.5 (synth_scored.c).
  */
 #include <getopt.h>
 #include <math.h>
@@ -116,13 +117,18 @@ static uint32_t f32_bits(float f)
 	return v.u;
 }
 
-/* Was any of the DeepSeek options given? */
+/* Was any of the MLA options given? */
 static int mla_given(const struct synth_mla_opts *x)
 {
 	return x->q_lora >= 0 || x->kv_lora >= 0 || x->qk_nope >= 0 || x->qk_rope >= 0 ||
-	       x->v_head >= 0 || x->n_group >= 0 || x->topk_group >= 0 ||
-	       x->shared_experts >= 0 || x->dense_layers >= 0 || x->dense_ffn >= 0 ||
-	       !isnan(x->routed_scale);
+	       x->v_head >= 0;
+}
+
+/* Was any of the scored routers' options given? */
+static int scored_given(const struct synth_mla_opts *x)
+{
+	return x->n_group >= 0 || x->topk_group >= 0 || x->shared_experts >= 0 ||
+	       x->dense_layers >= 0 || x->dense_ffn >= 0 || !isnan(x->routed_scale);
 }
 
 /* The config, with the per-architecture conventions hfmodel.c applies. */
@@ -132,6 +138,7 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	int blocks = !o->q.preset && cb_dtype_block((cb_u32)o->dtype) > 1;
 	const struct cb_arch_desc *a = cb_arch_of((cb_u32)o->arch);
 	int ds = a->attn == CB_ATTN_MLA, dense = a->ffn == CB_FFN_DENSE;
+	int scored = a->router == CB_ROUTER_SCORED;
 	int oss = cb_arch_uses_oss(a);
 	char buf[200];
 	cb_u32 l;
@@ -152,7 +159,9 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	else if (o->kv_heads <= 0 || o->heads % o->kv_heads)
 		why = "--kv-heads must divide --heads";
 	else if (!ds && mla_given(&o->mla))
-		why = "the MLA and routing options are for deepseek_v2 and deepseek_v3";
+		why = "the MLA options are for deepseek_v2 and deepseek_v3";
+	else if (!scored && scored_given(&o->mla))
+		why = "the routing options are for deepseek_v2, deepseek_v3 and glm4_moe";
 	else if (o->hidden > SYNTH_MAX_COLS || o->ffn > SYNTH_MAX_COLS ||
 		 o->shared_ffn > SYNTH_MAX_COLS)
 		why = "--hidden, --ffn and --shared-ffn are limited to 65536 here";
@@ -208,12 +217,13 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 		for (l = 0; l < c->n_layers; l += 2)
 			c->oss.sliding_layers[l / 32] |= 1u << (l % 32);
 	}
-	if (ds) {
-		why = synth_deepseek_config(o, c, buf, sizeof(buf));
-		if (why) {
-			fprintf(stderr, "colibri synth: bad shape: %s\n", why);
-			return -1;
-		}
+	if (ds)
+		why = synth_deepseek_config(o, c);
+	if (!why && scored)
+		why = synth_scored_config(o, c, buf, sizeof(buf));
+	if (why) {
+		fprintf(stderr, "colibri synth: bad shape: %s\n", why);
+		return -1;
 	}
 	return 0;
 }
@@ -239,11 +249,15 @@ static void synth_usage(FILE *f)
 		"         [--experts E --top-k K] [--kv-heads NKV] [--shared-ffn S]\n"
 		"         [--head-dim D --window W (gpt_oss; even layers slide, W 128)]\n"
 		"         [--q-lora-rank R --kv-lora-rank R --qk-nope-dim D --qk-rope-dim D\n"
-		"          --v-head-dim D --n-group G --topk-group G --shared-experts N\n"
-		"          --dense-layers N --dense-ffn F --routed-scale X (MLA, deepseek_v2/v3;\n");
+		"          --v-head-dim D (MLA, deepseek_v2/v3; --q-lora-rank 0: q_proj,\n"
+		"          as V2-Lite;\n");
 	synth_deepseek_usage(f);
 	fprintf(f,
-		"          --q-lora-rank 0: q_proj, as V2-Lite; --n-group 1: no groups)]\n"
+		"          --n-group G --topk-group G --shared-experts N --dense-layers N\n"
+		"          --dense-ffn F --routed-scale X (scored routers; --n-group 1: none;\n");
+	synth_scored_usage(f);
+	fprintf(f,
+		"          GLM's heads rotate their leading half)]\n"
 		"         [--quant T] [--seed S] [--context N]\n"
 		"         [--name NAME] [--threads N] [--tokenizer tokenizer.json]\n"
 		"         -o OUT.colibri\n"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * synth.h - the options of `colibri synth` (cmd_synth.c), shared with the
- * DeepSeek part of its config (synth_deepseek.c).
+ * MLA part of its config (synth_deepseek.c) and the scored routers' part
+ * (synth_scored.c).
  */
 #ifndef COLIBRI_CLI_SYNTH_H
 #define COLIBRI_CLI_SYNTH_H
@@ -14,7 +15,7 @@
 #include "core/cb_engine.h"
 #include "quant/quant_preset.h"
 
-/* DeepSeek's MLA and routing options; -1 (or NAN for the scale): V2/V3's default */
+/* MLA's and the scored routers' options; -1 (or NAN for the scale): the arch's default */
 struct synth_mla_opts {
 	long q_lora, kv_lora, qk_nope, qk_rope, v_head;
 	long n_group, topk_group, shared_experts, dense_layers, dense_ffn;
@@ -37,18 +38,35 @@ struct synth_opts {
 /* Row scratch is on the stack: no matrix row is longer than this. */
 #define SYNTH_MAX_COLS (1u << 16)
 
+/* An option's value, or @def where it was not given (-1). */
+static inline long synth_pick(long v, long def)
+{
+	return v >= 0 ? v : def;
+}
+
 /*
- * synth_deepseek_config() - the DeepSeek-V2/V3 part of @c (the common
- * fields already set from @o): MLA dims, dense leading layers, shared
- * experts, routing, each from its option or the architecture's default,
- * then the engine's own config check.
+ * synth_deepseek_config() - the MLA part of @c (the common fields already
+ * set from @o): the latent and head dims, each from its option or
+ * DeepSeek's, and the RoPE those heads use.
+ * Return: NULL, or why the shape is refused (a constant).
+ */
+const char *synth_deepseek_config(const struct synth_opts *o, struct cb_model_config *c);
+
+/* synth_deepseek_usage() - the MLA options' defaults. */
+void synth_deepseek_usage(FILE *f);
+
+/*
+ * synth_scored_config() - the part of @c a scored router's architecture
+ * (DeepSeek's, GLM's) adds: dense leading layers, shared experts, the
+ * routing rule, partial RoPE; each from its option or the arch file's
+ * .synth, then the engine's own config check.
  * Return: NULL, or why the shape is refused (a constant, or @why: @len
  * bytes for the engine's reason).
  */
-const char *synth_deepseek_config(const struct synth_opts *o, struct cb_model_config *c,
-				  char *why, size_t len);
+const char *synth_scored_config(const struct synth_opts *o, struct cb_model_config *c,
+				char *why, size_t len);
 
-/* synth_deepseek_usage() - the MLA options' defaults, from the arch tables. */
-void synth_deepseek_usage(FILE *f);
+/* synth_scored_usage() - the routing options' defaults, from the arch tables. */
+void synth_scored_usage(FILE *f);
 
 #endif /* COLIBRI_CLI_SYNTH_H */

@@ -122,12 +122,14 @@ struct cb_arch_name {
  *	top_k above 1).
  * @qkv_bias: q, k and v projections with biases.
  *
- * Of the MLA kind (DeepSeek), the defaults of synth's options:
+ * Of a scored router (DeepSeek, GLM), the defaults of synth's options:
  * @dense_layers: --dense-layers, the first layers with a dense MLP.
  * @dense_ffn_mult: --dense-ffn, as a multiple of --ffn.
  * @shared_experts: --shared-experts.
  * @topk_group: --topk-group (of 8 groups).
  * @routed_scale_bits: --routed-scale, as f32 bits.
+ * @rope_part: the rotated part of each head, as a divisor of head_dim
+ *	(GLM: 2, the leading half); 0: the whole head.
  */
 struct cb_arch_synth {
 	cb_u32 rope_theta_bits;
@@ -139,6 +141,7 @@ struct cb_arch_synth {
 	cb_u32 shared_experts;
 	cb_u32 topk_group;
 	cb_u32 routed_scale_bits;
+	cb_u32 rope_part;
 };
 
 /**
@@ -151,11 +154,14 @@ struct cb_arch_synth {
  *	"noaux_tc": a selection bias, groups ranked by their best two).
  * @scale_always: routed_scaling_factor scales renormalised weights too
  *	(V3), not only weights left unnormalised (V2).
+ * @norm_any_k: norm_topk_prob renormalises a lone expert's weight too
+ *	(GLM-4.5); DeepSeek's only with top_k above 1.
  */
 struct cb_arch_scored {
 	cb_u32 score_func;
 	const char *hf_topk_method;
 	cb_u32 scale_always;
+	cb_u32 norm_any_k;
 };
 
 /* f32 bits of the values above */

@@ -8,10 +8,8 @@
  * and v head) and rope.dimension_count (the RoPE part); in the newer MLA
  * layout key_length / value_length describe the latent (kv_lora_rank +
  * rope, kv_lora_rank), head_count_kv is 1 and the per-head sizes are
- * key_length_mla / value_length_mla.  expert_gating_func (1 softmax,
- * 2 sigmoid), expert_weights_norm, expert_weights_scale,
- * expert_group_count / expert_group_used_count, expert_shared_count,
- * leading_dense_block_count.
+ * key_length_mla / value_length_mla.  The routing keys are
+ * gguf_scored.c's (shared with glm4moe).
  *
  * Tensors (blk.N.): attn_q | attn_q_a, attn_q_a_norm, attn_q_b;
  * attn_kv_a_mqa, attn_kv_a_norm; attn_kv_b, or (newer) attn_k_b
@@ -22,11 +20,6 @@
  *
  * llama.cpp ropes deepseek2 with its "normal" RoPE, consecutive pairs,
  * on the weights as HF stores them: the engine's interleaved layout.
- * llama.cpp renormalises (expert_weights_norm) and then always scales by
- * expert_weights_scale, which is the engine's rule.  What was not
- * verified against llama.cpp itself: how it ranks groups for softmax
- * gating (taken here as DeepSeek-V2's group maximum; sigmoid: the sum of
- * the best two, V3's noaux_tc).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,20 +32,11 @@
 #include "import/gguf_names.h"
 #include "import/hf_loader.h"
 
-static cb_u32 bits_of(float f)
-{
-	cb_u32 u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-int gguf_deepseek_config(struct gloader *ld, cb_u32 gating, cb_u32 *head_dim)
+int gguf_deepseek_config(struct gloader *ld, cb_u32 *head_dim)
 {
 	struct cb_model_config *c = &ld->m->hf.cfg;
 	struct cb_mla_config *m = &c->mla;
-	cb_u32 kl, vl, klm, vlm, ng, nu, l;
-	float scale;
+	cb_u32 kl, vl, klm, vlm;
 
 	if (gguf_ld_u32(ld, "attention.q_lora_rank", 0, &m->q_lora_rank) ||
 	    gguf_ld_u32(ld, "attention.kv_lora_rank", -1, &m->kv_lora_rank) ||
@@ -60,10 +44,7 @@ int gguf_deepseek_config(struct gloader *ld, cb_u32 gating, cb_u32 *head_dim)
 	    gguf_ld_u32(ld, "attention.value_length", -1, &vl) ||
 	    gguf_ld_u32(ld, "attention.key_length_mla", 0, &klm) ||
 	    gguf_ld_u32(ld, "attention.value_length_mla", 0, &vlm) ||
-	    gguf_ld_u32(ld, "rope.dimension_count", -1, &m->qk_rope_dim) ||
-	    gguf_ld_u32(ld, "expert_group_count", 0, &ng) ||
-	    gguf_ld_u32(ld, "expert_group_used_count", 0, &nu) ||
-	    gguf_ld_f32(ld, "expert_weights_scale", 1.0f, &scale))
+	    gguf_ld_u32(ld, "rope.dimension_count", -1, &m->qk_rope_dim))
 		return -1;
 	if (!m->kv_lora_rank) {
 		gguf_ld_err(ld, "deepseek2.attention.kv_lora_rank is 0");
@@ -94,42 +75,6 @@ int gguf_deepseek_config(struct gloader *ld, cb_u32 gating, cb_u32 *head_dim)
 	m->v_head_dim = vl;
 	c->n_kv_heads = c->n_heads;
 	*head_dim = kl;
-	if (!c->n_experts)
-		return 0;
-	if (gating != 1 && gating != 2) {
-		gguf_ld_err(ld, "deepseek2.expert_gating_func %u is not supported (1 softmax, "
-			    "2 sigmoid)", gating);
-		return -1;
-	}
-	m->score_func = gating == 2 ? CB_SCORE_SIGMOID : CB_SCORE_SOFTMAX;
-	if (ng > 1) {
-		m->n_group = ng;
-		m->topk_group = nu;
-		m->group_top = gating == 2 ? 2 : 1;
-	}
-	if (!(scale > 0.0f && scale < 1e30f)) {
-		gguf_ld_err(ld, "deepseek2.expert_weights_scale is not a positive number");
-		return -1;
-	}
-	m->route_scale_bits = scale == 1.0f ? 0 : bits_of(scale);
-	for (l = 0; l < c->n_layers; l++) {
-		char n[64];
-
-		if (!gguf_tensor_name(cb_arch_of(c->arch), COLIBRI_T_ROUTER_SEL_BIAS, l, n,
-				      sizeof(n)) && gguf_find_tensor(ld->gf, n))
-			m->sel_bias = 1;
-	}
-	/* sigmoid scores or a selection bias: deepseek2's sigmoid architecture (V3) */
-	if (gating == 2 || m->sel_bias) {
-		const struct cb_arch_desc *a =
-			cb_arch_by_gguf_scores(cb_arch_of(c->arch)->gguf_arch, CB_SCORE_SIGMOID);
-
-		if (!a) {
-			gguf_ld_err(ld, "no architecture of this GGUF name has sigmoid gating");
-			return -1;
-		}
-		c->arch = a->id;
-	}
 	return 0;
 }
 
@@ -230,8 +175,6 @@ int gguf_deepseek_layer(struct gloader *ld, cb_u32 l)
 	GT(kv_a, COLIBRI_T_MLA_KV_A, R + a->qk_rope_dim, H, 0);
 	GT(kv_a_norm, COLIBRI_T_MLA_KV_A_NORM, 1, R, 1);
 	GT(wo, COLIBRI_T_WO, H, nh * a->v_head_dim, 0);
-	if (cb_layer_is_moe(c, l) && a->sel_bias)
-		GT(router_sel_bias, COLIBRI_T_ROUTER_SEL_BIAS, 1, c->n_experts, 1);
 #undef GT
 	snprintf(n, sizeof(n), "blk.%u.attn_kv_b.weight", l);
 	if (gguf_find_tensor(ld->gf, n)) {

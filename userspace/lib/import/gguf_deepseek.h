@@ -13,13 +13,13 @@
 #include "import/gguf_loader.h"
 
 /*
- * gguf_deepseek_config() - the MLA and routing keys of a deepseek2 file
- * (after the common ones: heads, experts, gating func @gating); sets
- * *head_dim (the q/k head).  0, or -1 with the reason.
+ * gguf_deepseek_config() - the MLA keys of a deepseek2 file (after the
+ * common ones: heads, experts); sets *head_dim (the q/k head).  0, or -1
+ * with the reason.
  */
-int gguf_deepseek_config(struct gloader *ld, cb_u32 gating, cb_u32 *head_dim);
+int gguf_deepseek_config(struct gloader *ld, cb_u32 *head_dim);
 
-/* gguf_deepseek_layer() - layer @l's MLA tensors (and router bias). */
+/* gguf_deepseek_layer() - layer @l's MLA tensors. */
 int gguf_deepseek_layer(struct gloader *ld, cb_u32 l);
 
 #endif /* COLIBRI_GGUF_DEEPSEEK_H */

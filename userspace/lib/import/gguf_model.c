@@ -13,6 +13,9 @@
  *            ffn_{gate,up,down}_shexp and ffn_gate_inp_shexp (Qwen2-MoE)
  *   gpt-oss: post_attention_norm (for ffn_norm), attn_sinks, attn_output.bias,
  *            ffn_gate_inp.bias, ffn_{gate,up,down}_exps.bias ([E, rows])
+ *   glm4moe: post_attention_norm (for ffn_norm), exp_probs_b.bias (the
+ *            selection bias, as deepseek2's); blk.N.nextn.* of the
+ *            nextn_predict_layers after the last are not read
  * GGUF lists dimensions fastest first: ne = {cols, rows, experts}.
  */
 #include <stdint.h>
@@ -28,6 +31,7 @@
 #include "import/gguf_deepseek.h"
 #include "import/gguf_loader.h"
 #include "import/gguf_names.h"
+#include "import/gguf_scored.h"
 #include "import/rope_scaling.h"
 
 static cb_u32 f32_bits(float f)
@@ -62,7 +66,7 @@ static int parse_config(struct gloader *ld)
 	const struct gguf_file *gf = ld->gf;
 	const struct cb_arch_desc *a;
 	const struct gguf_tensor *t;
-	cb_u32 kl, vl, rd, ctx, gating;
+	cb_u32 kl, vl, rd, ctx, gating, nextn;
 	float theta, eps, clamp, scale;
 	char key[128];
 	int r, b;
@@ -98,8 +102,19 @@ static int parse_config(struct gloader *ld)
 	    gguf_ld_u32(ld, "context_length", 4096, &ctx) ||
 	    gguf_ld_u32(ld, "expert_count", 0, &c->n_experts) ||
 	    gguf_ld_u32(ld, "expert_used_count", 0, &c->top_k) ||
-	    gguf_ld_u32(ld, "expert_gating_func", 1, &gating))
+	    gguf_ld_u32(ld, "nextn_predict_layers", 0, &nextn) ||
+	    /* glm4moe's files may leave out its sigmoid: the arch's scores */
+	    gguf_ld_u32(ld, "expert_gating_func",
+			a->router == CB_ROUTER_SCORED && a->scored.score_func == CB_SCORE_SIGMOID ?
+			2 : 1, &gating))
 		return -1;
+	/* block_count counts the multi-token-prediction layers after the last (not read) */
+	if (nextn >= c->n_layers) {
+		gguf_ld_err(ld, "%s.nextn_predict_layers %u leaves no layer of block_count %u",
+			    ld->arch, nextn, c->n_layers);
+		return -1;
+	}
+	c->n_layers -= nextn;
 	if (!c->n_heads || !c->hidden || !c->n_layers) {
 		gguf_ld_err(ld, "embedding_length, block_count and attention.head_count must be "
 			    "non-zero");
@@ -110,14 +125,16 @@ static int parse_config(struct gloader *ld)
 			    c->n_layers, c->n_experts, CB_MAX_LAYERS, CB_MAX_EXPERTS);
 		return -1;
 	}
-	/* the routers of gpt-oss and deepseek2 read their own, below */
+	/* the routers of gpt-oss, deepseek2 and glm4moe read their own, below */
 	if (gating != 1 && a->router != CB_ROUTER_TOPK_SOFTMAX && a->router != CB_ROUTER_SCORED) {
 		gguf_ld_err(ld, "%s.expert_gating_func %u is not supported (only softmax, 1)",
 			    ld->arch, gating);
 		return -1;
 	}
 	c->max_context = ctx;
-	if (a->attn == CB_ATTN_MLA && gguf_deepseek_config(ld, gating, &kl))
+	if (a->attn == CB_ATTN_MLA && gguf_deepseek_config(ld, &kl))
+		return -1;
+	if (a->router == CB_ROUTER_SCORED && c->n_experts && gguf_scored_config(ld, gating))
 		return -1;
 	if (cb_is_mla(c))
 		goto heads;	/* MLA's head dims: gguf_deepseek_config() */
@@ -125,11 +142,14 @@ static int parse_config(struct gloader *ld)
 	    gguf_ld_u32(ld, "attention.value_length", kl, &vl) ||
 	    gguf_ld_u32(ld, "rope.dimension_count", kl, &rd))
 		return -1;
-	if (vl != kl || rd != kl) {
-		gguf_ld_err(ld, "key_length %u, value_length %u and rope.dimension_count %u differ "
-			    "(partial rotary or asymmetric heads are not supported)", kl, vl, rd);
+	if (vl != kl || !rd || rd > kl || rd % 2) {
+		gguf_ld_err(ld, "key_length %u, value_length %u and rope.dimension_count %u: "
+			    "asymmetric heads, or RoPE not on an even part of them, are not "
+			    "supported", kl, vl, rd);
 		return -1;
 	}
+	/* partial RoPE (glm4moe): the leading rd dimensions of each head */
+	c->rope_dim = rd < kl ? rd : 0;
 heads:
 	c->head_dim = kl;
 	/* the engine's limits, checked here so that no product below wraps */
@@ -185,6 +205,9 @@ heads:
 		c->top_k = c->norm_topk_prob = 0;	/* a dense model has no routing */
 	c->decoder_sparse_step = 1;
 	c->qkv_bias = rfind(ld, COLIBRI_T_BQ, 0) != NULL;
+	/* per-head q/k norm where the files have it and the arch does not say (GLM-4.5) */
+	if (c->qk_norm == CB_QK_NORM_NONE && !cb_is_mla(c) && rfind(ld, COLIBRI_T_Q_NORM, 0))
+		c->qk_norm = CB_QK_NORM_HEAD;
 	c->tied_embeddings = !rfind(ld, COLIBRI_T_LM_HEAD, 0);
 	t = rfind(ld, COLIBRI_T_EMBED, 0);
 	if (!t) {
@@ -386,6 +409,8 @@ ffn:
 			return -1;
 		}
 	}
+	if (c->mla.sel_bias)
+		LD(router_sel_bias, COLIBRI_T_ROUTER_SEL_BIAS, 1, c->n_experts, 1);
 	if (c->shared_ffn) {
 		LD(shared_gate_proj, COLIBRI_T_SHARED_GATE, c->shared_ffn, H, 0);
 		LD(shared_up_proj, COLIBRI_T_SHARED_UP, c->shared_ffn, H, 0);

@@ -4,11 +4,8 @@
  *
  * config.json (the fields of HF's configuration_deepseek):
  *   q_lora_rank (null: q_proj), kv_lora_rank, qk_nope_head_dim,
- *   qk_rope_head_dim, v_head_dim; n_routed_experts, num_experts_per_tok,
- *   moe_intermediate_size, n_shared_experts, first_k_dense_replace,
- *   moe_layer_freq, topk_method (greedy, group_limited_greedy, noaux_tc),
- *   n_group, topk_group, scoring_func (softmax, sigmoid), norm_topk_prob,
- *   routed_scaling_factor, intermediate_size (dense layers).
+ *   qk_rope_head_dim, v_head_dim; the MoE and routing keys are
+ *   hf_scored.c's, shared with GLM-4.5.
  * Tensors of a layer, besides the norms and MLPs hfmodel.c loads:
  *   self_attn.q_proj | self_attn.q_a_proj, q_a_layernorm, q_b_proj;
  *   self_attn.kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj;
@@ -31,6 +28,7 @@
 #include "format/cb_format.h"
 #include "ops/cb_ops.h"
 #include "import/hf_deepseek.h"
+#include "import/hf_scored.h"
 #include "import/hf_names.h"
 #include "import/safetensors.h"
 
@@ -44,120 +42,20 @@ static int fail(struct hf_loader *ld, const char *fmt, ...)
 	return -1;
 }
 
-static cb_u32 bits_of(float f)
-{
-	cb_u32 u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-/*
- * A non-negative integer field below 2^32: 0 and *out, 1 if absent or null
- * (*out = def), -1 if present but not such a number.
- */
-static int uint_field(const cJSON *root, const char *key, cb_u32 def, cb_u32 *out)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-
-	*out = def;
-	if (!v || cJSON_IsNull(v))
-		return 1;
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 4294967295.0 ||
-	    v->valuedouble != (double)(cb_u64)v->valuedouble)
-		return -1;
-	*out = (cb_u32)v->valuedouble;
-	return 0;
-}
-
-static const char *str_field(const cJSON *root, const char *key, const char *def)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-
-	return cJSON_IsString(v) ? v->valuestring : def;
-}
-
-struct ds_fields {
-	const char *key;
-	cb_u32 *dst;
-	int required;
-	cb_u32 def;
-};
-
-/* Routing: topk_method, scoring_func, groups, weights' normalisation and scale. */
-static int routing(struct hf_loader *ld, const char *dir, const cJSON *root, cb_u32 n_group,
-		   cb_u32 topk_group)
-{
-	struct cb_model_config *c = &ld->m->cfg;
-	struct cb_mla_config *m = &c->mla;
-	const struct cb_arch_scored *d = &cb_arch_of(c->arch)->scored;
-	const char *meth = str_field(root, "topk_method", d->hf_topk_method);
-	const char *score = str_field(root, "scoring_func",
-				      d->score_func == CB_SCORE_SIGMOID ? "sigmoid" : "softmax");
-	const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "norm_topk_prob");
-	const cJSON *rsf = cJSON_GetObjectItemCaseSensitive(root, "routed_scaling_factor");
-	double scale = cJSON_IsNumber(rsf) ? rsf->valuedouble : 1.0;
-
-	if (!strcmp(score, "sigmoid"))
-		m->score_func = CB_SCORE_SIGMOID;
-	else if (strcmp(score, "softmax"))
-		return fail(ld, "%s/config.json: scoring_func '%s' is not supported "
-			    "(softmax, sigmoid are)", dir, score);
-	if (!strcmp(meth, "group_limited_greedy") || !strcmp(meth, "noaux_tc")) {
-		if (topk_group > n_group)
-			return fail(ld, "%s/config.json: topk_group %u above n_group %u", dir,
-				    topk_group, n_group);
-		if (n_group > 1) {
-			m->n_group = n_group;
-			m->topk_group = topk_group;
-			/* V2 ranks a group by its best score, V3 by its best two */
-			m->group_top = !strcmp(meth, "noaux_tc") ? 2 : 1;
-		}
-		m->sel_bias = !strcmp(meth, "noaux_tc");
-	} else if (strcmp(meth, "greedy")) {
-		return fail(ld, "%s/config.json: topk_method '%s' is not supported "
-			    "(greedy, group_limited_greedy, noaux_tc are)", dir, meth);
-	}
-	/* HF renormalises only with top_k > 1 */
-	c->norm_topk_prob = cJSON_IsTrue(norm) && c->top_k > 1;
-	if (!(scale > 0.0 && scale < 1e30))
-		return fail(ld, "%s/config.json: bad routed_scaling_factor", dir);
-	/* V2 scales only the weights it does not renormalise; V3 always */
-	if (d->scale_always || !c->norm_topk_prob)
-		m->route_scale_bits = scale == 1.0 ? 0 : bits_of((float)scale);
-	return 0;
-}
-
 int hf_deepseek_config(struct hf_loader *ld, const char *dir, const cJSON *root)
 {
 	struct cb_model_config *c = &ld->m->cfg;
 	struct cb_mla_config *m = &c->mla;
-	cb_u32 n_shared, first_dense, freq, n_group, topk_group, l;
-	char why[CB_FORMAT_WHY_LEN];
-	const struct ds_fields f[] = {
+	const struct hf_u32_key k[] = {
 		{ "kv_lora_rank", &m->kv_lora_rank, 1, 0 },
 		{ "q_lora_rank", &m->q_lora_rank, 0, 0 },
 		{ "qk_nope_head_dim", &m->qk_nope_dim, 1, 0 },
 		{ "qk_rope_head_dim", &m->qk_rope_dim, 1, 0 },
 		{ "v_head_dim", &m->v_head_dim, 1, 0 },
-		{ "intermediate_size", &c->dense_ffn, 1, 0 },
-		{ "moe_intermediate_size", &c->expert_ffn, 0, 0 },
-		{ "n_routed_experts", &c->n_experts, 0, 0 },
-		{ "num_experts_per_tok", &c->top_k, 0, 0 },
-		{ "n_shared_experts", &n_shared, 0, 0 },
-		{ "first_k_dense_replace", &first_dense, 0, 0 },
-		{ "moe_layer_freq", &freq, 0, 1 },
-		{ "n_group", &n_group, 0, 1 },
-		{ "topk_group", &topk_group, 0, 1 },
 	};
-	size_t i;
-	int r;
 
-	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		r = uint_field(root, f[i].key, f[i].def, f[i].dst);
-		if (r < 0 || (r > 0 && f[i].required))
-			return fail(ld, "%s/config.json: missing or bad '%s'", dir, f[i].key);
-	}
+	if (hf_config_u32s(ld, dir, root, k, sizeof(k) / sizeof(k[0])))
+		return -1;
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "attention_bias")))
 		return fail(ld, "%s/config.json: attention_bias is not supported", dir);
 	c->qkv_bias = 0;
@@ -165,21 +63,6 @@ int hf_deepseek_config(struct hf_loader *ld, const char *dir, const cJSON *root)
 	c->n_kv_heads = c->n_heads;
 	c->head_dim = m->qk_nope_dim + m->qk_rope_dim;
 	c->rope_layout = CB_ROPE_INTERLEAVED;	/* see the top of this file */
-	if (!c->n_experts) {
-		c->expert_ffn = c->top_k = 0;
-	} else {
-		if (!freq)
-			return fail(ld, "%s/config.json: moe_layer_freq is 0", dir);
-		c->shared_ffn = n_shared * c->expert_ffn;
-		/* HF: MoE at l >= first_k_dense_replace with l % moe_layer_freq == 0 */
-		for (l = 0; l < c->n_layers && l < CB_MAX_LAYERS; l++)
-			if (l < first_dense || l % freq)
-				c->mlp_only_layers[l / 64] |= 1ull << (l % 64);
-		if (routing(ld, dir, root, n_group, topk_group))
-			return -1;
-	}
-	if (cb_config_check(c, why, sizeof(why)))
-		return fail(ld, "%s/config.json: %s", dir, why);
 	return 0;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * hf_deepseek.h - the DeepSeek-V2/V3 part of the Hugging Face loader
- * (hf_deepseek.c), called from hfmodel.c: config.json's MLA and routing
- * fields, and the MLA tensors of a layer (read with hf_loader.h's).
+ * (hf_deepseek.c), called from hfmodel.c: config.json's MLA fields, and
+ * the MLA tensors of a layer (read with hf_loader.h's).
  */
 #ifndef COLIBRI_HF_DEEPSEEK_H
 #define COLIBRI_HF_DEEPSEEK_H
@@ -15,9 +15,10 @@
 #include "import/hf_loader.h"
 
 /*
- * hf_deepseek_config() - every field of a DeepSeek config.json (the common
- * ones already parsed by hfmodel.c: vocab, hidden, layers, heads, eps,
- * theta, tied embeddings).  0, or -1 with the reason naming the field.
+ * hf_deepseek_config() - the MLA fields of a DeepSeek config.json, and the
+ * head shape they set (the common ones already parsed by hfmodel.c: vocab,
+ * hidden, layers, heads, eps, theta, tied embeddings; the MoE block is
+ * hf_scored.c's).  0, or -1 with the reason naming the field.
  */
 int hf_deepseek_config(struct hf_loader *ld, const char *dir, const cJSON *root);
 

@@ -5,7 +5,8 @@
  * Tensor names are hf_names.c's (the usual ones, and each architecture's
  * own from its arch file); the config.json keys past the shared ones are
  * the arch file's too (struct cb_arch_hf_key).  GPT-OSS's fused experts:
- * hf_gpt_oss.c; MLA's attention and routing: hf_deepseek.c.
+ * hf_gpt_oss.c; MLA's attention: hf_deepseek.c; the scored routers' MoE
+ * block (DeepSeek's, GLM's): hf_scored.c.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include "ops/cb_ops.h"
 #include "import/hf_deepseek.h"
 #include "import/hf_names.h"
+#include "import/hf_scored.h"
 #include "import/hfmodel.h"
 #include "quant/quant_preset.h"
 #include "import/rope_scaling.h"
@@ -160,6 +162,29 @@ static int config_keys(struct hf_loader *ld, const char *dir, const cJSON *root,
 	return 0;
 }
 
+/*
+ * config.json's partial_rotary_factor (HF: rotary dim = int(head_dim *
+ * factor), the leading dims of each head): c->rope_dim, left 0 (the whole
+ * head) for a factor of 1 or none.
+ */
+static int partial_rope(struct hf_loader *ld, const char *dir, const cJSON *root)
+{
+	struct cb_model_config *c = &ld->m->cfg;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "partial_rotary_factor");
+	double rd;
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	rd = cJSON_IsNumber(v) ? v->valuedouble * c->head_dim : -1.0;
+	if (!(rd >= 2.0 && rd <= c->head_dim) || (cb_u32)rd % 2) {
+		seterr(ld, "%s/config.json: partial_rotary_factor gives %g rotated dimensions "
+		       "of head_dim %u (want an even number, 2..head_dim)", dir, rd, c->head_dim);
+		return -1;
+	}
+	c->rope_dim = (cb_u32)rd == c->head_dim ? 0 : (cb_u32)rd;
+	return 0;
+}
+
 static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root)
 {
 	struct cb_model_config *c = &ld->m->cfg;
@@ -215,6 +240,9 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 		seterr(ld, "%s/%s", dir, why);
 		return -1;
 	}
+	/* partial RoPE: the leading partial_rotary_factor of each head */
+	if (partial_rope(ld, dir, root))
+		return -1;
 	if (jbool(root, "mlp_bias", 0)) {
 		seterr(ld, "%s/config.json: mlp_bias is not supported", dir);
 		return -1;
@@ -227,8 +255,17 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 		c->shared_gate = c->shared_ffn != 0;
 	if (cb_arch_uses_oss(desc))
 		return hf_gpt_oss_config(root, c, dir, ld->err, ld->errlen);
-	if (desc->attn == CB_ATTN_MLA)
-		return hf_deepseek_config(ld, dir, root);
+	if (desc->attn == CB_ATTN_MLA && hf_deepseek_config(ld, dir, root))
+		return -1;
+	if (desc->router != CB_ROUTER_SCORED)
+		return 0;
+	/* DeepSeek's MoE keys (GLM's too); the block's fields checked together */
+	if (hf_scored_config(ld, dir, root))
+		return -1;
+	if (cb_config_check(c, why, sizeof(why))) {
+		seterr(ld, "%s/config.json: %s", dir, why);
+		return -1;
+	}
 	return 0;
 }
 
