@@ -130,6 +130,7 @@
 #define COLIBRI_ARCH_GPT_OSS		5	/* GptOssForCausalLM (ext_gpt_oss) */
 #define COLIBRI_ARCH_DEEPSEEK_V2	6	/* DeepseekV2ForCausalLM (MLA) */
 #define COLIBRI_ARCH_DEEPSEEK_V3	7	/* DeepseekV3ForCausalLM (MLA) */
+#define COLIBRI_ARCH_GLM4_MOE		8	/* Glm4MoeForCausalLM */
 
 /* colibri_file_mla.score_func: how the router scores experts */
 #define COLIBRI_SCORE_SOFTMAX		0

@@ -285,7 +285,8 @@ class Quantizer:
 ARCH = {"LlamaForCausalLM": "llama", "MixtralForCausalLM": "llama",
         "Qwen2MoeForCausalLM": "qwen2moe", "Qwen3MoeForCausalLM": "qwen3moe",
         "OlmoeForCausalLM": "olmoe", "GptOssForCausalLM": "gpt-oss",
-        "DeepseekV2ForCausalLM": "deepseek2", "DeepseekV3ForCausalLM": "deepseek2"}
+        "DeepseekV2ForCausalLM": "deepseek2", "DeepseekV3ForCausalLM": "deepseek2",
+        "Glm4MoeForCausalLM": "glm4moe"}
 
 
 def deepseek_meta(g, cfg, split_kv_b):
@@ -324,6 +325,32 @@ def deepseek_meta(g, cfg, split_kv_b):
     if cfg.get("topk_method", "greedy") != "greedy" and cfg.get("n_group", 1) > 1:
         g.add(a + "expert_group_count", U32, cfg["n_group"])
         g.add(a + "expert_group_used_count", U32, cfg["topk_group"])
+
+
+def glm_meta(g, cfg):
+    """llama.cpp's glm4moe keys: its convert_hf_to_gguf.py's Glm4MoeModel.
+    block_count (written by the caller) counts the nextn (MTP) layers."""
+    a = "glm4moe."
+    hd = cfg["head_dim"]
+    g.add(a + "rope.dimension_count", U32, int(hd * cfg.get("partial_rotary_factor", 0.5)))
+    g.add(a + "leading_dense_block_count", U32, cfg["first_k_dense_replace"])
+    g.add(a + "expert_feed_forward_length", U32, cfg["moe_intermediate_size"])
+    g.add(a + "expert_shared_count", U32, cfg.get("n_shared_experts") or 0)
+    g.add(a + "expert_weights_scale", F32, float(cfg.get("routed_scaling_factor", 1.0)))
+    g.add(a + "expert_weights_norm", BOOL, bool(cfg.get("norm_topk_prob")))
+    g.add(a + "expert_gating_func", U32, 2)
+    g.add(a + "nextn_predict_layers", U32, cfg.get("num_nextn_predict_layers", 0))
+    if cfg.get("n_group", 1) > 1:
+        g.add(a + "expert_group_count", U32, cfg["n_group"])
+        g.add(a + "expert_group_used_count", U32, cfg["topk_group"])
+
+
+def glm_nextn(put, w, p, b):
+    """The nextn (MTP) layer's own tensors, as llama.cpp names them."""
+    for hf, gg in (("eh_proj.weight", "nextn.eh_proj.weight"), ("enorm.weight", "nextn.enorm.weight"),
+                   ("hnorm.weight", "nextn.hnorm.weight"),
+                   ("shared_head.norm.weight", "nextn.shared_head_norm.weight")):
+        put(b + gg, w[p + hf])
 
 
 def deepseek_attention(put, cfg, w, p, b, split_kv_b):
@@ -490,13 +517,15 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     hd = cfg.get("head_dim", H // nh)
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts", 0)))
     ds = arch == "deepseek2"
+    glm = arch == "glm4moe"
+    nextn = cfg.get("num_nextn_predict_layers", 0) if glm else 0
     g = Writer(version, alignment)
     g.add("general.architecture", STRING, arch)
     g.add("general.name", STRING, "colibri-test-" + os.path.basename(hfdir.rstrip("/")))
     g.add("general.alignment", U32, alignment)
     g.add(arch + ".context_length", U32, cfg.get("max_position_embeddings", 2048))
     g.add(arch + ".embedding_length", U32, H)
-    g.add(arch + ".block_count", U32, L)
+    g.add(arch + ".block_count", U32, L + nextn)
     g.add(arch + ".attention.head_count", U32, nh)
     if ds:
         deepseek_meta(g, cfg, split_kv_b)
@@ -505,7 +534,9 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     if "head_dim" in cfg:
         g.add(arch + ".attention.key_length", U32, hd)
         g.add(arch + ".attention.value_length", U32, hd)
-    if not ds:
+    if glm:
+        glm_meta(g, cfg)
+    elif not ds:
         g.add(arch + ".rope.dimension_count", U32, hd)
     g.add(arch + ".rope.freq_base", F32, float(cfg.get("rope_theta", 10000.0)))
     g.add(arch + ".attention.layer_norm_rms_epsilon", F32, float(cfg.get("rms_norm_eps", 1e-6)))
@@ -533,7 +564,7 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
     elif hf_arch in ("MixtralForCausalLM", "OlmoeForCausalLM"):
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
-    elif ds:
+    elif ds or glm:
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
     else:
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
@@ -576,7 +607,7 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
 
     llama = arch == "llama"
     put("token_embd.weight", w["model.embed_tokens.weight"])
-    for l in range(L):
+    for l in range(L + nextn):
         p, b = "model.layers.%d." % l, "blk.%d." % l
         put(b + "attn_norm.weight", w[p + "input_layernorm.weight"])
         if ds:
@@ -598,6 +629,13 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
         if p + "self_attn.q_norm.weight" in w:
             put(b + "attn_q_norm.weight", w[p + "self_attn.q_norm.weight"])
             put(b + "attn_k_norm.weight", w[p + "self_attn.k_norm.weight"])
+        if glm:
+            # the FFN's input norm is "post_attention_norm"; the MoE is deepseek2's
+            put(b + "post_attention_norm.weight", w[p + "post_attention_layernorm.weight"])
+            deepseek_ffn(put, w, p, b, E)
+            if l >= L:
+                glm_nextn(put, w, p, b)
+            continue
         if hf_arch == "GptOssForCausalLM":
             put(b + "post_attention_norm.weight", w[p + "post_attention_layernorm.weight"])
             put(b + "attn_output.bias", w[p + "self_attn.o_proj.bias"])

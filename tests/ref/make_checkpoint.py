@@ -10,11 +10,12 @@ header (padded with spaces to a multiple of 8), then the raw data.
 usage: make_checkpoint.py ARCH OUTDIR [--dtype F32|F16|BF16] [--shards N]
                           [--seed S] [--dequantized]
 ARCH: mixtral qwen2_moe qwen3_moe olmoe llama gpt_oss deepseek_v2_lite
-deepseek_v2 deepseek_v3 (and mixtral_k, qwen2_moe_k, qwen3_moe_k: shapes for
-the k-quants; qwen3_moe_yarn, qwen3_moe_yarn_notrunc, olmoe_yarn, llama_yarn,
-gpt_oss_yarn: YaRN RoPE scaling; gpt_oss_mxfp4: the experts in OpenAI's
-MXFP4 layout, U8 blocks and scales, or with --dequantized the same weights
-in the dequantized layout)
+deepseek_v2 deepseek_v3 glm4_moe (and mixtral_k, qwen2_moe_k, qwen3_moe_k:
+shapes for the k-quants; qwen3_moe_yarn, qwen3_moe_yarn_notrunc, olmoe_yarn,
+llama_yarn, gpt_oss_yarn: YaRN RoPE scaling; gpt_oss_mxfp4: the experts in
+OpenAI's MXFP4 layout, U8 blocks and scales, or with --dequantized the same
+weights in the dequantized layout; glm4_moe_air: GLM-4.5 without qk norm,
+with expert groups; both GLMs carry the MTP layer of real checkpoints)
 """
 import argparse
 import json
@@ -146,6 +147,27 @@ CONFIGS["deepseek_v3"] = dict(_DS, architectures=["DeepseekV3ForCausalLM"],
                               routed_scaling_factor=2.5)
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 
+# GLM-4.5 / 4.6 (Glm4MoeForCausalLM): q/k/v biases, per-head qk norm, RoPE on
+# half of each head, DeepSeek-V3's sigmoid routing with a selection bias,
+# renormalised and scaled, one shared expert, a dense first layer, and the
+# next-token-prediction layer real checkpoints ship (ignored by the forward
+# pass).  glm4_moe_air: no qk norm, experts in 4 groups of which 2 are kept.
+CONFIGS["glm4_moe"] = {
+    "architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe",
+    "vocab_size": 300, "hidden_size": 64, "intermediate_size": 96,
+    "moe_intermediate_size": 32, "head_dim": 32, "num_hidden_layers": 3,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "partial_rotary_factor": 0.5,
+    "n_routed_experts": 16, "num_experts_per_tok": 4, "n_shared_experts": 1,
+    "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1, "norm_topk_prob": True,
+    "routed_scaling_factor": 2.5, "use_qk_norm": True, "attention_bias": True,
+    "rope_theta": 10000.0, "rms_norm_eps": 1e-5, "max_position_embeddings": 2048,
+    "tie_word_embeddings": False, "rope_scaling": None, "num_nextn_predict_layers": 1,
+    "hidden_act": "silu", "torch_dtype": "float32",
+}
+CONFIGS["glm4_moe_air"] = dict(CONFIGS["glm4_moe"], use_qk_norm=False, n_group=4, topk_group=2,
+                               first_k_dense_replace=1, partial_rotary_factor=0.5)
+GLM4_MOE = "Glm4MoeForCausalLM"
+
 # Shapes whose rows hold whole 256-weight super-blocks, for the k-quants
 # (tests/quant): Mixtral with 8 experts (llama.cpp's 8-expert rules), Qwen2-MoE
 # with expert rows of 320 (not whole super-blocks: the presets' fallbacks)
@@ -184,6 +206,8 @@ def is_moe_layer(cfg, l):
     if arch in DEEPSEEK:
         return (cfg.get("n_routed_experts") is not None and l >= cfg["first_k_dense_replace"]
                 and l % cfg["moe_layer_freq"] == 0)
+    if arch == GLM4_MOE:
+        return l >= cfg["first_k_dense_replace"]
     if arch == "LlamaForCausalLM":
         return False
     if arch in ("MixtralForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM"):
@@ -217,12 +241,18 @@ def make_tensors(cfg, rng):
     # |e|^2: keep embeddings small there so the layers decide the argmax
     emb_std = 0.15 if cfg.get("tie_word_embeddings", False) else 1.0
     t["model.embed_tokens.weight"] = (emb_std * rng.standard_normal((V, H))).astype(np.float32)
-    for l in range(cfg["num_hidden_layers"]):
+    n_layers = cfg["num_hidden_layers"]
+    if arch == GLM4_MOE:
+        n_layers += cfg.get("num_nextn_predict_layers", 0)
+    for l in range(n_layers):
         p = f"model.layers.{l}."
         t[p + "input_layernorm.weight"] = norm(H)
         t[p + "post_attention_layernorm.weight"] = norm(H)
         if arch in DEEPSEEK:
             deepseek_layer(cfg, l, p, t, lin, norm, mlp, rng)
+            continue
+        if arch == GLM4_MOE:
+            glm4_moe_layer(cfg, l, p, t, lin, norm, mlp, rng)
             continue
         t[p + "self_attn.q_proj.weight"] = lin(nh * hd, H)
         t[p + "self_attn.k_proj.weight"] = lin(nkv * hd, H)
@@ -349,6 +379,41 @@ def deepseek_layer(cfg, l, p, t, lin, norm, mlp, rng):
         mlp(p + f"mlp.experts.{e}", ffn)
     if cfg.get("n_shared_experts"):
         mlp(p + "mlp.shared_experts", ffn * cfg["n_shared_experts"])
+
+
+def glm4_moe_layer(cfg, l, p, t, lin, norm, mlp, rng):
+    """A Glm4MoeDecoderLayer's tensors; layers from num_hidden_layers on are
+    the next-token-prediction layers of the real checkpoints: a MoE layer
+    plus eh_proj ([H, 2H]), enorm, hnorm and shared_head.norm."""
+    H, nh, nkv, hd = (cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"],
+                      cfg["head_dim"])
+    a = p + "self_attn."
+    t[a + "q_proj.weight"] = lin(nh * hd, H)
+    t[a + "k_proj.weight"] = lin(nkv * hd, H)
+    t[a + "v_proj.weight"] = lin(nkv * hd, H)
+    t[a + "o_proj.weight"] = lin(H, nh * hd)
+    if cfg.get("attention_bias"):
+        for x, n in (("q", nh * hd), ("k", nkv * hd), ("v", nkv * hd)):
+            t[a + f"{x}_proj.bias"] = (0.1 * rng.standard_normal(n)).astype(np.float32)
+    if cfg.get("use_qk_norm"):
+        t[a + "q_norm.weight"] = norm(hd)
+        t[a + "k_norm.weight"] = norm(hd)
+    if not is_moe_layer(cfg, l):
+        mlp(p + "mlp", cfg["intermediate_size"])
+    else:
+        E, ffn = cfg["n_routed_experts"], cfg["moe_intermediate_size"]
+        # sigmoid scoring: gain 1 and a small positive selection bias, as
+        # for DeepSeek-V3 (deepseek_layer)
+        t[p + "mlp.gate.weight"] = lin(E, H, 1.0)
+        t[p + "mlp.gate.e_score_correction_bias"] = rng.uniform(0.0, 0.1, E).astype(np.float32)
+        for e in range(E):
+            mlp(p + f"mlp.experts.{e}", ffn)
+        mlp(p + "mlp.shared_experts", ffn * cfg["n_shared_experts"])
+    if l >= cfg["num_hidden_layers"]:
+        t[p + "eh_proj.weight"] = lin(H, 2 * H)
+        t[p + "enorm.weight"] = norm(H)
+        t[p + "hnorm.weight"] = norm(H)
+        t[p + "shared_head.norm.weight"] = norm(H)
 
 
 def encode(a, dtype):

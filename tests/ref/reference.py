@@ -3,11 +3,14 @@
 """Independent numpy reference of the supported HF architectures.
 
 Written from the semantics of the Hugging Face modeling files
-(modeling_llama / mixtral / qwen2_moe / qwen3_moe / olmoe / gpt_oss: the
-latter in gpt_oss.py, and DeepSeek's modeling_deepseek for V2 and V3:
-deepseek.py), not from the C engine: float64 throughout, full-sequence (no
-KV cache), explicit causal mask, HF's rotate_half RoPE, softmax -> top-k
-(-> renormalise) routing.
+(modeling_llama / mixtral / qwen2_moe / qwen3_moe / olmoe / gpt_oss /
+glm4_moe: gpt_oss.py and glm4_moe.py hold the latter two's own parts, and
+DeepSeek's modeling_deepseek for V2 and V3: deepseek.py), not from the C
+engine: float64 throughout, full-sequence (no KV cache), explicit causal
+mask, HF's rotate_half RoPE (partial, over the first
+int(head_dim * partial_rotary_factor) dims of each head, when the config
+has that factor: GLM-4.5), softmax -> top-k (-> renormalise) routing (GLM
+and DeepSeek-V3: sigmoid, biased group-limited choice).
 
 usage: reference.py MODELDIR --tokens "1 2 3" [--greedy N]
 prints the logits of every position (one line each), or with --greedy the N
@@ -23,6 +26,7 @@ import numpy as np
 
 import gpt_oss  # tests/ref/gpt_oss.py: GptOssForCausalLM's attention and experts
 import deepseek  # tests/ref/deepseek.py: MLA and DeepSeek's routing
+import glm4_moe  # tests/ref/glm4_moe.py: GLM-4.5's routing and shared experts
 import quants  # tests/ref/quants.py: the activation forms (Model's acts)
 
 
@@ -119,11 +123,16 @@ def yarn_params(rs, dim, theta, max_pos):
     return inv, attention_factor
 
 
-def rope(x, positions, theta, scaling=None, max_pos=None):
+def rope(x, positions, theta, scaling=None, max_pos=None, rotary_dim=None):
     # x: [T, heads, hd]; HF: inv_freq = 1 / theta^(arange(0, d, 2) / d),
     # emb = cat(freqs, freqs), x * cos + rotate_half(x) * sin; YaRN changes
-    # inv_freq and scales cos and sin by its attention factor
+    # inv_freq and scales cos and sin by its attention factor.  rotary_dim
+    # d < hd (partial_rotary_factor): only x[..., :d] is rotated, with d in
+    # inv_freq and rotate_half over those d dims; the rest passes through
     hd = x.shape[-1]
+    if rotary_dim is not None and rotary_dim < hd:
+        return np.concatenate([rope(x[..., :rotary_dim], positions, theta, scaling, max_pos),
+                               x[..., rotary_dim:]], axis=-1)
     inv = 1.0 / (theta ** (np.arange(0, hd, 2, dtype=np.float64) / hd))
     attn = 1.0
     if scaling is not None:
@@ -166,11 +175,18 @@ class Model:
         self.theta = c.get("rope_theta", 10000.0)
         self.rope_scaling = c.get("rope_scaling")
         self.max_pos = c.get("max_position_embeddings", 4096)
+        # HF's default RoPE: dim = int(head_dim * partial_rotary_factor)
+        self.rotary_dim = int(self.hd * c.get("partial_rotary_factor", 1.0))
+        # RMSNorm of q and k per head (over head_dim), before RoPE
+        self.qk_norm_per_head = (self.arch == "Qwen3MoeForCausalLM"
+                                 or (self.arch in glm4_moe.ARCHS and c.get("use_qk_norm", False)))
 
     def is_moe(self, l):
         c = self.cfg
         if self.arch in deepseek.ARCHS:
             return deepseek.is_moe(c, l)
+        if self.arch in glm4_moe.ARCHS:
+            return glm4_moe.is_moe(c, l)
         if self.arch == "LlamaForCausalLM":
             return False
         if self.arch in ("MixtralForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM"):
@@ -204,12 +220,12 @@ class Model:
         q = q.reshape(T, self.nh, self.hd)
         k = k.reshape(T, self.nkv, self.hd)
         v = v.reshape(T, self.nkv, self.hd)
-        if self.arch == "Qwen3MoeForCausalLM":
-            # Qwen3: RMSNorm per head (over head_dim)
+        if self.qk_norm_per_head:
+            # Qwen3, GLM-4.5 (use_qk_norm): RMSNorm per head (over head_dim)
             q = rms_norm(q, w[p + "q_norm.weight"], self.eps)
             k = rms_norm(k, w[p + "k_norm.weight"], self.eps)
-        q = rope(q, pos, self.theta, self.rope_scaling, self.max_pos)
-        k = rope(k, pos, self.theta, self.rope_scaling, self.max_pos)
+        q = rope(q, pos, self.theta, self.rope_scaling, self.max_pos, self.rotary_dim)
+        k = rope(k, pos, self.theta, self.rope_scaling, self.max_pos, self.rotary_dim)
         rep = self.nh // self.nkv
         k = np.repeat(k, rep, axis=1)   # repeat_kv: head h uses kv head h // rep
         v = np.repeat(v, rep, axis=1)
@@ -233,6 +249,8 @@ class Model:
             return gpt_oss.moe(self, x, p)
         if self.arch in deepseek.ARCHS:
             return deepseek.moe(self, x, p)
+        if self.arch in glm4_moe.ARCHS:
+            return glm4_moe.moe(self, x, p)
         if self.arch == "MixtralForCausalLM":
             gate, ex, names = p + "block_sparse_moe.gate.weight", p + "block_sparse_moe.experts", ("w1", "w3", "w2")
             E, renorm = c["num_local_experts"], True
@@ -264,6 +282,8 @@ class Model:
         pos = np.arange(len(tokens))
         x = w["model.embed_tokens.weight"][tokens]
         self.trace = []     # (position, layer, expert ids by rank, weights)
+        # only the decoder layers: a checkpoint's MTP layers (GLM-4.5's
+        # model.layers.{num_hidden_layers}...) are left out, as in HF
         for l in range(c["num_hidden_layers"]):
             p = f"model.layers.{l}."
             self.layer = l

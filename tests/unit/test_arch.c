@@ -19,9 +19,9 @@ static void test_every_id_has_its_entry(void)
 {
 	cb_u32 i;
 
-	/* uapi's numbers run 0 to COLIBRI_ARCH_DEEPSEEK_V3 */
-	CB_CHECK(cb_arch_count == COLIBRI_ARCH_DEEPSEEK_V3 + 1, "%u entries for uapi's %u numbers",
-		 cb_arch_count, COLIBRI_ARCH_DEEPSEEK_V3 + 1);
+	/* uapi's numbers run 0 to COLIBRI_ARCH_GLM4_MOE */
+	CB_CHECK(cb_arch_count == COLIBRI_ARCH_GLM4_MOE + 1, "%u entries for uapi's %u numbers",
+		 cb_arch_count, COLIBRI_ARCH_GLM4_MOE + 1);
 	for (i = 0; i < cb_arch_count; i++) {
 		const struct cb_arch_desc *a = cb_arch_of(i);
 
@@ -72,6 +72,7 @@ static void test_gguf_names(void)
 		{ "gpt-oss", 1, COLIBRI_ARCH_GPT_OSS },
 		{ "deepseek2", 1, COLIBRI_ARCH_DEEPSEEK_V2 },
 		{ "deepseek2", 0, COLIBRI_ARCH_DEEPSEEK_V2 },
+		{ "glm4moe", 1, COLIBRI_ARCH_GLM4_MOE },
 		{ "qwen3moe", 0, COLIBRI_ARCH_QWEN3_MOE },
 	};
 	cb_u32 i;
@@ -149,12 +150,12 @@ static void test_hf_config_keys(void)
 					 "%s: '%s' twice", a->name, k[n].key);
 		}
 		CB_CHECK(n < 64, "%s: key list does not end", a->name);
-		/* a MoE architecture reads its experts (MLA's from hf_deepseek.c) */
-		if (a->ffn != CB_FFN_DENSE && a->attn != CB_ATTN_MLA)
+		/* a MoE architecture reads its experts (a scored router's: hf_scored.c) */
+		if (a->ffn != CB_FFN_DENSE && a->router != CB_ROUTER_SCORED)
 			for (j = 0; j < n; j++)
 				if (k[j].field == CB_HF_FIELD(n_experts))
 					break;
-		CB_CHECK(a->ffn == CB_FFN_DENSE || a->attn == CB_ATTN_MLA || j < n,
+		CB_CHECK(a->ffn == CB_FFN_DENSE || a->router == CB_ROUTER_SCORED || j < n,
 			 "%s: no key fills n_experts", a->name);
 	}
 }

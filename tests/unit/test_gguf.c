@@ -11,6 +11,7 @@
 
 #include "cb_test.h"
 #include "import/gguf.h"
+#include "import/gguf_pretok.h"
 #include "quant/cb_quant.h"
 
 struct img {
@@ -507,6 +508,26 @@ static void test_random_corruption(void)
  * type table.  Exactly these, each to its engine type, and none other of
  * the 40 ggml numbers (IQ1/IQ2/IQ3, TQ, integers, f64, Q8_1, Q8_K).
  */
+/*
+ * GLM's tokenizer.ggml.pre ("glm4", and GLM-4's "chatglm-bpe"): llama.cpp
+ * splits them with Llama 3's regex and, unlike Llama 3's, a BPE that does
+ * not look whole pieces up first (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_CHATGLM4).
+ */
+static void test_glm_pre_tokenizers(void)
+{
+	const struct gguf_pretok *l3 = gguf_pretok_find("llama-bpe", 9);
+	static const char *const glm[2] = { "glm4", "chatglm-bpe" };
+	int i;
+
+	CB_CHECK(l3 && l3->ignore_merges, "llama-bpe");
+	for (i = 0; i < 2 && l3; i++) {
+		const struct gguf_pretok *g = gguf_pretok_find(glm[i], strlen(glm[i]));
+
+		CB_CHECK(g && !strcmp(g->regex[0], l3->regex[0]) && !g->regex[1] && !g->nfc &&
+			 !g->ignore_merges, "%s: not Llama 3's split, no ignore_merges", glm[i]);
+	}
+}
+
 static void test_type_mapping(void)
 {
 	static const struct { uint32_t ggml; int cb; } want[] = {
@@ -555,5 +576,6 @@ int main(void)
 	CB_RUN(test_every_prefix_refused);
 	CB_RUN(test_random_corruption);
 	CB_RUN(test_type_mapping);
+	CB_RUN(test_glm_pre_tokenizers);
 	return cb_test_done();
 }

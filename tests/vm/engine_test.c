@@ -460,29 +460,28 @@ TEST(deepseek_naive_prefill_equals_in_process)
 }
 
 /*
- * A DeepSeek-shaped model (MLA, sigmoid group-limited routing) generates
- * through /dev/colibri: every greedy token of the kernel's is the argmax
- * of the in-process engine's logits over the same sequence, and the
- * session's KV cache is the latent one (its arena is smaller than a full
- * K/V cache of the same shape would need).
+ * The fixture @fx, loaded as @name, generates through /dev/colibri: every
+ * greedy token of the kernel's (8 steps after a prompt) is the argmax of
+ * the in-process engine's logits over the same sequence.  The caller
+ * unloads @name.
  */
-TEST(deepseek_generates_through_the_device)
+static void generates_through_the_device(struct __test_metadata *_metadata, int fd,
+					 const char *fx, const char *name, char *path,
+					 size_t len)
 {
-	int fd = colibri_dev_open(), s, i, j, steps = 8;
+	int s, i, j, steps = 8;
 	struct colibri_attach a;
 	struct colibri_submit sub;
 	uint32_t toks[N_TOK + 8];
-	char path[4096];
 	float *ul;
 
-	ASSERT_LE(0, fd);
 	setenv("COLIBRI_ISA", colibri_isa_name(info_now(fd).isa_level), 1);
-	ASSERT_EQ(0, fixture("deepseek_v3-f32", path, sizeof(path)))
+	ASSERT_EQ(0, fixture(fx, path, len))
 		TH_LOG("missing fixture %s (run tests/vm/make-fixtures)", path);
-	ASSERT_EQ(0, colibri_dev_load(fd, path, "ds", NULL, NULL));
+	ASSERT_EQ(0, colibri_dev_load(fd, path, name, NULL, NULL));
 	s = colibri_dev_open();
 	ASSERT_LE(0, s);
-	ASSERT_EQ(0, colibri_dev_attach(s, "ds", 64, 4, &a));
+	ASSERT_EQ(0, colibri_dev_attach(s, name, 64, 4, &a));
 	ul = calloc(a.vocab_size, sizeof(float));
 	ASSERT_NE(NULL, ul);
 	test_tokens(toks, N_TOK, a.vocab_size, 3);
@@ -495,13 +494,49 @@ TEST(deepseek_generates_through_the_device)
 		ASSERT_EQ(0, user_logits(path, toks, N_TOK + i, ul, 5));
 		for (j = 1; j < (int)a.vocab_size; j++)
 			best = ul[j] > ul[best] ? j : best;
-		EXPECT_EQ(best, sub.token) TH_LOG("step %d", i);
+		EXPECT_EQ(best, sub.token) TH_LOG("%s, step %d", fx, i);
 		toks[N_TOK + i] = (uint32_t)sub.token;
 		ASSERT_EQ(0, submit(s, &toks[N_TOK + i], 1, 0, NULL, 0, &sub));
 		EXPECT_EQ(N_TOK + i + 1, (int)sub.n_past);
 	}
 	free(ul);
 	close(s);
+}
+
+/*
+ * A GLM-4.5-shaped model (q/k/v biases, per-head q/k norm, RoPE on the
+ * leading half of each head, sigmoid routing with a selection bias and a
+ * routed scale, shared experts, a dense first layer) generates through
+ * /dev/colibri as in process; so does GLM-4.5-Air's shape (no q/k norm,
+ * expert groups) in q8_0.
+ */
+TEST(glm_generates_through_the_device)
+{
+	static const char *const fx[2] = { "glm4_moe-f32", "glm4_moe_air-q8_0" };
+	int fd = colibri_dev_open(), i;
+	char path[4096];
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 2; i++) {
+		generates_through_the_device(_metadata, fd, fx[i], "glm", path, sizeof(path));
+		ASSERT_EQ(0, colibri_dev_unload(fd, "glm", 0));
+	}
+	close(fd);
+}
+
+/*
+ * A DeepSeek-shaped model (MLA, sigmoid group-limited routing) generates
+ * through /dev/colibri (generates_through_the_device()), and the session's
+ * KV cache is the latent one (its arena is smaller than a full K/V cache
+ * of the same shape would need).
+ */
+TEST(deepseek_generates_through_the_device)
+{
+	int fd = colibri_dev_open();
+	char path[4096];
+
+	ASSERT_LE(0, fd);
+	generates_through_the_device(_metadata, fd, "deepseek_v3-f32", "ds", path, sizeof(path));
 	/*
 	 * 64 more positions cost exactly the latent and RoPE key of each
 	 * layer (kv_lora_rank + qk_rope_dim floats), not full keys and values:

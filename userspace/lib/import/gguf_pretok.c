@@ -11,6 +11,10 @@
 
 #include "import/gguf_pretok.h"
 
+/* Llama 3's (GPT-4's cl100k): llama-bpe, and GLM's glm4 and chatglm-bpe. */
+#define LLAMA3_RE "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| " \
+	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+
 /* GPT-2's pattern: gpt-2, olmo and files without tokenizer.ggml.pre. */
 #define GPT2_RE "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
@@ -46,9 +50,10 @@ static const struct gguf_pretok pretoks[] = {
 	{ "qwen2",
 	  { "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|"
 	    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 1, 0 },
-	{ "llama-bpe",
-	  { "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}"
-	    "\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 0, 1 },
+	{ "llama-bpe", { LLAMA3_RE }, 0, 1 },
+	/* GLM-4.5/4.6 (and GLM-4): llama.cpp splits as Llama 3, without ignore_merges */
+	{ "glm4", { LLAMA3_RE }, 0, 0 },
+	{ "chatglm-bpe", { LLAMA3_RE }, 0, 0 },
 	{ "gpt-2", { GPT2_RE }, 0, 0 },
 	{ "default", { GPT2_RE }, 0, 0 },
 	{ "olmo", { GPT2_RE }, 0, 0 },
