@@ -19,6 +19,7 @@
 #include "model/cbfile.h"
 #include "cli.h"
 #include "import/gguf.h"
+#include "import/hf_tiktoken.h"
 #include "import/hfmodel.h"
 #include "import/safetensors.h"
 #include "tokenizer.h"
@@ -324,12 +325,11 @@ static int info_hf(const char *dir, int json)
 	struct cb_model_config c;
 	struct tok_desc td;
 	struct st_set *st;
-	char err[512], arch[64], path[4096];
+	char err[512], arch[64];
 	uint64_t wb = 0, n = 0, fb = 0;
 	const char *base;
 	char *tok = NULL;
 	size_t tlen = 0;
-	FILE *fp;
 	int i, j;
 
 	memset(&ds, 0, sizeof(ds));
@@ -355,21 +355,9 @@ static int info_hf(const char *dir, int json)
 			n++;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
-	fp = fopen(path, "rb");
-	if (fp) {
-		if (!fseek(fp, 0, SEEK_END) && ftell(fp) > 0) {
-			tlen = (size_t)ftell(fp);
-			rewind(fp);
-			tok = malloc(tlen);
-			if (tok && fread(tok, 1, tlen, fp) != tlen) {
-				free(tok);
-				tok = NULL;
-			}
-		}
-		fclose(fp);
-	}
-	describe_tokenizer(tok, tlen, &td);
+	/* tokenizer.json, or the one its tiktoken.model stands for */
+	tok = hf_tokenizer_json(dir, &tlen, err, sizeof(err));
+	describe_tokenizer(tok, tok ? tlen : 0, &td);
 	for (base = dir + strlen(dir); base > dir && base[-1] != '/'; base--)
 		;
 	(json ? print_json : print_text)(dir, *base ? base : dir, arch, &c, &ds, n, wb, fb, &td,

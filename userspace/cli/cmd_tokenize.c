@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "tokenizer.h"
+#include "import/hf_tiktoken.h"
 #include "model/cbfile.h"
 #include "import/gguf.h"
 
@@ -117,12 +118,7 @@ static struct cb_tokenizer *open_tokenizer(const char *tokfile, const char *mode
 			fprintf(stderr, "colibri tokenize: %s\n", err);
 		return tok;
 	}
-	snprintf(path, sizeof(path), "%s/tokenizer.json", model);
-	if (stat(path, &sb)) {
-		fprintf(stderr, "colibri tokenize: %s: no tokenizer.json in this directory\n", model);
-		return NULL;
-	}
-	tok = cb_tok_load_file(path, err, sizeof(err));
+	tok = hf_tokenizer_load(model, err, sizeof(err));
 	if (!tok) {
 		fprintf(stderr, "colibri tokenize: %s\n", err);
 		return NULL;

@@ -13,6 +13,7 @@
 #include "chat/chat_harmony.h"
 #include "chat/chat_template.h"
 #include "import/gguf.h"
+#include "import/hf_tiktoken.h"
 #include "tokenizer.h"
 #include "util/util.h"
 
@@ -124,15 +125,14 @@ int cb_chat_builtin(struct cb_chat *c, const struct cb_tokenizer *tok)
 static struct cb_tokenizer *model_tokenizer(const char *path)
 {
 	struct cb_tokenizer *tok = NULL;
-	char err[256], p[4096];
+	char err[256];
 	struct stat sb;
 	size_t n;
 
 	if (stat(path, &sb))
 		return NULL;
 	if (S_ISDIR(sb.st_mode)) {
-		snprintf(p, sizeof(p), "%s/tokenizer.json", path);
-		return stat(p, &sb) ? NULL : cb_tok_load_file(p, err, sizeof(err));
+		return hf_tokenizer_load(path, err, sizeof(err));
 	}
 	if (cbfile_is_colibri(path) == 1) {
 		struct cbfile *f = cbfile_open(path, 0, err, sizeof(err));

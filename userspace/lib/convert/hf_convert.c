@@ -32,6 +32,7 @@
 #include "convert/hf_convert.h"
 #include "convert/tensor_source.h"
 #include "import/hf_slot.h"
+#include "import/hf_tiktoken.h"
 #include "import/hfmodel.h"
 #include "import/safetensors.h"
 #include "quant/quant_preset.h"
@@ -65,16 +66,15 @@ static int read_tokenizer(const char *dir, const struct cb_model_config *cfg,
 	size_t len;
 	int add_bos = -1;
 
-	snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
-	*tok_json = cb_read_file(path, COLIBRI_FILE_MAX_TOKENIZER, &len);
+	/* tokenizer.json, or the one its tiktoken.model stands for */
+	*tok_json = hf_tokenizer_json(dir, &len, terr, sizeof(terr));
 	if (!*tok_json) {
-		snprintf(err, errlen, "%s: %s (use --no-tokenizer to convert without one)", path,
-			 errno ? strerror(errno) : "cannot read");
+		snprintf(err, errlen, "%s (use --no-tokenizer to convert without one)", terr);
 		return -1;
 	}
 	tok = cb_tok_load(*tok_json, len, terr, sizeof(terr));
 	if (!tok) {
-		snprintf(err, errlen, "%s: %s", path, terr);
+		snprintf(err, errlen, "%s/tokenizer.json: %s", dir, terr);
 		return -1;
 	}
 	meta->tokenizer_json = *tok_json;

@@ -15,6 +15,11 @@
 #define LLAMA3_RE "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| " \
 	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 
+/* Kimi-K2's letters: upper/titlecase (and other letters, marks), then lower, never Han. */
+#define KIMI_UP "(?:(?!\\p{sc:Han})[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}])"
+#define KIMI_LOW "(?:(?!\\p{sc:Han})[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}])"
+#define CONTRACTIONS "(?i:'s|'t|'re|'ve|'m|'ll|'d)"
+
 /* GPT-2's pattern: gpt-2, olmo and files without tokenizer.ggml.pre. */
 #define GPT2_RE "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
@@ -83,6 +88,20 @@ static const struct gguf_pretok pretoks[] = {
 	 * ASCII punctuation glued to the ASCII word after it, letters with
 	 * their marks, punctuation/symbol runs, whitespace as GPT-4's.
 	 */
+	/*
+	 * Kimi-K2 (tokenization_kimi.py's pat_str): CJK ideographs in runs of
+	 * their own, words split at case changes from every other letter and
+	 * mark ("[...&&[^\p{Han}]]", class intersection, written with a
+	 * lookahead for PCRE2), digits in threes.  Han is the Script property,
+	 * as Python's regex (tests/tokenizer's reference) and Oniguruma read
+	 * \p{Han}: PCRE2's bare \p{Han} takes Script_Extensions, U+3002 '。'
+	 * among them, hence sc:.  tiktoken looks whole pieces up first.
+	 * hf_tiktoken.c splits a tiktoken.model with this entry.
+	 */
+	{ "kimi-k2",
+	  { "[\\p{sc:Han}]+|[^\\r\\n\\p{L}\\p{N}]?" KIMI_UP "*" KIMI_LOW "+" CONTRACTIONS "?|"
+	    "[^\\r\\n\\p{L}\\p{N}]?" KIMI_UP "+" KIMI_LOW "*" CONTRACTIONS "?|\\p{N}{1,3}|"
+	    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 0, 1 },
 	{ "deepseek-v3",
 	  { "\\p{N}{1,3}", "[\\x{4e00}-\\x{9fa5}\\x{3040}-\\x{309f}\\x{30a0}-\\x{30ff}]+",
 	    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?"

@@ -30,6 +30,7 @@
 #include "model/cbfile.h"
 #include "chat/chat_template.h"
 #include "import/gguf.h"
+#include "import/hf_tiktoken.h"
 #include "import/hfmodel.h"
 #include "quant/quant_preset.h"
 #include "util/host.h"
@@ -244,15 +245,13 @@ static int user_tokenizer(struct colibri_model *m, struct cb_tokenizer **tok, ch
 			  size_t errlen)
 {
 	struct user_model *um = um_of(m);
-	char path[4200];
 
 	if (m->cf) {
 		*tok = cbfile_load_tokenizer(m->cf, err, errlen);
 	} else if (um->gm) {
 		*tok = gguf_tokenizer_load(um->gm->gf, err, errlen);
 	} else {
-		snprintf(path, sizeof(path), "%s/tokenizer.json", um->path);
-		*tok = cb_tok_load_file(path, err, errlen);
+		*tok = hf_tokenizer_load(um->path, err, errlen);
 	}
 	return *tok ? 0 : -ENODATA;
 }
