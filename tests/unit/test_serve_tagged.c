@@ -171,6 +171,27 @@ static const struct want glm_cases[] = {
 	{ NULL },
 };
 
+/* Kimi-K2's tags (serve_call_syntax.h) */
+#define KB KIMI_CALLS_BEGIN
+#define KE KIMI_CALLS_END
+#define K1 KIMI_CALL_BEGIN
+#define KA KIMI_ARGS_BEGIN
+#define KZ KIMI_CALL_END
+
+static const struct want kimi_cases[] = {
+	{ "Let me check." KB K1 "functions.get_weather:0" KA "{\"city\": \"Oslo\"}" KZ
+	  K1 "functions.add:1" KA "{\"a\": 1}" KZ KE, "Let me check.", "",
+	  "get_weather({\"city\":\"Oslo\"});add({\"a\":1});", 2 },
+	/* thinking first; an id that is the name alone */
+	{ "<think>hm</think>" KB " " K1 "f" KA "{}" KZ " " KE, "", "hm", "f({});", 1 },
+	/* a name with a colon but no index keeps it */
+	{ KB K1 "functions.ns:tool" KA "{}" KZ KE, "", "", "ns:tool({});", 1 },
+	/* not calls: arguments that are not an object, a call never ended */
+	{ KB K1 "functions.f:0" KA "[1]" KZ KE, KB K1 "functions.f:0" KA "[1]" KZ KE, "", "", 0 },
+	{ KB K1 "functions.f:0" KA "{}" KE, KB K1 "functions.f:0" KA "{}" KE, "", "", 0 },
+	{ NULL },
+};
+
 static const struct {
 	enum call_family family;
 	const struct want *cases;
@@ -180,6 +201,7 @@ static const struct {
 	{ CALLS_MISTRAL, mistral_cases },
 	{ CALLS_DEEPSEEK, deepseek_cases },
 	{ CALLS_GLM, glm_cases },
+	{ CALLS_KIMI, kimi_cases },
 };
 
 /* The tools GLM's string parameters are known by. */

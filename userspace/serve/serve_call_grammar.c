@@ -208,6 +208,28 @@ static int deepseek_call(struct cg *c, uint32_t rule, const cJSON *t)
 	return 0;
 }
 
+/*
+ * Kimi-K2: <|tool_call_begin|>functions.N:INDEX<|tool_call_argument_begin|>ARGS
+ * <|tool_call_end|>
+ */
+static int kimi_call(struct cg *c, uint32_t rule, const cJSON *t)
+{
+	uint32_t args = args_json(c, t), digit = gram_rule_new(c->g);
+
+	if (args == GRAM_NIL)
+		return -1;
+	gram_add_range(c->g, digit, '0', '9');
+	call_tag(c->tok, c->g, rule, KIMI_CALL_BEGIN);
+	gram_add_text(c->g, rule, "functions.", 10);
+	gram_add_text(c->g, rule, tool_name(t), strlen(tool_name(t)));
+	gram_add_text(c->g, rule, ":", 1);
+	gram_add_rule(c->g, rule, gram_repeat(c->g, digit, 1, 3));
+	call_tag(c->tok, c->g, rule, KIMI_ARGS_BEGIN);
+	gram_add_rule(c->g, rule, args);
+	call_tag(c->tok, c->g, rule, KIMI_CALL_END);
+	return 0;
+}
+
 /* One call of any tool allowed, as @family writes it: a rule, or GRAM_NIL. */
 static uint32_t one_call(struct cg *c, enum call_family family)
 {
@@ -226,6 +248,9 @@ static uint32_t one_call(struct cg *c, enum call_family family)
 			break;
 		case CALLS_DEEPSEEK:
 			r = deepseek_call(c, rule, t);
+			break;
+		case CALLS_KIMI:
+			r = kimi_call(c, rule, t);
 			break;
 		case CALLS_LLAMA3:
 			r = json_call(c, rule, t, "\"parameters\"");
@@ -335,6 +360,11 @@ int call_grammar(const struct cb_tokenizer *tok, int format, const struct gen_re
 		break;
 	case CALLS_GLM:
 		gram_add_rule(g, root, one_or_more(&c, call, NULL));
+		break;
+	case CALLS_KIMI:
+		call_tag(tok, g, root, KIMI_CALLS_BEGIN);
+		gram_add_rule(g, root, one_or_more(&c, call, NULL));
+		call_tag(tok, g, root, KIMI_CALLS_END);
 		break;
 	default:
 		snprintf(err, errlen, "no tool-call format");

@@ -26,12 +26,18 @@ static const char *const glm_marks[] = {
 	"<think>", "</think>", NULL
 };
 
+static const char *const kimi_marks[] = {
+	KIMI_CALLS_BEGIN, KIMI_CALLS_END, KIMI_CALL_BEGIN, KIMI_ARGS_BEGIN, KIMI_CALL_END,
+	"<think>", "</think>", NULL
+};
+
 static const struct call_syntax syntaxes[CALLS_N] = {
 	[CALLS_HERMES] = { "Hermes", "<tool_call>", "</tool_call>", hermes_marks, 0, 1 },
 	[CALLS_LLAMA3] = { "Llama 3.x", "<|python_tag|>", "<|eom_id|>", llama3_marks, 1, 0 },
 	[CALLS_MISTRAL] = { "Mistral", "[TOOL_CALLS]", NULL, mistral_marks, 0, 0 },
 	[CALLS_DEEPSEEK] = { "DeepSeek", DS_CALLS_BEGIN, DS_CALLS_END, deepseek_marks, 0, 1 },
 	[CALLS_GLM] = { "GLM", "<tool_call>", "</tool_call>", glm_marks, 0, 1 },
+	[CALLS_KIMI] = { "Kimi-K2", KIMI_CALLS_BEGIN, KIMI_CALLS_END, kimi_marks, 0, 1 },
 };
 
 const struct call_syntax *call_syntax(enum call_family f)
@@ -44,6 +50,8 @@ int call_family_of(const char *t)
 	if (!t)
 		return -1;
 	/* the most particular tags first: GLM's and DeepSeek's blocks hold others' */
+	if (strstr(t, KIMI_CALLS_BEGIN))
+		return CALLS_KIMI;
 	if (strstr(t, DS_CALLS_BEGIN))
 		return CALLS_DEEPSEEK;
 	if (strstr(t, "<arg_key>"))
@@ -381,6 +389,50 @@ out:
 	return r;
 }
 
+/*
+ * Kimi-K2: per call <|tool_call_begin|>ID<|tool_call_argument_begin|>ARGS
+ * <|tool_call_end|>, ID "functions.NAME:INDEX" (the name alone is taken
+ * too).
+ */
+static int kimi_calls(const char *s, size_t n, cJSON *calls)
+{
+	const char *end = s + n, *id, *a, *e, *colon;
+	size_t idn, an;
+	cJSON *args;
+	int r;
+
+	for (;;) {
+		if (!take_tag(&s, end, KIMI_CALL_BEGIN)) {
+			while (s < end && is_space(*s))
+				s++;
+			return s == end && cJSON_GetArraySize(calls) ? 0 : 1;
+		}
+		a = find(s, (size_t)(end - s), KIMI_ARGS_BEGIN);
+		e = a ? find(a, (size_t)(end - a), KIMI_CALL_END) : NULL;
+		if (!e)
+			return 1;
+		id = s;
+		idn = (size_t)(a - s);
+		trim(&id, &idn);
+		if (idn > 10 && !memcmp(id, "functions.", 10))
+			id += 10, idn -= 10;
+		/* ":INDEX" off the end */
+		for (colon = id + idn; colon > id && colon[-1] >= '0' && colon[-1] <= '9'; colon--)
+			;
+		if (colon > id && colon < id + idn && colon[-1] == ':')
+			idn = (size_t)(colon - 1 - id);
+		a += strlen(KIMI_ARGS_BEGIN);
+		an = (size_t)(e - a);
+		trim(&a, &an);
+		args = cJSON_ParseWithLength(a, an);
+		r = args ? add_call(calls, id, idn, args) : 1;
+		cJSON_Delete(args);
+		if (r)
+			return r;
+		s = e + strlen(KIMI_CALL_END);
+	}
+}
+
 int call_decode(enum call_family f, const char *s, size_t n, const cJSON *tools,
 		cJSON **calls)
 {
@@ -402,6 +454,9 @@ int call_decode(enum call_family f, const char *s, size_t n, const cJSON *tools,
 		break;
 	case CALLS_GLM:
 		r = glm_call(s, n, tools, *calls);
+		break;
+	case CALLS_KIMI:
+		r = kimi_calls(s, n, *calls);
 		break;
 	default:
 		r = 1;

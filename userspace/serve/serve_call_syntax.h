@@ -20,8 +20,12 @@
  *              then <｜tool▁calls▁end｜>
  *   GLM-4.5    <tool_call>N\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n...</tool_call>,
  *              a string V as it is, any other as JSON
+ *   Kimi-K2    <|tool_calls_section_begin|> then per call
+ *              <|tool_call_begin|>functions.N:I<|tool_call_argument_begin|>{...}
+ *              <|tool_call_end|>, then <|tool_calls_section_end|> (the call's
+ *              id names the function: "functions." N ":" its index)
  *
- * Hermes, DeepSeek and GLM models may think first, between <think> tags.
+ * Hermes, DeepSeek, GLM and Kimi models may think first, between <think> tags.
  * The tags are special tokens in some vocabularies and text in others:
  * serve_text.c lets a special token through as its text when it is one of
  * its family's marks.
@@ -44,6 +48,13 @@
 #define DS_CALL_END	"<" DS_CALL "end" DS_BAR ">"
 #define DS_SEP		"<" DS_BAR "tool" DS_SP "sep" DS_BAR ">"
 
+/* Kimi-K2's tags */
+#define KIMI_CALLS_BEGIN	"<|tool_calls_section_begin|>"
+#define KIMI_CALLS_END		"<|tool_calls_section_end|>"
+#define KIMI_CALL_BEGIN		"<|tool_call_begin|>"
+#define KIMI_ARGS_BEGIN		"<|tool_call_argument_begin|>"
+#define KIMI_CALL_END		"<|tool_call_end|>"
+
 /* The tool-call families (the tagged ones of enum answer_format). */
 enum call_family {
 	CALLS_HERMES,
@@ -51,6 +62,7 @@ enum call_family {
 	CALLS_MISTRAL,
 	CALLS_DEEPSEEK,
 	CALLS_GLM,
+	CALLS_KIMI,
 	CALLS_N,
 };
 
