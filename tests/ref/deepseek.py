@@ -77,9 +77,10 @@ def attention(m, x, p, pos):
     return m.lin(o, p + "o_proj.weight")
 
 
-def route(c, v3, logits, bias):
+def route(c, v3, logits, bias, norm_any_k=False):
     """ids (rank order: best selection score first, ties to the lower id)
-    and weights of one token."""
+    and weights of one token.  norm_any_k: renormalise a lone expert's
+    weight too (GLM-4.5's router; DeepSeek's only with top_k > 1)."""
     E, k = c["n_routed_experts"], c["num_experts_per_tok"]
     meth = c.get("topk_method", "noaux_tc" if v3 else "greedy")
     sigmoid = c.get("scoring_func", "sigmoid" if v3 else "softmax") == "sigmoid"
@@ -100,7 +101,7 @@ def route(c, v3, logits, bias):
         sel = np.where(np.repeat(gmask, E // ng), sel, 0.0)
     ids = np.argsort(-sel, kind="stable")[:k]
     w = scores[ids]
-    norm = k > 1 and c.get("norm_topk_prob", False)
+    norm = (k > 1 or norm_any_k) and c.get("norm_topk_prob", False)
     if norm:
         w = w / (w.sum() + 1e-20)
     if v3 or not norm:

@@ -23,32 +23,13 @@ not part of the forward pass: HF ignores them on load.
 """
 import numpy as np
 
+import deepseek  # tests/ref/deepseek.py: the scored router GLM shares
+
 ARCHS = ("Glm4MoeForCausalLM",)
 
 
 def is_moe(c, l):
     return l >= c.get("first_k_dense_replace", 0)
-
-
-def route(c, logits, bias):
-    """ids (rank order: best selection score first, ties to the lower id)
-    and weights of one token."""
-    E, k = c["n_routed_experts"], c["num_experts_per_tok"]
-    scores = 1.0 / (1.0 + np.exp(-logits))
-    sel = scores + bias if bias is not None else scores.copy()
-    ng, kg = c.get("n_group", 1), c.get("topk_group", 1)
-    if ng > 1:
-        g = sel.reshape(ng, E // ng)
-        gscore = -np.sort(-g, axis=1)[:, :2].sum(axis=1)
-        keep = np.argsort(-gscore, kind="stable")[:kg]
-        gmask = np.zeros(ng, dtype=bool)
-        gmask[keep] = True
-        sel = np.where(np.repeat(gmask, E // ng), sel, 0.0)
-    ids = np.argsort(-sel, kind="stable")[:k]
-    w = scores[ids]
-    if c.get("norm_topk_prob", False):
-        w = w / (w.sum() + 1e-20)
-    return ids, w * c.get("routed_scaling_factor", 1.0)
 
 
 def moe(m, x, p):
@@ -57,7 +38,8 @@ def moe(m, x, p):
     bias = m.w.get(p + "mlp.gate.e_score_correction_bias")
     out = np.zeros_like(x)
     for t in range(x.shape[0]):
-        ids, wt = route(c, logits[t], bias)
+        # DeepSeek-V3's router (sigmoid, noaux_tc, scaled), renormalising any top_k
+        ids, wt = deepseek.route(c, True, logits[t], bias, norm_any_k=True)
         m.trace.append((t, m.layer, [int(e) for e in ids], [float(v) for v in wt]))
         for e, we in zip(ids, wt):
             out[t] += we * m.mlp(x[t:t + 1], f"{p}mlp.experts.{e}")[0]

@@ -139,6 +139,19 @@ static int add_call(cJSON *calls, const char *name, size_t nn, const cJSON *args
 	return r;
 }
 
+/* A call of @name (@nn bytes) whose arguments are the JSON text @a (@an bytes, trimmed here). */
+static int add_text_call(cJSON *calls, const char *name, size_t nn, const char *a, size_t an)
+{
+	cJSON *args;
+	int r;
+
+	trim(&a, &an);
+	args = cJSON_ParseWithLength(a, an);
+	r = args ? add_call(calls, name, nn, args) : 1;
+	cJSON_Delete(args);
+	return r;
+}
+
 /* A call as JSON: {"name": N, "arguments" or "parameters": ...}. */
 static int add_json_call(cJSON *calls, const cJSON *o)
 {
@@ -200,8 +213,7 @@ static int json_calls(const char *s, size_t n, cJSON *calls)
 static int mistral_calls(const char *s, size_t n, cJSON *calls)
 {
 	const char *name, *a, *id, *next, *end = s + n;
-	size_t nn, an;
-	cJSON *args;
+	size_t nn;
 	int r;
 
 	trim(&s, &n);
@@ -219,11 +231,7 @@ static int mistral_calls(const char *s, size_t n, cJSON *calls)
 		nn = (size_t)((id ? id : a) - s);
 		trim(&name, &nn);
 		a += strlen("[ARGS]");
-		an = (size_t)(next - a);
-		trim(&a, &an);
-		args = cJSON_ParseWithLength(a, an);
-		r = args ? add_call(calls, name, nn, args) : 1;
-		cJSON_Delete(args);
+		r = add_text_call(calls, name, nn, a, (size_t)(next - a));
 		if (r)
 			return r;
 		s = next == end ? end : next + strlen("[TOOL_CALLS]");
@@ -236,8 +244,6 @@ static int deepseek_call(const char *s, size_t n, cJSON *calls)
 {
 	const char *sep = find(s, n, DS_SEP), *name, *a, *fence;
 	size_t nn, an;
-	cJSON *args;
-	int r;
 
 	if (!sep)
 		return 1;
@@ -260,11 +266,7 @@ static int deepseek_call(const char *s, size_t n, cJSON *calls)
 		nn = (size_t)(sep - s);
 	}
 	trim(&name, &nn);
-	trim(&a, &an);
-	args = cJSON_ParseWithLength(a, an);
-	r = args ? add_call(calls, name, nn, args) : 1;
-	cJSON_Delete(args);
-	return r;
+	return add_text_call(calls, name, nn, a, an);
 }
 
 static int deepseek_calls(const char *s, size_t n, cJSON *calls)
@@ -397,8 +399,7 @@ out:
 static int kimi_calls(const char *s, size_t n, cJSON *calls)
 {
 	const char *end = s + n, *id, *a, *e, *colon;
-	size_t idn, an;
-	cJSON *args;
+	size_t idn;
 	int r;
 
 	for (;;) {
@@ -422,11 +423,7 @@ static int kimi_calls(const char *s, size_t n, cJSON *calls)
 		if (colon > id && colon < id + idn && colon[-1] == ':')
 			idn = (size_t)(colon - 1 - id);
 		a += strlen(KIMI_ARGS_BEGIN);
-		an = (size_t)(e - a);
-		trim(&a, &an);
-		args = cJSON_ParseWithLength(a, an);
-		r = args ? add_call(calls, id, idn, args) : 1;
-		cJSON_Delete(args);
+		r = add_text_call(calls, id, idn, a, (size_t)(e - a));
 		if (r)
 			return r;
 		s = e + strlen(KIMI_CALL_END);

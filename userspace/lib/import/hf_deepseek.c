@@ -19,7 +19,6 @@
  * before rotate_half: it rotates the pairs (2i, 2i + 1), the engine's
  * interleaved layout, on the weights as stored.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,16 +30,6 @@
 #include "import/hf_scored.h"
 #include "import/hf_names.h"
 #include "import/safetensors.h"
-
-static int fail(struct hf_loader *ld, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ld->err, ld->errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 int hf_deepseek_config(struct hf_loader *ld, const char *dir, const cJSON *root)
 {
@@ -57,7 +46,7 @@ int hf_deepseek_config(struct hf_loader *ld, const char *dir, const cJSON *root)
 	if (hf_config_u32s(ld, dir, root, k, sizeof(k) / sizeof(k[0])))
 		return -1;
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "attention_bias")))
-		return fail(ld, "%s/config.json: attention_bias is not supported", dir);
+		return hf_fail(ld, "%s/config.json: attention_bias is not supported", dir);
 	c->qkv_bias = 0;
 	/* MLA: every head has its own "kv head"; q and k heads of nope + rope */
 	c->n_kv_heads = c->n_heads;
@@ -76,13 +65,13 @@ static int store(struct hf_loader *ld, struct cb_tensor *out, const float *src, 
 
 	if (!dst || hf_model_own(ld->m, dst)) {
 		free(dst);
-		return fail(ld, "tensor '%s': out of memory", name);
+		return hf_fail(ld, "tensor '%s': out of memory", name);
 	}
 	for (r = 0; r < rows; r++)
 		cb_quantize_row(dt, dst + r * rb, src + r * cols, (int)cols);
 	if (cb_quant_find_bad_scale((cb_u32)dt, dst, rb * rows / cb_dtype_info(dt)->block_bytes) >= 0)
-		return fail(ld, "tensor '%s': quantized to %s, a block scale is not finite",
-			    name, cb_dtype_name(dt));
+		return hf_fail(ld, "tensor '%s': quantized to %s, a block scale is not finite",
+			       name, cb_dtype_name(dt));
 	out->data = dst;
 	out->dtype = (cb_u32)dt;
 	out->rows = rows;
@@ -142,13 +131,13 @@ static int split_kv_b(struct hf_loader *ld, struct cb_layer_weights *L, cb_u32 l
 	if (!t || st_check_values(t, ld->err, ld->errlen))
 		return -1;
 	if (!hf_deepseek_kv_b_ok(c, t))
-		return fail(ld, "tensor '%s': shape does not match config.json (want %u x %u)",
-			    name, nh * (dn + dv), R);
+		return hf_fail(ld, "tensor '%s': shape does not match config.json (want %u x %u)",
+			       name, nh * (dn + dv), R);
 	kb = malloc((size_t)nh * R * dn * sizeof(float));
 	vb = malloc((size_t)nh * dv * R * sizeof(float));
 	if (!kb || !vb || hf_deepseek_split(c, COLIBRI_T_MLA_K_B, t, kb) ||
 	    hf_deepseek_split(c, COLIBRI_T_MLA_V_B, t, vb)) {
-		fail(ld, "tensor '%s': out of memory", name);
+		hf_fail(ld, "tensor '%s': out of memory", name);
 		goto out;
 	}
 	if (store(ld, &L->k_b, kb, nh * R, dn, COLIBRI_T_MLA_K_B, l, name) ||
@@ -172,8 +161,8 @@ int hf_deepseek_attention(struct hf_loader *ld, cb_u32 l)
 #define DS(field, rows, cols, vec, role)					\
 	do {									\
 		if (hf_tensor_name(c, role, l, 0, n, sizeof(n)))		\
-			return fail(ld, "no Hugging Face name for %s",		\
-				    cb_format_role_name(role));			\
+			return hf_fail(ld, "no Hugging Face name for %s",	\
+				       cb_format_role_name(role));		\
 		if (hf_load_tensor(ld, &L->field, n, rows, cols, vec, role, l))	\
 			return -1;						\
 	} while (0)
@@ -190,6 +179,6 @@ int hf_deepseek_attention(struct hf_loader *ld, cb_u32 l)
 #undef DS
 	/* k_b and v_b: both cut from kv_b_proj */
 	if (hf_tensor_name(c, COLIBRI_T_MLA_K_B, l, 0, n, sizeof(n)))
-		return fail(ld, "no Hugging Face name for k_b");
+		return hf_fail(ld, "no Hugging Face name for k_b");
 	return split_kv_b(ld, L, l, n);
 }

@@ -16,13 +16,14 @@
 #include "import/hf_loader.h"
 #include "import/safetensors.h"
 
-static void seterr(struct hf_loader *ld, const char *fmt, ...)
+int hf_fail(struct hf_loader *ld, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(ld->err, ld->errlen, fmt, ap);
 	va_end(ap);
+	return -1;
 }
 
 int hf_model_own(struct hf_model *m, void *p)
@@ -70,8 +71,8 @@ int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name
 		return -1;
 	if (vector ? (t->ndim != 1 || t->shape[0] != cols)
 		   : (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols)) {
-		seterr(ld, "tensor '%s': shape does not match config.json (want %u x %u)",
-		       name, rows, cols);
+		hf_fail(ld, "tensor '%s': shape does not match config.json (want %u x %u)",
+			name, rows, cols);
 		return -1;
 	}
 	if (st_check_values(t, ld->err, ld->errlen))
@@ -94,7 +95,7 @@ int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name
 	dst = aligned_alloc(64, total ? total : 64);
 	if (!dst || hf_model_own(ld->m, dst)) {
 		free(dst);
-		seterr(ld, "tensor '%s': out of memory", name);
+		hf_fail(ld, "tensor '%s': out of memory", name);
 		return -1;
 	}
 	if (ld->rowcap < cols) {
@@ -102,7 +103,7 @@ int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name
 		ld->row = malloc(cols * sizeof(float));
 		ld->rowcap = ld->row ? cols : 0;
 		if (!ld->row) {
-			seterr(ld, "tensor '%s': out of memory", name);
+			hf_fail(ld, "tensor '%s': out of memory", name);
 			return -1;
 		}
 	}
@@ -112,9 +113,9 @@ int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name
 	}
 	bad = cb_quant_find_bad_scale((cb_u32)dt, dst, rb * rows / cb_dtype_info(dt)->block_bytes);
 	if (bad >= 0) {
-		seterr(ld, "tensor '%s': quantized to %s, block %lld has a scale that is not "
-		       "finite (weights too large for the type)", name, cb_dtype_name(dt),
-		       (long long)bad);
+		hf_fail(ld, "tensor '%s': quantized to %s, block %lld has a scale that is not "
+			"finite (weights too large for the type)", name, cb_dtype_name(dt),
+			(long long)bad);
 		return -1;
 	}
 	out->data = dst;

@@ -50,6 +50,9 @@ struct hf_loader {
 	size_t rowcap;
 };
 
+/* hf_fail() - the reason, printf-style, into ld->err; returns -1. */
+int hf_fail(struct hf_loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /*
  * The tensor @name of @st, of a dtype the reader converts (F32, F16, BF16,
  * FP8), or NULL with "tensor '@name' is missing" or "... dtype X is not

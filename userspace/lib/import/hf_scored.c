@@ -14,22 +14,11 @@
  *
  * What a family's files leave unsaid is its arch file's .scored.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arch/cb_arch.h"
 #include "import/hf_scored.h"
-
-static int fail(struct hf_loader *ld, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ld->err, ld->errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 int hf_config_u32s(struct hf_loader *ld, const char *dir, const cJSON *root,
 		   const struct hf_u32_key *k, size_t n)
@@ -47,7 +36,7 @@ int hf_config_u32s(struct hf_loader *ld, const char *dir, const cJSON *root,
 		if (absent || !cJSON_IsNumber(v) || v->valuedouble < 0 ||
 		    v->valuedouble > 4294967295.0 ||
 		    v->valuedouble != (double)(cb_u64)v->valuedouble)
-			return fail(ld, "%s/config.json: missing or bad '%s'", dir, k[i].key);
+			return hf_fail(ld, "%s/config.json: missing or bad '%s'", dir, k[i].key);
 		*k[i].dst = (cb_u32)v->valuedouble;
 	}
 	return 0;
@@ -85,12 +74,12 @@ static int routing(struct hf_loader *ld, const char *dir, const cJSON *root, cb_
 	if (!strcmp(score, "sigmoid"))
 		m->score_func = CB_SCORE_SIGMOID;
 	else if (strcmp(score, "softmax"))
-		return fail(ld, "%s/config.json: scoring_func '%s' is not supported "
-			    "(softmax, sigmoid are)", dir, score);
+		return hf_fail(ld, "%s/config.json: scoring_func '%s' is not supported "
+			       "(softmax, sigmoid are)", dir, score);
 	if (!strcmp(meth, "group_limited_greedy") || !strcmp(meth, "noaux_tc")) {
 		if (topk_group > n_group)
-			return fail(ld, "%s/config.json: topk_group %u above n_group %u", dir,
-				    topk_group, n_group);
+			return hf_fail(ld, "%s/config.json: topk_group %u above n_group %u", dir,
+				       topk_group, n_group);
 		if (n_group > 1) {
 			m->n_group = n_group;
 			m->topk_group = topk_group;
@@ -99,13 +88,13 @@ static int routing(struct hf_loader *ld, const char *dir, const cJSON *root, cb_
 		}
 		m->sel_bias = !strcmp(meth, "noaux_tc");
 	} else if (strcmp(meth, "greedy")) {
-		return fail(ld, "%s/config.json: topk_method '%s' is not supported "
-			    "(greedy, group_limited_greedy, noaux_tc are)", dir, meth);
+		return hf_fail(ld, "%s/config.json: topk_method '%s' is not supported "
+			       "(greedy, group_limited_greedy, noaux_tc are)", dir, meth);
 	}
 	/* DeepSeek renormalises only with top_k > 1, GLM always */
 	c->norm_topk_prob = cJSON_IsTrue(norm) && (c->top_k > 1 || d->norm_any_k);
 	if (!(scale > 0.0 && scale < 1e30))
-		return fail(ld, "%s/config.json: bad routed_scaling_factor", dir);
+		return hf_fail(ld, "%s/config.json: bad routed_scaling_factor", dir);
 	/* V2 scales only the weights it does not renormalise; V3 and GLM always */
 	if (d->scale_always || !c->norm_topk_prob)
 		m->route_scale_bits = scale == 1.0 ? 0 : bits_of((float)scale);
@@ -135,10 +124,11 @@ int hf_scored_config(struct hf_loader *ld, const char *dir, const cJSON *root)
 		return 0;
 	}
 	if (!c->top_k || !c->expert_ffn)
-		return fail(ld, "%s/config.json: n_routed_experts %u without '%s'", dir, c->n_experts,
-			    c->top_k ? "moe_intermediate_size" : "num_experts_per_tok");
+		return hf_fail(ld, "%s/config.json: n_routed_experts %u without '%s'", dir,
+			       c->n_experts,
+			       c->top_k ? "moe_intermediate_size" : "num_experts_per_tok");
 	if (!freq)
-		return fail(ld, "%s/config.json: moe_layer_freq is 0", dir);
+		return hf_fail(ld, "%s/config.json: moe_layer_freq is 0", dir);
 	c->shared_ffn = n_shared * c->expert_ffn;
 	/* MoE at l >= first_k_dense_replace with l % moe_layer_freq == 0 */
 	for (l = 0; l < c->n_layers && l < CB_MAX_LAYERS; l++)

@@ -390,7 +390,8 @@ char *hf_tokenizer_json(const char *dir, size_t *len, char *err, size_t errlen)
 	}
 	snprintf(path, sizeof(path), "%s/tiktoken.model", dir);
 	if (access(path, F_OK)) {
-		cb_set_err(err, errlen, "%s: no tokenizer.json (nor tiktoken.model)", dir);
+		cb_set_err(err, errlen, "%s/tokenizer.json: no such file (nor a tiktoken.model)",
+			   dir);
 		errno = ENOENT;
 		return NULL;
 	}
