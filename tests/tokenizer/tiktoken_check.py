@@ -27,6 +27,10 @@ try:
 except ImportError:
     regex = None
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gguf"))
+from write_gguf import bytelevel_chars  # noqa: E402
+
 KIMI_PAT = "|".join([
     r"""[\p{Han}]+""",
     r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+"""
@@ -43,15 +47,8 @@ RESERVED = 256
 
 
 def byte_decoder():
-    """GPT-2's bytes_to_unicode, inverted: code point -> byte."""
-    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
+    """GPT-2's bytes_to_unicode (tests/gguf/write_gguf.py's), inverted: code point -> byte."""
+    return {c: b for b, c in bytelevel_chars().items()}
 
 
 def write_dir(tok_json, out):

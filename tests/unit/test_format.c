@@ -858,7 +858,7 @@ static void test_limits(void)
 		c.shared_gate = real[i].experts ? c.shared_gate : 0;
 		c.norm_topk_prob = real[i].experts ? 1 : 0;
 		why[0] = 0;
-		CB_CHECK(cb_format_check_config(&c, why, sizeof(why)) == 0, "%s refused: %s",
+		CB_CHECK(cb_config_check(&c, why, sizeof(why)) == 0, "%s refused: %s",
 			 real[i].name, why);
 	}
 	for (i = 0; i < CB_ARRAY_SIZE(bad); i++) {
@@ -871,7 +871,7 @@ static void test_limits(void)
 		c.dense_ffn = bad[i].dense;
 		c.n_experts = bad[i].experts;
 		why[0] = 0;
-		CB_CHECK(cb_format_check_config(&c, why, sizeof(why)) == -CB_EINVAL &&
+		CB_CHECK(cb_config_check(&c, why, sizeof(why)) == -CB_EINVAL &&
 			 strstr(why, bad[i].needle), "%s: '%s', want '...%s...'", bad[i].name, why,
 			 bad[i].needle);
 	}

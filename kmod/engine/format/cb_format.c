@@ -275,11 +275,6 @@ void cb_format_config_to_file(const struct cb_model_config *c,
 
 /* ---- public: counting and indexing ----------------------------------- */
 
-int cb_format_check_config(const struct cb_model_config *c, char *why, cb_u32 whylen)
-{
-	return cb_config_check(c, why, whylen);
-}
-
 cb_u32 cb_format_tensor_count(const struct cb_model_config *c)
 {
 	cb_u32 l, n;

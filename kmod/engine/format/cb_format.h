@@ -180,18 +180,6 @@ int cb_format_tensor_crc_ok(const void *dir, const struct cb_format_info *info,
 			    cb_u32 i, const void *data);
 
 /**
- * cb_format_check_config() - the header's checks of an architecture config.
- * @cfg: the config.
- * @why: out: reason on failure (may be NULL).
- * @whylen: size of @why.
- *
- * Writers call this before they start, so they never produce a file the
- * reader refuses for its config.
- * Return: 0 or -CB_EINVAL.
- */
-int cb_format_check_config(const struct cb_model_config *cfg, char *why, cb_u32 whylen);
-
-/**
  * cb_format_tensor_count() - directory entries a config requires.
  * @cfg: a config that passed the header checks.
  *

@@ -48,19 +48,10 @@ struct tt {
 	uint32_t mask;
 };
 
-static uint32_t hash_bytes(const unsigned char *p, uint32_t n)
-{
-	uint32_t h = 2166136261u, i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
 /* The rank of the @n bytes at @p, or -1. */
 static int32_t tt_rank(const struct tt *t, const unsigned char *p, uint32_t n)
 {
-	uint32_t i = hash_bytes(p, n) & t->mask;
+	uint32_t i = (uint32_t)cb_hash_bytes((const char *)p, n) & t->mask;
 
 	for (; t->slot[i] >= 0; i = (i + 1) & t->mask) {
 		const struct tt_tok *k = &t->tok[t->slot[i]];
@@ -174,7 +165,8 @@ static int tt_read(struct tt *t, const char *path, char *err, size_t errlen)
 				   tt_rank(t, t->tok[i].p, t->tok[i].n));
 			return -1;
 		}
-		for (h = hash_bytes(t->tok[i].p, t->tok[i].n) & t->mask; t->slot[h] >= 0;
+		for (h = (uint32_t)cb_hash_bytes((const char *)t->tok[i].p, t->tok[i].n) & t->mask;
+		     t->slot[h] >= 0;
 		     h = (h + 1) & t->mask)
 			;
 		t->slot[h] = (int32_t)i;

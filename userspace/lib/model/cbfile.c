@@ -342,7 +342,8 @@ struct cbfile_writer *cbfile_writer_begin(const char *out_path,
 	char why[CB_FORMAT_WHY_LEN];
 	uint32_t i;
 
-	if (cb_format_check_config(cfg, why, sizeof(why))) {
+	/* writers check first, so they never produce a file the reader refuses */
+	if (cb_config_check(cfg, why, sizeof(why))) {
 		cb_set_err(err, errlen, "%s", why);
 		return NULL;
 	}
