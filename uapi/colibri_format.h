@@ -131,6 +131,7 @@
 #define COLIBRI_ARCH_DEEPSEEK_V2	6	/* DeepseekV2ForCausalLM (MLA) */
 #define COLIBRI_ARCH_DEEPSEEK_V3	7	/* DeepseekV3ForCausalLM (MLA) */
 #define COLIBRI_ARCH_GLM4_MOE		8	/* Glm4MoeForCausalLM */
+#define COLIBRI_ARCH_QWEN3_5_MOE	9	/* Qwen3_5MoeForConditionalGeneration (ext_delta) */
 
 /* colibri_file_mla.score_func: how the router scores experts */
 #define COLIBRI_SCORE_SOFTMAX		0
@@ -275,6 +276,31 @@ struct colibri_file_mla {
 };
 
 /**
+ * struct colibri_file_delta - the Gated DeltaNet layers of a hybrid model
+ * (Qwen3.5/3.6-MoE: struct cb_delta_config in fixed-width fields; all zero
+ * for the architectures without them).  docs/format.md, "Gated DeltaNet".
+ * @k_heads: query/key heads of a DeltaNet layer (HF linear_num_key_heads).
+ * @v_heads: value heads, a multiple of @k_heads; each key head serves
+ *	v_heads / k_heads consecutive value heads.
+ * @k_head_dim: dimension of a query/key head.
+ * @v_head_dim: dimension of a value head.
+ * @conv_kernel: taps of the causal depthwise convolution (HF
+ *	linear_conv_kernel_dim), 2 .. 8.
+ * @full_interval: layer l is full (gated) attention when (l + 1) %
+ *	@full_interval == 0, else a DeltaNet layer; 2 .. n_layers.
+ * @reserved: must be 0.
+ */
+struct colibri_file_delta {
+	__u32 k_heads;
+	__u32 v_heads;
+	__u32 k_head_dim;
+	__u32 v_head_dim;
+	__u32 conv_kernel;
+	__u32 full_interval;
+	__u32 reserved;
+};
+
+/**
  * struct colibri_file_header - the first COLIBRI_FILE_HEADER_SIZE bytes.
  * @magic: COLIBRI_FILE_MAGIC.
  * @version: COLIBRI_FILE_VERSION.
@@ -309,7 +335,8 @@ struct colibri_file_mla {
  *	all zero for the other architectures.
  * @ext_mla: DeepSeek MLA and routing (struct colibri_file_mla); all zero
  *	for the other architectures.
- * @reserved: must be 0.
+ * @ext_delta: Gated DeltaNet layers (struct colibri_file_delta); all zero
+ *	for the architectures without them.
  */
 struct colibri_file_header {
 	__u8 magic[8];			/* 0 */
@@ -343,7 +370,7 @@ struct colibri_file_header {
 
 	struct colibri_file_mla ext_mla;	/* 436 .. 484 */
 
-	__u32 reserved[7];		/* 484 .. 512 */
+	struct colibri_file_delta ext_delta;	/* 484 .. 512 */
 };
 
 /* Byte offset of header_crc32c, for checksumming around it. */
@@ -411,6 +438,22 @@ enum colibri_tensor_role {
 	COLIBRI_T_MLA_V_B = 86,		/* [n_heads*v_head_dim, kv_lora_rank] */
 	/* the last tensor of an MoE layer, when sel_bias */
 	COLIBRI_T_ROUTER_SEL_BIAS = 87,	/* [1, n_experts] f32 */
+	/*
+	 * Gated DeltaNet layers (ext_delta) replace a layer's attention
+	 * tensors by these, in this order between attn_norm and ffn_norm.
+	 * Kd = k_heads*k_head_dim, Vd = v_heads*v_head_dim.  The model's
+	 * full-attention layers have wq of [2*n_heads*head_dim, hidden]: per
+	 * head, head_dim rows of q then head_dim rows of its output gate.
+	 */
+	COLIBRI_T_DELTA_QKV = 96,	/* [2*Kd + Vd, hidden]: q, k, v */
+	COLIBRI_T_DELTA_Z = 97,		/* [Vd, hidden]: the output gate */
+	COLIBRI_T_DELTA_B = 98,		/* [v_heads, hidden]: beta's logits */
+	COLIBRI_T_DELTA_A = 99,		/* [v_heads, hidden]: the decay's input */
+	COLIBRI_T_DELTA_CONV = 100,	/* [2*Kd + Vd, conv_kernel] f32 */
+	COLIBRI_T_DELTA_DECAY = 101,	/* [1, v_heads] f32: -exp(A_log) */
+	COLIBRI_T_DELTA_DT_BIAS = 102,	/* [1, v_heads] f32 */
+	COLIBRI_T_DELTA_NORM = 103,	/* [1, v_head_dim] f32: the gated RMSNorm */
+	COLIBRI_T_DELTA_OUT = 104,	/* [hidden, Vd] */
 };
 
 /**
@@ -468,8 +511,9 @@ __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, ext_gpt_oss)
 		     "ext_gpt_oss offset");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, ext_mla) == 436,
 		     "ext_mla offset");
-__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, reserved) == 484,
-		     "reserved offset");
+__COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_header, ext_delta) == 484,
+		     "ext_delta offset");
+__COLIBRI_FMT_ASSERT(sizeof(struct colibri_file_delta) == 28, "struct colibri_file_delta");
 __COLIBRI_FMT_ASSERT(__builtin_offsetof(struct colibri_file_tensor, offset) == 24,
 		     "tensor offset");
 

@@ -10,14 +10,20 @@ header (padded with spaces to a multiple of 8), then the raw data.
 usage: make_checkpoint.py ARCH OUTDIR [--dtype F32|F16|BF16] [--shards N]
                           [--seed S] [--dequantized]
 ARCH: mixtral qwen2_moe qwen3_moe olmoe llama gpt_oss deepseek_v2_lite
-deepseek_v2 deepseek_v3 glm4_moe (and mixtral_k, qwen2_moe_k, qwen3_moe_k:
-shapes for the k-quants; qwen3_moe_yarn, qwen3_moe_yarn_notrunc, olmoe_yarn,
-llama_yarn, gpt_oss_yarn: YaRN RoPE scaling; gpt_oss_mxfp4: the experts in
-OpenAI's MXFP4 layout, U8 blocks and scales, or with --dequantized the same
-weights in the dequantized layout; glm4_moe_air: GLM-4.5 without qk norm,
-with expert groups; both GLMs carry the MTP layer of real checkpoints)
+deepseek_v2 deepseek_v3 glm4_moe qwen3_5_moe (and mixtral_k, qwen2_moe_k,
+qwen3_moe_k: shapes for the k-quants; qwen3_moe_yarn, qwen3_moe_yarn_notrunc,
+olmoe_yarn, llama_yarn, gpt_oss_yarn: YaRN RoPE scaling; gpt_oss_mxfp4: the
+experts in OpenAI's MXFP4 layout, U8 blocks and scales, or with
+--dequantized the same weights in the dequantized layout; glm4_moe_air:
+GLM-4.5 without qk norm, with expert groups; both GLMs carry the MTP layer
+of real checkpoints; qwen3_5_moe: Qwen3_5MoeForConditionalGeneration's
+multimodal config.json with the text model in text_config, its tensors
+under model.language_model., Gated DeltaNet and gated full-attention
+layers, the MTP head and a stub of the vision tower as real checkpoints
+have them; qwen3_5_moe_vm: the same with 4 layers, for the VM fixtures)
 """
 import argparse
+import copy
 import json
 import os
 import struct
@@ -200,6 +206,55 @@ CONFIGS["qwen3_moe_k"] = dict(CONFIGS["qwen3_moe"], hidden_size=256, intermediat
                               moe_intermediate_size=256, head_dim=64, num_experts=4,
                               num_hidden_layers=2)
 
+# Qwen3.5-MoE (Qwen3_5MoeForConditionalGeneration), written as the real
+# multimodal config.json: the language model's config in text_config, a
+# (small) vision_config.  Three Gated DeltaNet (linear attention) layers to
+# a gated full-attention one, RoPE on a quarter of each head (the M-RoPE
+# sections are those of the real models: text-only positions make them
+# plain RoPE), two value heads per key head in the DeltaNet layers, every
+# layer MoE with a gated shared expert, the MTP head real checkpoints ship
+# (mtp.*, not used by the text forward pass), zero-centred RMSNorms.
+_QWEN35_TEXT = {
+    "model_type": "qwen3_5_moe_text", "vocab_size": 300, "hidden_size": 64,
+    "num_hidden_layers": 8,
+    "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 2,
+    "full_attention_interval": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "head_dim": 32, "attention_bias": False, "linear_conv_kernel_dim": 4,
+    "linear_key_head_dim": 16, "linear_value_head_dim": 16, "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4, "num_experts": 8, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64,
+    "rms_norm_eps": 1e-6, "max_position_embeddings": 2048, "hidden_act": "silu",
+    "tie_word_embeddings": False, "mtp_num_hidden_layers": 1,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 10000000.0,
+                        "partial_rotary_factor": 0.25, "mrope_section": [11, 11, 10],
+                        "mrope_interleaved": True},
+}
+CONFIGS["qwen3_5_moe"] = {
+    "architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+    "tie_word_embeddings": False, "text_config": _QWEN35_TEXT,
+    # the real checkpoints' vision_config says "qwen3_5_moe" (HF reads it
+    # as qwen3_5_moe_vision); the tower here is a stub the text model
+    # does not use
+    "vision_config": {"model_type": "qwen3_5_moe", "depth": 1, "hidden_size": 16,
+                      "hidden_act": "gelu_pytorch_tanh", "intermediate_size": 32,
+                      "num_heads": 2, "in_channels": 3, "patch_size": 2,
+                      "spatial_merge_size": 2, "temporal_patch_size": 2,
+                      "out_hidden_size": 64, "num_position_embeddings": 16},
+    "image_token_id": 299, "video_token_id": 298,
+    "vision_start_token_id": 296, "vision_end_token_id": 297,
+}
+# smaller, for the VM fixtures: three DeltaNet layers and one full attention
+CONFIGS["qwen3_5_moe_vm"] = dict(CONFIGS["qwen3_5_moe"], text_config=dict(
+    _QWEN35_TEXT, num_hidden_layers=4,
+    layer_types=["linear_attention"] * 3 + ["full_attention"]))
+QWEN3_5_MOE = "Qwen3_5MoeForConditionalGeneration"
+
+
+def text_config(cfg):
+    """the language model's config: config.json itself, or its text_config
+    (a multimodal checkpoint's, Qwen3.5-MoE)"""
+    return cfg.get("text_config", cfg)
+
 
 def is_moe_layer(cfg, l):
     arch = cfg["architectures"][0]
@@ -219,6 +274,8 @@ def is_moe_layer(cfg, l):
 def make_tensors(cfg, rng):
     """name -> float32 array, in HF names and shapes ([out, in] for Linear)."""
     arch = cfg["architectures"][0]
+    if arch == QWEN3_5_MOE:
+        return qwen3_5_moe_tensors(cfg, rng)
     H = cfg["hidden_size"]
     nh = cfg["num_attention_heads"]
     nkv = cfg.get("num_key_value_heads", nh)
@@ -416,6 +473,93 @@ def glm4_moe_layer(cfg, l, p, t, lin, norm, mlp, rng):
         t[p + "shared_head.norm.weight"] = norm(H)
 
 
+def qwen3_5_moe_tensors(cfg, rng):
+    """Qwen3.5-MoE's tensors (Qwen3_5MoeForConditionalGeneration), under the
+    real checkpoints' names: the language model under model.language_model.,
+    lm_head at the top, the MTP head under mtp., a stub of the vision tower
+    under model.visual..  The model's RMSNorms are zero-centred (norm(x) *
+    (1 + w), HF initialises w to 0): their weights are 0.1 * randn; the
+    DeltaNet's gated norm (linear_attn.norm) has an ordinary weight."""
+    tc = text_config(cfg)
+    H, V = tc["hidden_size"], tc["vocab_size"]
+    E = tc["num_experts"]
+    P = "model.language_model."
+    t = {}
+
+    def lin(out, inp, gain=1.0):
+        return (rng.standard_normal((out, inp)) * gain / np.sqrt(inp)).astype(np.float32)
+
+    def vec(n, s=0.1, mean=0.0):
+        return (mean + s * rng.standard_normal(n)).astype(np.float32)
+
+    def mlp(prefix, ffn):
+        t[prefix + ".gate_proj.weight"] = lin(ffn, H)
+        t[prefix + ".up_proj.weight"] = lin(ffn, H)
+        t[prefix + ".down_proj.weight"] = lin(H, ffn)
+
+    def layer(p, kind):
+        t[p + "input_layernorm.weight"] = vec(H)
+        t[p + "post_attention_layernorm.weight"] = vec(H)
+        if kind == "linear_attention":
+            qwen3_5_moe_deltanet(tc, p + "linear_attn.", t, lin, vec, rng)
+        else:
+            nh, nkv, hd = tc["num_attention_heads"], tc["num_key_value_heads"], tc["head_dim"]
+            a = p + "self_attn."
+            t[a + "q_proj.weight"] = lin(nh * hd * 2, H)   # per head: hd query rows, hd gate rows
+            t[a + "k_proj.weight"] = lin(nkv * hd, H)
+            t[a + "v_proj.weight"] = lin(nkv * hd, H)
+            t[a + "o_proj.weight"] = lin(H, nh * hd)
+            t[a + "q_norm.weight"] = vec(hd)
+            t[a + "k_norm.weight"] = vec(hd)
+        t[p + "mlp.gate.weight"] = lin(E, H, 2.0)
+        for e in range(E):
+            mlp(p + f"mlp.experts.{e}", tc["moe_intermediate_size"])
+        mlp(p + "mlp.shared_expert", tc["shared_expert_intermediate_size"])
+        t[p + "mlp.shared_expert_gate.weight"] = lin(1, H)
+
+    t[P + "embed_tokens.weight"] = rng.standard_normal((V, H)).astype(np.float32)
+    for l in range(tc["num_hidden_layers"]):
+        layer(f"{P}layers.{l}.", tc["layer_types"][l])
+    t[P + "norm.weight"] = vec(H)
+    t["lm_head.weight"] = lin(V, H, 3.0)
+    # the MTP head (ignored by the text model): fc over [embedding | hidden],
+    # its norms and full-attention MoE layers
+    t["mtp.fc.weight"] = lin(H, 2 * H)
+    for n in ("norm", "pre_fc_norm_embedding", "pre_fc_norm_hidden"):
+        t[f"mtp.{n}.weight"] = vec(H)
+    for l in range(tc.get("mtp_num_hidden_layers", 1)):
+        layer(f"mtp.layers.{l}.", "full_attention")
+    # a stub of the vision tower (ignored by the text model)
+    vc = cfg["vision_config"]
+    vh, ps, tps = vc["hidden_size"], vc["patch_size"], vc["temporal_patch_size"]
+    t["model.visual.patch_embed.proj.weight"] = (
+        0.1 * rng.standard_normal((vh, vc["in_channels"], tps, ps, ps))).astype(np.float32)
+    merged = vh * vc["spatial_merge_size"] ** 2
+    t["model.visual.merger.linear_fc1.weight"] = lin(merged, merged)
+    return t
+
+
+def qwen3_5_moe_deltanet(tc, a, t, lin, vec, rng):
+    """a Gated DeltaNet layer's tensors (Qwen3_5MoeGatedDeltaNet): in_proj_qkv
+    rows q, k, v; conv1d [conv_dim, 1, kernel]; A_log = log(uniform(0.5, 4))
+    and dt_bias uniform(-4, 0), so that g = -exp(A_log) * softplus(a +
+    dt_bias) spreads from per-token decays near 1 (a state that lasts tens
+    of tokens, across chunks) to near 0"""
+    H = tc["hidden_size"]
+    nk, nv = tc["linear_num_key_heads"], tc["linear_num_value_heads"]
+    dk, dv, K = tc["linear_key_head_dim"], tc["linear_value_head_dim"], tc["linear_conv_kernel_dim"]
+    conv_dim = 2 * nk * dk + nv * dv
+    t[a + "in_proj_qkv.weight"] = lin(conv_dim, H)
+    t[a + "in_proj_z.weight"] = lin(nv * dv, H)
+    t[a + "in_proj_b.weight"] = lin(nv, H)
+    t[a + "in_proj_a.weight"] = lin(nv, H)
+    t[a + "conv1d.weight"] = (rng.standard_normal((conv_dim, 1, K)) / np.sqrt(K)).astype(np.float32)
+    t[a + "dt_bias"] = rng.uniform(-4.0, 0.0, nv).astype(np.float32)
+    t[a + "A_log"] = np.log(rng.uniform(0.5, 4.0, nv)).astype(np.float32)
+    t[a + "norm.weight"] = vec(dv, mean=1.0)
+    t[a + "out_proj.weight"] = lin(H, nv * dv)
+
+
 def encode(a, dtype):
     if dtype == "U8":
         return np.ascontiguousarray(a, dtype=np.uint8).tobytes()
@@ -461,8 +605,9 @@ def main():
                     help="gpt_oss_mxfp4: write the experts in the dequantized layout")
     a = ap.parse_args()
 
-    cfg = dict(CONFIGS[a.arch])
+    cfg = copy.deepcopy(CONFIGS[a.arch])
     cfg["torch_dtype"] = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[a.dtype]
+    text_config(cfg)["torch_dtype"] = cfg["torch_dtype"]
     rng = np.random.default_rng(a.seed)
     tensors = make_tensors(cfg, rng)
     if a.dequantized:

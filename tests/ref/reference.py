@@ -4,13 +4,17 @@
 
 Written from the semantics of the Hugging Face modeling files
 (modeling_llama / mixtral / qwen2_moe / qwen3_moe / olmoe / gpt_oss /
-glm4_moe: gpt_oss.py and glm4_moe.py hold the latter two's own parts, and
-DeepSeek's modeling_deepseek for V2 and V3: deepseek.py), not from the C
-engine: float64 throughout, full-sequence (no KV cache), explicit causal
-mask, HF's rotate_half RoPE (partial, over the first
-int(head_dim * partial_rotary_factor) dims of each head, when the config
-has that factor: GLM-4.5), softmax -> top-k (-> renormalise) routing (GLM
-and DeepSeek-V3: sigmoid, biased group-limited choice).
+glm4_moe / qwen3_5_moe: gpt_oss.py, glm4_moe.py and qwen3_5_moe.py hold the
+latter three's own parts, and DeepSeek's modeling_deepseek for V2 and V3:
+deepseek.py), not from the C engine: float64 throughout, full-sequence (no
+KV cache), explicit causal mask, HF's rotate_half RoPE (partial, over the
+first int(head_dim * partial_rotary_factor) dims of each head, when the
+config has that factor: GLM-4.5, Qwen3.5), softmax -> top-k (->
+renormalise) routing (GLM and DeepSeek-V3: sigmoid, biased group-limited
+choice).  Qwen3.5-MoE (Qwen3_5MoeForConditionalGeneration): the text model
+of the multimodal checkpoint (config.json's text_config, tensors under
+model.language_model.), Gated DeltaNet and gated full-attention layers,
+zero-centred RMSNorms.
 
 usage: reference.py MODELDIR --tokens "1 2 3" [--greedy N]
 prints the logits of every position (one line each), or with --greedy the N
@@ -27,6 +31,7 @@ import numpy as np
 import gpt_oss  # tests/ref/gpt_oss.py: GptOssForCausalLM's attention and experts
 import deepseek  # tests/ref/deepseek.py: MLA and DeepSeek's routing
 import glm4_moe  # tests/ref/glm4_moe.py: GLM-4.5's routing and shared experts
+import qwen3_5_moe  # tests/ref/qwen3_5_moe.py: Qwen3.5-MoE's layers and routing
 import quants  # tests/ref/quants.py: the activation forms (Model's acts)
 
 
@@ -165,8 +170,17 @@ class Model:
             self.w.update(weights)
         gpt_oss.from_mxfp4(self.w)
         self.acts = acts or {}
+        self.arch = self.cfg["architectures"][0]
+        # where the decoder's tensors are: model.embed_tokens, model.layers.N,
+        # model.norm, or the language model's of a multimodal checkpoint
+        self.prefix = "model."
+        # RMSNorms as norm(x) * (1 + w) (Qwen3.5's zero-centred weights)
+        self.zero_centred = False
+        if self.arch in qwen3_5_moe.ARCHS:
+            self.cfg = qwen3_5_moe.text_config(self.cfg)
+            self.prefix = qwen3_5_moe.PREFIX
+            self.zero_centred = True
         c = self.cfg
-        self.arch = c["architectures"][0]
         self.H = c["hidden_size"]
         self.nh = c["num_attention_heads"]
         self.nkv = c.get("num_key_value_heads") or self.nh
@@ -187,6 +201,8 @@ class Model:
             return deepseek.is_moe(c, l)
         if self.arch in glm4_moe.ARCHS:
             return glm4_moe.is_moe(c, l)
+        if self.arch in qwen3_5_moe.ARCHS:
+            return qwen3_5_moe.is_moe(c, l)
         if self.arch == "LlamaForCausalLM":
             return False
         if self.arch in ("MixtralForCausalLM", "OlmoeForCausalLM", "GptOssForCausalLM"):
@@ -251,6 +267,8 @@ class Model:
             return deepseek.moe(self, x, p)
         if self.arch in glm4_moe.ARCHS:
             return glm4_moe.moe(self, x, p)
+        if self.arch in qwen3_5_moe.ARCHS:
+            return qwen3_5_moe.moe(self, x, p)
         if self.arch == "MixtralForCausalLM":
             gate, ex, names = p + "block_sparse_moe.gate.weight", p + "block_sparse_moe.experts", ("w1", "w3", "w2")
             E, renorm = c["num_local_experts"], True
@@ -276,23 +294,34 @@ class Model:
             out = out + sh / (1.0 + np.exp(-g))
         return out
 
+    def norm(self, x, name):
+        wt = self.w[name]
+        return rms_norm(x, 1.0 + wt if self.zero_centred else wt, self.eps)
+
+    def mixer(self, x, p, pos):
+        """the token mixer of layer self.layer; p: the layer's prefix"""
+        if self.arch in qwen3_5_moe.ARCHS:
+            return qwen3_5_moe.mixer(self, x, p, pos, rope)
+        return self.attention(x, p + "self_attn.", pos)
+
     def forward(self, tokens):
-        c, w = self.cfg, self.w
+        c, w, P = self.cfg, self.w, self.prefix
         tokens = np.asarray(tokens)
         pos = np.arange(len(tokens))
-        x = w["model.embed_tokens.weight"][tokens]
+        x = w[P + "embed_tokens.weight"][tokens]
         self.trace = []     # (position, layer, expert ids by rank, weights)
         # only the decoder layers: a checkpoint's MTP layers (GLM-4.5's
-        # model.layers.{num_hidden_layers}...) are left out, as in HF
+        # model.layers.{num_hidden_layers}..., Qwen3.5's mtp.*) are left
+        # out, as in HF
         for l in range(c["num_hidden_layers"]):
-            p = f"model.layers.{l}."
+            p = f"{P}layers.{l}."
             self.layer = l
-            h = rms_norm(x, w[p + "input_layernorm.weight"], self.eps)
-            x = x + self.attention(h, p + "self_attn.", pos)
-            h = rms_norm(x, w[p + "post_attention_layernorm.weight"], self.eps)
+            h = self.norm(x, p + "input_layernorm.weight")
+            x = x + self.mixer(h, p, pos)
+            h = self.norm(x, p + "post_attention_layernorm.weight")
             x = x + (self.moe(h, p) if self.is_moe(l) else self.mlp(h, p + "mlp"))
-        x = rms_norm(x, w["model.norm.weight"], self.eps)
-        head = "model.embed_tokens.weight" if c.get("tie_word_embeddings", False) else "lm_head.weight"
+        x = self.norm(x, P + "norm.weight")
+        head = P + "embed_tokens.weight" if c.get("tie_word_embeddings", False) else "lm_head.weight"
         return self.lin(x, head)
 
     def greedy(self, tokens, n):

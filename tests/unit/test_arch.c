@@ -19,9 +19,9 @@ static void test_every_id_has_its_entry(void)
 {
 	cb_u32 i;
 
-	/* uapi's numbers run 0 to COLIBRI_ARCH_GLM4_MOE */
-	CB_CHECK(cb_arch_count == COLIBRI_ARCH_GLM4_MOE + 1, "%u entries for uapi's %u numbers",
-		 cb_arch_count, COLIBRI_ARCH_GLM4_MOE + 1);
+	/* uapi's numbers run 0 to COLIBRI_ARCH_QWEN3_5_MOE */
+	CB_CHECK(cb_arch_count == COLIBRI_ARCH_QWEN3_5_MOE + 1, "%u entries for uapi's %u numbers",
+		 cb_arch_count, COLIBRI_ARCH_QWEN3_5_MOE + 1);
 	for (i = 0; i < cb_arch_count; i++) {
 		const struct cb_arch_desc *a = cb_arch_of(i);
 
@@ -111,7 +111,7 @@ static void test_kinds(void)
 
 		CB_CHECK((a->ffn == CB_FFN_DENSE) == (a->router == CB_ROUTER_NONE),
 			 "%s: a router without experts, or experts without one", a->name);
-		CB_CHECK(a->attn <= CB_ATTN_MLA && a->ffn <= CB_FFN_MOE_SHARED_GATED &&
+		CB_CHECK(a->attn <= CB_ATTN_GATED_DELTA && a->ffn <= CB_FFN_MOE_SHARED_GATED &&
 			 a->router <= CB_ROUTER_SCORED && a->expert <= CB_EXPERT_SWIGLU_OSS &&
 			 a->qk_norm <= CB_QK_NORM_FULL && a->gguf_rope <= CB_ROPE_INTERLEAVED,
 			 "%s: a kind out of range", a->name);

@@ -24,13 +24,16 @@
  * How a layer attends: grouped-query attention over every cached
  * position; the same with a learned sink logit per head and a sliding
  * window on the layers the config marks (GPT-OSS: struct
- * cb_gpt_oss_config); or multi-head latent attention, with a cache of the
- * latent and the shared RoPE key (struct cb_mla_config).
+ * cb_gpt_oss_config); multi-head latent attention, with a cache of the
+ * latent and the shared RoPE key (struct cb_mla_config); or Gated
+ * DeltaNet layers with a fixed-size recurrent state, every few layers one
+ * of grouped-query attention with an output gate (struct cb_delta_config).
  */
 enum cb_attn_kind {
 	CB_ATTN_GQA = 0,
 	CB_ATTN_GQA_SINKS = 1,
 	CB_ATTN_MLA = 2,
+	CB_ATTN_GATED_DELTA = 3,
 };
 
 /*
@@ -184,8 +187,8 @@ struct cb_arch_scored {
  * @hf_names: its HF tensor names that are not the usual ones
  *	(userspace/lib/import/hf_names.c), ended by a NULL name; NULL if none.
  * @hf_config: its config.json keys, ended by CB_HF_END; the blocks of the
- *	GPT-OSS and MLA kinds have readers of their own (hf_gpt_oss.c,
- *	hf_deepseek.c).
+ *	GPT-OSS, MLA and Gated DeltaNet kinds have readers of their own
+ *	(hf_gpt_oss.c, hf_deepseek.c, hf_delta.c).
  * @gguf_arch: GGUF general.architecture read as this (with @ffn: llama
  *	and Mixtral share "llama"); NULL if none.
  * @gguf_rope: enum cb_rope_layout of its GGUF q/k tensors (llama.cpp
@@ -196,6 +199,10 @@ struct cb_arch_scored {
  *	"feed_forward_length" where llama.cpp reuses the dense one.
  * @gguf_names: its GGUF tensor names that are not llama.cpp's usual ones,
  *	ended by a NULL name; NULL if none.
+ * @hf_prefix: where its text model's tensors are, in place of "model."
+ *	(a multimodal checkpoint's "model.language_model."); NULL: "model.".
+ * @hf_norm_centred: its HF RMSNorms multiply by 1 + w (Qwen3.5): the file
+ *	holds 1 + w (userspace/lib/import/hf_delta.c).
  * @hf_add_bos: its HF tokenizers add BOS when tokenizer_config.json does
  *	not say (SentencePiece's Llama and Mixtral).
  * @qk_norm: enum cb_qk_norm: RMSNorm of q and k before RoPE.
@@ -218,6 +225,8 @@ struct cb_arch_desc {
 	cb_u32 gguf_norm_topk;
 	const char *gguf_expert_ffn_key;
 	const struct cb_arch_name *gguf_names;
+	const char *hf_prefix;
+	cb_u32 hf_norm_centred;
 	cb_u32 hf_add_bos;
 	cb_u32 qk_norm;
 	cb_u32 attn;

@@ -10,6 +10,7 @@
 #include "arch/cb_arch.h"
 #include "arch/cb_gpt_oss.h"
 #include "arch/cb_mla.h"
+#include "arch/cb_delta.h"
 #include "core/cb_why.h"
 
 /* An f32 bit pattern that is finite and > 0 (or == 0 when zero_ok). */
@@ -156,7 +157,7 @@ int cb_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
 		return CFG_FAIL("dense layers but dense_ffn is 0");
 	if (rope_scaling_check(c, why, whylen))
 		return -CB_EINVAL;
-	if (cb_gpt_oss_config_check(c, why, whylen))
+	if (cb_gpt_oss_config_check(c, why, whylen) || cb_delta_config_check(c, why, whylen))
 		return -CB_EINVAL;
 	return cb_mla_config_check(c, why, whylen);
 }

@@ -130,6 +130,27 @@ struct cb_mla_config {
  * Every other layer has a dense SwiGLU MLP of dense_ffn.  A dense Llama has
  * n_experts == 0.
  */
+/**
+ * struct cb_delta_config - the Gated DeltaNet layers of a hybrid model
+ * (Qwen3.5/3.6-MoE; uapi struct colibri_file_delta, same fields).  All
+ * zero for the models without them.
+ *
+ * Layer l is a DeltaNet layer unless (l + 1) % full_interval == 0; the
+ * others are full attention with an output gate (wq holds, per head, q
+ * then its gate).  A DeltaNet layer keeps, per sequence slot, the last
+ * conv_kernel - 1 inputs of its convolution and a k_dim x v_dim state per
+ * value head, whatever the context: arch/cb_delta.h.
+ */
+struct cb_delta_config {
+	cb_u32 k_heads;			/* query/key heads */
+	cb_u32 v_heads;			/* value heads, a multiple of k_heads */
+	cb_u32 k_dim;			/* a query/key head */
+	cb_u32 v_dim;			/* a value head */
+	cb_u32 conv_kernel;		/* the causal convolution's taps */
+	cb_u32 full_interval;		/* every full_interval-th layer attends fully */
+	cb_u32 reserved;
+};
+
 /*
  * RoPE frequency scaling (uapi struct colibri_file_rope_scaling, same
  * fields): kind CB_ROPE_SCALING_NONE (all else 0) or _YARN.  Reals are f32
@@ -180,6 +201,7 @@ struct cb_model_config {
 	struct cb_rope_scaling rope_scaling;
 	struct cb_gpt_oss_config oss;	/* GPT-OSS only */
 	struct cb_mla_config mla;	/* DeepSeek; zero otherwise */
+	struct cb_delta_config delta;	/* Qwen3.5; zero otherwise */
 };
 
 /* Is this config multi-head latent attention (DeepSeek-V2/V3)? */
@@ -225,9 +247,25 @@ struct cb_gpt_oss_layer {
 	struct cb_tensor down_bias;	/* [n_experts, hidden] */
 };
 
+/*
+ * A Gated DeltaNet layer's tensors, in place of wq .. wo (Kd = k_heads *
+ * k_dim, Vd = v_heads * v_dim; conv_dim = 2 Kd + Vd).
+ */
+struct cb_delta_layer {
+	struct cb_tensor qkv;		/* [conv_dim, hidden]: q, k, v before the conv */
+	struct cb_tensor z;		/* [Vd, hidden]: the output gate */
+	struct cb_tensor b;		/* [v_heads, hidden]: beta = sigmoid(b x) */
+	struct cb_tensor a;		/* [v_heads, hidden]: the decay's input */
+	struct cb_tensor conv;		/* [conv_dim, conv_kernel] f32 */
+	struct cb_tensor decay;		/* [v_heads] f32: -exp(A_log) */
+	struct cb_tensor dt_bias;	/* [v_heads] f32 */
+	struct cb_tensor norm;		/* [v_dim] f32 */
+	struct cb_tensor out;		/* [hidden, Vd] */
+};
+
 struct cb_layer_weights {
 	struct cb_tensor attn_norm;	/* [hidden] */
-	struct cb_tensor wq;		/* [n_heads*head_dim, hidden] */
+	struct cb_tensor wq;		/* [n_heads*head_dim, hidden]; twice the rows when gated */
 	struct cb_tensor wk;		/* [n_kv_heads*head_dim, hidden] */
 	struct cb_tensor wv;		/* [n_kv_heads*head_dim, hidden] */
 	struct cb_tensor wo;		/* [hidden, n_heads*head_dim] */
@@ -256,6 +294,7 @@ struct cb_layer_weights {
 	struct cb_tensor mlp_up;	/* [dense_ffn, hidden] */
 	struct cb_tensor mlp_down;	/* [hidden, dense_ffn] */
 	struct cb_gpt_oss_layer oss;	/* GPT-OSS layers */
+	struct cb_delta_layer delta;	/* Gated DeltaNet layers */
 };
 
 struct cb_model_weights {
@@ -264,6 +303,12 @@ struct cb_model_weights {
 	struct cb_tensor final_norm;		/* [hidden] */
 	struct cb_tensor lm_head;		/* [vocab, hidden]; ignored if tied */
 };
+
+/* Is layer l a Gated DeltaNet layer (else: attention)? */
+static inline int cb_layer_is_delta(const struct cb_model_config *c, cb_u32 l)
+{
+	return c->delta.full_interval && (l + 1) % c->delta.full_interval != 0;
+}
 
 /* Does layer l route to experts (else: dense MLP)? */
 static inline int cb_layer_is_moe(const struct cb_model_config *c, cb_u32 l)

@@ -271,6 +271,38 @@ struct cb_engine {
 	int nv_round;		/* the split being attended */
 	int mla_form;		/* enum cb_mla_form: test-only override, 0 = the rule */
 
+	/*
+	 * Gated DeltaNet (cb_delta.c): each slot's state in two banks of
+	 * dn_floats (arch/cb_delta.h lays one out), dn_bank[s] the committed
+	 * one: a pass reads it and writes the other, and only a pass that
+	 * completes flips it.  The batch's tokens grouped by slot: dn_run holds
+	 * the batch indices of slot dn_slots[i]'s tokens in position order,
+	 * from dn_start[slot], dn_len[slot] of them.
+	 */
+	float *dn_state;	/* [n_seqs][2][dn_floats] */
+	cb_u64 dn_floats;
+	cb_u8 *dn_bank;		/* [n_seqs] */
+	cb_u32 *dn_run;		/* [T] */
+	cb_u32 *dn_slots;	/* [T] the slots of the batch, in order of appearance */
+	cb_u32 *dn_start;	/* [n_seqs] */
+	cb_u32 *dn_len;		/* [n_seqs] */
+	int dn_nslots;		/* slots in the batch */
+	int dn_maxrun;		/* the most tokens of one slot */
+	int dn_tb;		/* tokens of a slot per round of the recurrence */
+	int dn_round;		/* the round running */
+	int dn_conv_dim, dn_vd;	/* 2 Kd + Vd; v_heads * v_dim */
+	cb_u64 dn_loff;		/* the running layer's part of a bank (floats) */
+	float *dn_qkv;		/* [T][conv_dim] the projection before the convolution */
+	float *dn_conv;		/* [T][conv_dim] after it and SiLU: q, k (L2-normed), v */
+	float *dn_z;		/* [T][Vd] the output gate */
+	float *dn_beta;		/* [T][v_heads] b x, then beta */
+	float *dn_g;		/* [T][v_heads] a x, then the decay exp(g) */
+	float *dn_o;		/* [T][Vd] each head's S^T q */
+	struct cb_acts dn_att;	/* [T][Vd] normed and gated: what delta.out reads */
+	/* gated attention: wq's rows [T][2 qdim] (q, gate per head), the gates [T][qdim] */
+	float *qg, *att_gate;
+	int att_gated;		/* att of this layer is times sigmoid(att_gate) */
+
 	/* routing */
 	float *router_logits;	/* [T][E] */
 	float *route_tmp;	/* [T][2 E + 2 n_group] grouped routing's scores */
@@ -466,6 +498,19 @@ static inline const float *cb_gpt_oss_bias_row(const struct cb_tensor *b, int x)
  * W_uv.
  */
 void cb_mla_attention(struct cb_engine *e, struct cb_exec *ex);
+
+/*
+ * A Gated DeltaNet layer (cb_delta.c): from x_norm, block_out = the
+ * layer's output projection of its heads' gated outputs, with each slot's
+ * convolution inputs and states read from its committed bank (zero for a
+ * slot starting at position 0) and written to the other.
+ * cb_delta_batch() groups the batch's tokens by slot, once per pass
+ * (integers only); cb_gated_q_split() is the gated attention's: wq's rows
+ * (qg) into q and the gates.
+ */
+void cb_delta_batch(struct cb_engine *e);
+void cb_delta_layer(struct cb_engine *e, struct cb_exec *ex);
+void cb_gated_q_split(struct cb_engine *e, struct cb_exec *ex);
 
 /*
  * The naive form of MLA (cb_mla_naive.c), for prefill: each position's

@@ -10,6 +10,7 @@
 #include "core/cb_engine_priv.h"
 #include "arch/cb_gpt_oss.h"
 #include "arch/cb_mla.h"
+#include "arch/cb_delta.h"
 
 struct bump {
 	cb_u64 off;
@@ -81,7 +82,12 @@ int cb_engine_check_model(const struct cb_model_config *c,
 			return -CB_EINVAL;
 		if (cb_is_mla(c))
 			goto mlp;	/* MLA's attention: cb_mla_check_layer() */
-		if (check_tensor(&L->wq, qd, c->hidden, 0) ||
+		if (cb_layer_is_delta(c, l)) {
+			if (cb_delta_check_layer(c, L))
+				return -CB_EINVAL;
+			goto mlp;
+		}
+		if (check_tensor(&L->wq, cb_has_delta(c) ? 2 * qd : qd, c->hidden, 0) ||
 		    check_tensor(&L->wk, kvd, c->hidden, 0) ||
 		    check_tensor(&L->wv, kvd, c->hidden, 0) ||
 		    check_tensor(&L->wo, c->hidden, qd, 0))
@@ -174,7 +180,7 @@ static cb_u64 pk_bytes(const struct cb_engine *e)
 	if (T < CB_PK_MIN_M)
 		return 0;
 	m = T * both;
-	m = CB_MAX(m, T * cb_pk_row_bytes((cb_u64)e->odim));
+	m = CB_MAX(m, T * cb_pk_row_bytes((cb_u64)CB_MAX(e->odim, e->dn_vd)));
 	m = CB_MAX(m, T * cb_pk_row_bytes((cb_u64)e->F2));
 	m = CB_MAX(m, S * both + T * cb_pk_row_bytes((cb_u64)e->F2));
 	return CB_MAX(m, S * cb_pk_row_bytes((cb_u64)e->F));
@@ -184,6 +190,14 @@ static cb_u64 pk_bytes(const struct cb_engine *e)
 static int att_min_split(const struct cb_engine *e)
 {
 	return e->nv_split ? CB_MIN(e->att_split, e->nv_split) : e->att_split;
+}
+
+/* The KV rows layer @l keeps per slot. */
+static cb_u32 kv_layer_rows(const struct cb_engine *e, cb_u32 l)
+{
+	if (cb_layer_is_delta(&e->cfg, l))
+		return 0;
+	return cb_gpt_oss_sliding(&e->cfg, l) ? e->ring_rows : e->p.max_context;
 }
 
 /*
@@ -197,9 +211,12 @@ static void layout(struct cb_engine *e, struct bump *a)
 	cb_u64 kv, *off;
 	cb_u32 l, *nr;
 
-	/* a GPT-OSS sliding layer keeps a ring of ring_rows, the others every position */
+	/*
+	 * a GPT-OSS sliding layer keeps a ring of ring_rows, a DeltaNet layer
+	 * none (its state is fixed: dn_state), the others every position
+	 */
 	for (l = 0; l < c->n_layers; l++)
-		rows += cb_gpt_oss_sliding(c, l) ? e->ring_rows : e->p.max_context;
+		rows += kv_layer_rows(e, l);
 	e->kv_slot_rows = rows;
 	kv = (cb_u64)e->p.n_seqs * rows;
 
@@ -218,7 +235,7 @@ static void layout(struct cb_engine *e, struct bump *a)
 	e->kv_rows = nr;
 	for (l = 0, rows = 0; off && l < c->n_layers; l++) {
 		off[l] = rows;
-		nr[l] = cb_gpt_oss_sliding(c, l) ? e->ring_rows : e->p.max_context;
+		nr[l] = kv_layer_rows(e, l);
 		rows += nr[l];
 	}
 	e->seq_hi = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
@@ -242,6 +259,24 @@ static void layout(struct cb_engine *e, struct bump *a)
 	}
 	e->seq_len = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
 	e->seq_next = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
+	if (cb_has_delta(c)) {
+		/* each slot's state, two banks; the batch by slot; the layer's rows */
+		e->dn_state = carve(a, (cb_u64)e->p.n_seqs * 2, e->dn_floats, sizeof(float));
+		e->dn_bank = carve(a, e->p.n_seqs, 1, 1);
+		e->dn_run = carve(a, T, sizeof(cb_u32), 1);
+		e->dn_slots = carve(a, T, sizeof(cb_u32), 1);
+		e->dn_start = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
+		e->dn_len = carve(a, e->p.n_seqs, sizeof(cb_u32), 1);
+		e->dn_qkv = carve(a, T, e->dn_conv_dim, sizeof(float));
+		e->dn_conv = carve(a, T, e->dn_conv_dim, sizeof(float));
+		e->dn_z = carve(a, T, e->dn_vd, sizeof(float));
+		e->dn_beta = carve(a, T, c->delta.v_heads, sizeof(float));
+		e->dn_g = carve(a, T, c->delta.v_heads, sizeof(float));
+		e->dn_o = carve(a, T, e->dn_vd, sizeof(float));
+		carve_acts(a, &e->dn_att, T, e->dn_vd);
+		e->qg = carve(a, T, 2 * (cb_u64)e->qdim, sizeof(float));
+		e->att_gate = carve(a, T, e->qdim, sizeof(float));
+	}
 
 	e->x = carve(a, T, e->H, sizeof(float));
 	carve_acts(a, &e->x_norm, T, e->H);
@@ -310,8 +345,15 @@ static void set_kinds(struct cb_engine *e, const struct cb_model_weights *w)
 	e->q_lat_in.kinds = f32;
 	e->q_nope.kinds = f32;
 	e->o_lat.kinds = f32;
+	e->dn_att.kinds = f32;
 	for (l = 0; l < c->n_layers; l++) {
 		const struct cb_layer_weights *L = &w->layers[l];
+		const struct cb_delta_layer *D = &L->delta;
+
+		/* Gated DeltaNet (absent tensors add no form) */
+		e->x_norm.kinds |= cb_tensor_kinds(&D->qkv) | cb_tensor_kinds(&D->z) |
+				   cb_tensor_kinds(&D->b) | cb_tensor_kinds(&D->a);
+		e->dn_att.kinds |= cb_tensor_kinds(&D->out);
 
 		e->x_norm.kinds |= cb_tensor_kinds(&L->wq) | cb_tensor_kinds(&L->wk) |
 				   cb_tensor_kinds(&L->wv);
@@ -398,6 +440,18 @@ static cb_u64 max_chunks(const struct cb_engine *e)
 	m = CB_MAX(m, row_chunks(e, CB_MAX(T, S), cb_col_pieces(CB_MAX(CB_MAX(e->F, e->F2), e->H)),
 				 0, CB_ACT_PIECE * (CB_PS_SWIGLU + 2ull * CB_PS_QUANT)));
 	m = CB_MAX(m, T * c->n_kv_heads);
+	if (cb_has_delta(c)) {
+		/* the projections; the convolution's and the recurrence's rows and pieces */
+		m = CB_MAX(m, 2 * gemm_chunks(e, 2 * e->qdim, e->H, T) +
+			      2 * gemm_chunks(e, e->kvdim, e->H, T));
+		m = CB_MAX(m, gemm_chunks(e, e->dn_conv_dim, e->H, T) +
+			      gemm_chunks(e, e->dn_vd, e->H, T) +
+			      2 * gemm_chunks(e, c->delta.v_heads, e->H, T));
+		m = CB_MAX(m, gemm_chunks(e, e->H, e->dn_vd, T));
+		m = CB_MAX(m, T * cb_col_pieces(e->dn_conv_dim));
+		m = CB_MAX(m, T * (cb_u64)c->delta.v_heads * c->delta.v_dim);
+		m = CB_MAX(m, T * (cb_u64)c->delta.v_heads);
+	}
 	if (cb_is_mla(c)) {
 		/* the per-head jobs; the merge over the latent; q_a, kv_a */
 		m = CB_MAX(m, c->n_heads * gemm_chunks(e, e->mla_R, c->mla.qk_nope_dim, T));
@@ -461,6 +515,11 @@ static int setup(struct cb_engine *e, const struct cb_model_config *cfg,
 			e->nv_split = cb_att_split((int)(cfg->head_dim + cfg->mla.v_head_dim));
 	}
 
+	if (cb_has_delta(cfg)) {
+		e->dn_floats = cb_delta_state_floats(cfg);
+		e->dn_conv_dim = (int)cb_delta_conv_dim(cfg);
+		e->dn_vd = (int)(cfg->delta.v_heads * cfg->delta.v_dim);
+	}
 	e->chunk_ps = p->chunk_ns ? (cb_u64)p->chunk_ns * 1000 : CB_CHUNK_PS;
 	e->att_split = cb_att_split(cb_is_mla(cfg) ? e->mla_row : e->hd);
 	e->ring_rows = cb_gpt_oss_ring_rows(cfg, p->max_context, p->max_batch_tokens);
@@ -511,6 +570,8 @@ int cb_engine_init(struct cb_engine **out, const struct cb_model_config *cfg,
 	for (i = 0; i < p->n_seqs; i++) {
 		e->seq_len[i] = 0;
 		e->seq_hi[i] = 0;
+		if (e->dn_bank)
+			e->dn_bank[i] = 0;
 	}
 	*out = e;
 	return 0;

@@ -18,6 +18,7 @@
 #include "format/cb_format_same.h"
 #include "arch/cb_gpt_oss.h"
 #include "arch/cb_mla.h"
+#include "arch/cb_delta.h"
 #include "format/cb_role.h"
 #include "core/cb_why.h"
 
@@ -45,13 +46,15 @@ static cb_u64 rd64(const void *base, cb_u32 off)
 
 /* ---- roles, shapes, canonical order ---------------------------------- */
 
-/* Attention-part roles of a layer, in canonical order; returns the count. */
-static cb_u32 attn_roles(const struct cb_model_config *c, cb_u32 *roles)
+/* Attention-part roles of layer l, in canonical order; returns the count. */
+static cb_u32 attn_roles(const struct cb_model_config *c, cb_u32 l, cb_u32 *roles)
 {
 	cb_u32 n = 0;
 
 	if (cb_is_mla(c))
 		return cb_mla_attn_roles(c, roles);
+	if (cb_layer_is_delta(c, l))
+		return cb_delta_attn_roles(c, roles);
 	roles[n++] = COLIBRI_T_ATTN_NORM;
 	roles[n++] = COLIBRI_T_WQ;
 	roles[n++] = COLIBRI_T_WK;
@@ -96,7 +99,7 @@ static cb_u32 n_global(const struct cb_model_config *c)
 static cb_u32 layer_count(const struct cb_model_config *c, cb_u32 l)
 {
 	cb_u32 roles[16];
-	cb_u32 n = attn_roles(c, roles) + cb_gpt_oss_roles(c, roles);
+	cb_u32 n = attn_roles(c, l, roles) + cb_gpt_oss_roles(c, roles);
 
 	if (cb_layer_is_moe(c, l))
 		return n + 1 + 3 * c->n_experts + shared_roles(c, roles);
@@ -108,7 +111,7 @@ static void slot_in_layer(const struct cb_model_config *c, cb_u32 l, cb_u32 p,
 			  struct cb_format_slot *s)
 {
 	cb_u32 roles[16 + CB_GPT_OSS_ROLES];
-	cb_u32 n = attn_roles(c, roles);
+	cb_u32 n = attn_roles(c, l, roles);
 	cb_u32 no = cb_gpt_oss_roles(c, roles + n), lc = layer_count(c, l);
 
 	s->layer = l;
@@ -180,7 +183,7 @@ static void iter_next(const struct cb_model_config *c, struct slot_iter *it,
 
 static void config_from_file(const cb_u8 *h, struct cb_model_config *c)
 {
-	cb_u32 i, mla[CB_MLA_WORDS];
+	cb_u32 i, mla[CB_MLA_WORDS], delta[CB_DELTA_WORDS];
 
 	c->arch = rd32(h, COFF(arch));
 	c->vocab_size = rd32(h, COFF(vocab_size));
@@ -222,6 +225,9 @@ static void config_from_file(const cb_u8 *h, struct cb_model_config *c)
 	for (i = 0; i < CB_MLA_WORDS; i++)
 		mla[i] = rd32(h, HOFF(ext_mla) + 4 * i);
 	cb_mla_config_from_words(&c->mla, mla);
+	for (i = 0; i < CB_DELTA_WORDS; i++)
+		delta[i] = rd32(h, HOFF(ext_delta) + 4 * i);
+	cb_delta_config_from_words(&c->delta, delta);
 }
 
 void cb_format_rope_to_file(const struct cb_model_config *c,
@@ -338,7 +344,7 @@ cb_s64 cb_format_tensor_index(const struct cb_model_config *c, cb_u32 role,
 		if (roles[i] == role)
 			return expert == COLIBRI_FILE_NONE ?
 			       base + layer_count(c, layer) - n + i : -1;
-	n = attn_roles(c, roles);
+	n = attn_roles(c, layer, roles);
 	if (role == COLIBRI_T_EXPERT_GATE || role == COLIBRI_T_EXPERT_UP ||
 	    role == COLIBRI_T_EXPERT_DOWN) {
 		if (!cb_layer_is_moe(c, layer) || expert >= c->n_experts)
@@ -508,10 +514,7 @@ int cb_format_check_header(const void *buf, cb_u64 len, cb_u64 file_size,
 	flags = rd64(h, HOFF(flags));
 	if (flags & ~COLIBRI_FILE_F_ALL)
 		return HFAIL("unknown flags set");
-	/* reserved: unknown to this reader (ext_gpt_oss, ext_mla: the config's) */
-	for (i = HOFF(reserved); i < COLIBRI_FILE_HEADER_SIZE; i += 4)
-		if (rd32(h, i))
-			return HFAIL("reserved header word at byte %u is not zero", i);
+	/* ext_gpt_oss, ext_mla, ext_delta: the config's (cb_config_check()) */
 	for (i = 0; i < 8; i++)
 		if (rd32(h, COFF(reserved) + 4 * i))
 			return HFAIL("config reserved word %u is not zero", i);

@@ -259,6 +259,9 @@ void cb_format_rope_to_file(const struct cb_model_config *c,
  */
 void cb_format_mla_to_file(const struct cb_model_config *c, struct colibri_file_mla *f);
 
+/* The header's Gated DeltaNet words (ext_delta) from the config (cb_delta_shape.c). */
+void cb_format_delta_to_file(const struct cb_model_config *c, struct colibri_file_delta *f);
+
 /**
  * cb_crc32c() - CRC32C (Castagnoli), portable slice-by-8.
  * @crc: the CRC of the bytes so far (0 to start).

@@ -29,6 +29,12 @@ enum cb_dim {
 	D_HEADS_KV_LORA,	/* n_heads * kv_lora_rank */
 	D_QK_NOPE,	/* qk_nope_dim */
 	D_HEADS_V,	/* n_heads * v_head_dim */
+	D_Q_PROJ,	/* D_Q, twice for gated attention (q and its gate per head) */
+	D_DELTA_CONV,	/* DeltaNet: the convolution's channels, 2 Kd + Vd */
+	D_DELTA_VD,	/* v_heads * v_dim */
+	D_DELTA_VHEADS,	/* v_heads */
+	D_DELTA_VDIM,	/* v_dim */
+	D_DELTA_TAPS,	/* conv_kernel */
 };
 
 #define ROLE(sc, n, st, f, r, c, v) \
@@ -52,7 +58,7 @@ static const struct cb_role_entry {
 	[COLIBRI_T_LM_HEAD] = MODEL("lm_head", lm_head, D_VOCAB, D_HIDDEN),
 	/* attention */
 	[COLIBRI_T_ATTN_NORM] = LAYER_VEC("attn_norm", attn_norm, D_ONE, D_HIDDEN),
-	[COLIBRI_T_WQ] = LAYER("wq", wq, D_Q, D_HIDDEN),
+	[COLIBRI_T_WQ] = LAYER("wq", wq, D_Q_PROJ, D_HIDDEN),
 	[COLIBRI_T_WK] = LAYER("wk", wk, D_KV, D_HIDDEN),
 	[COLIBRI_T_WV] = LAYER("wv", wv, D_KV, D_HIDDEN),
 	[COLIBRI_T_WO] = LAYER("wo", wo, D_HIDDEN, D_ATTN_OUT),
@@ -96,6 +102,17 @@ static const struct cb_role_entry {
 	[COLIBRI_T_MLA_V_B] = LAYER("v_b", v_b, D_HEADS_V, D_KV_LORA),
 	[COLIBRI_T_ROUTER_SEL_BIAS] = LAYER_VEC("router_sel_bias", router_sel_bias, D_ONE,
 						D_EXPERTS),
+	/* Gated DeltaNet */
+	[COLIBRI_T_DELTA_QKV] = LAYER("delta_qkv", delta.qkv, D_DELTA_CONV, D_HIDDEN),
+	[COLIBRI_T_DELTA_Z] = LAYER("delta_z", delta.z, D_DELTA_VD, D_HIDDEN),
+	[COLIBRI_T_DELTA_B] = LAYER("delta_b", delta.b, D_DELTA_VHEADS, D_HIDDEN),
+	[COLIBRI_T_DELTA_A] = LAYER("delta_a", delta.a, D_DELTA_VHEADS, D_HIDDEN),
+	[COLIBRI_T_DELTA_CONV] = LAYER_VEC("delta_conv", delta.conv, D_DELTA_CONV, D_DELTA_TAPS),
+	[COLIBRI_T_DELTA_DECAY] = LAYER_VEC("delta_decay", delta.decay, D_ONE, D_DELTA_VHEADS),
+	[COLIBRI_T_DELTA_DT_BIAS] = LAYER_VEC("delta_dt_bias", delta.dt_bias, D_ONE,
+					      D_DELTA_VHEADS),
+	[COLIBRI_T_DELTA_NORM] = LAYER_VEC("delta_norm", delta.norm, D_ONE, D_DELTA_VDIM),
+	[COLIBRI_T_DELTA_OUT] = LAYER("delta_out", delta.out, D_HIDDEN, D_DELTA_VD),
 };
 
 /* The size of dimension @d in config @c. */
@@ -142,6 +159,18 @@ static cb_u32 dim(const struct cb_model_config *c, cb_u32 d)
 		return m->qk_nope_dim;
 	case D_HEADS_V:
 		return c->n_heads * m->v_head_dim;
+	case D_Q_PROJ:
+		return c->delta.full_interval ? 2 * q : q;
+	case D_DELTA_CONV:
+		return 2 * c->delta.k_heads * c->delta.k_dim + c->delta.v_heads * c->delta.v_dim;
+	case D_DELTA_VD:
+		return c->delta.v_heads * c->delta.v_dim;
+	case D_DELTA_VHEADS:
+		return c->delta.v_heads;
+	case D_DELTA_VDIM:
+		return c->delta.v_dim;
+	case D_DELTA_TAPS:
+		return c->delta.conv_kernel;
 	default:
 		return 1;
 	}

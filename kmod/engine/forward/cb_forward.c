@@ -203,6 +203,13 @@ static int check_batch(struct cb_engine *e, const struct cb_batch *b)
 					      : b->pos[t] != e->seq_next[s])
 			return -CB_EINVAL;
 		/*
+		 * A recurrent state holds the whole past in one: a slot goes on
+		 * where it stopped, or starts over at 0.
+		 */
+		if (e->seq_next[s] == CB_NONE && e->dn_state && b->pos[t] &&
+		    b->pos[t] != e->seq_len[s])
+			return -CB_EINVAL;
+		/*
 		 * A sliding layer's ring keeps the positions after seq_hi -
 		 * ring_rows: a rewind may not need one before them.
 		 */
@@ -241,6 +248,8 @@ static void start_pass(struct cb_engine *e, struct cb_exec *ex, const struct cb_
 	for (t = 0; t < b->n_tokens; t++)
 		e->logit_row[t] = !b->logits_mask || b->logits_mask[t] ? n_out++ : CB_NONE;
 	e->n_out = (int)n_out;
+	if (e->dn_state)
+		cb_delta_batch(e);
 }
 
 /* A MoE model's dense layer: no experts for this layer in the trace. */
@@ -331,16 +340,28 @@ int cb_engine_forward(struct cb_engine *e, struct cb_exec *ex,
 			cb_mla_attention(e, ex);
 			goto out_proj;
 		}
+		if (cb_layer_is_delta(cf, l)) {
+			/* Gated DeltaNet: block_out from the slot's recurrent state */
+			cb_delta_layer(e, ex);
+			goto ffn;
+		}
 
 		/* q, k, v = Wq x_norm + bq, Wk x_norm + bk, Wv x_norm + bv */
 		cb_jobs_reset(e);
-		cb_job_add(e, &L->wq, e->q, e->qdim, &e->x_norm, 0, n,
-			   bias(cf, &L->bq));	/* wq: [n_heads*head_dim, hidden] */
+		e->att_gated = e->dn_state != CB_NULL;
+		if (e->att_gated)	/* wq: per head, q then its output gate */
+			cb_job_add(e, &L->wq, e->qg, 2 * (cb_size)e->qdim, &e->x_norm, 0, n,
+				   bias(cf, &L->bq));
+		else
+			cb_job_add(e, &L->wq, e->q, e->qdim, &e->x_norm, 0, n,
+				   bias(cf, &L->bq));	/* wq: [n_heads*head_dim, hidden] */
 		cb_job_add(e, &L->wk, e->k, e->kvdim, &e->x_norm, 0, n,
 			   bias(cf, &L->bk));	/* wk: [n_kv_heads*head_dim, hidden] */
 		cb_job_add(e, &L->wv, e->v, e->kvdim, &e->x_norm, 0, n,
 			   bias(cf, &L->bv));	/* wv: [n_kv_heads*head_dim, hidden] */
 		cb_run_jobs(e, ex);
+		if (e->att_gated)
+			cb_gated_q_split(e, ex);
 
 		/* q/k norm and RoPE; k and v into the cache */
 		cb_attn_rope_cache(e, ex);
@@ -354,7 +375,9 @@ out_proj:
 		cb_job_add(e, &L->wo, e->block_out, H, &e->att, 0, n,
 			   L->oss.bo.data);	/* wo: [hidden, n_heads*head_dim] */
 		cb_run_jobs(e, ex);
+		e->att_gated = 0;
 
+ffn:
 		/* residual, FFN norm: x += block_out; x_norm = rmsnorm(x) * ffn_norm */
 		run_ffn_norm(e, ex);
 
@@ -401,9 +424,12 @@ out_proj:
 	if (e->err)
 		return e->err;
 
-	/* commit the new sequence lengths */
+	/* commit the new sequence lengths, and the banks the pass wrote */
 	for (s = 0; s < (int)e->p.n_seqs; s++)
-		if (e->seq_next[s] != CB_NONE)
+		if (e->seq_next[s] != CB_NONE) {
 			e->seq_len[s] = e->seq_next[s];
+			if (e->dn_state)
+				e->dn_bank[s] ^= 1;
+		}
 	return 0;
 }

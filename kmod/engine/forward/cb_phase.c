@@ -275,27 +275,40 @@ void cb_acts_quantize_cols(struct cb_engine *e, const struct cb_acts *a, cb_size
 	}
 }
 
-/* att rows into the forms Wo reads, by tokens or pieces of columns */
+/*
+ * att rows, times sigmoid of their gates on a gated layer (Qwen3.5), into
+ * the forms Wo reads, by tokens or pieces of columns
+ */
 static void att_quant_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
-	int t, t1, p0, p1;
+	int t, t1, p0, p1, c0, c1, i;
 
 	cb_plan_chunk(&e->pl, c, &t, &t1, &p0, &p1);
-	for (; t < t1; t++)
-		cb_acts_quantize_cols(e, &e->att, t, p0 * CB_ACT_PIECE,
-				      CB_MIN(e->odim, p1 * CB_ACT_PIECE));
+	c0 = p0 * CB_ACT_PIECE;
+	c1 = CB_MIN(e->odim, p1 * CB_ACT_PIECE);
+	for (; t < t1; t++) {
+		float *a = e->att.f + (cb_size)t * e->odim;
+		const float *g = e->att_gate + (cb_size)t * e->qdim;
+
+		if (e->att_gated)
+			for (i = c0; i < c1; i++)
+				a[i] *= cb_sigmoidf(g[i]);
+		cb_acts_quantize_cols(e, &e->att, t, c0, c1);
+	}
 }
 
 /*
  * The attention's output (e->att: odim columns a token, every attention
- * kind's) into the forms its output projection reads, as one phase.
+ * kind's), gated where the layer is, into the forms its output projection
+ * reads, as one phase.
  */
 void cb_att_quantize(struct cb_engine *e, struct cb_exec *ex)
 {
-	if (cb_acts_nforms(&e->att))
+	if (cb_acts_nforms(&e->att) || e->att_gated)
 		cb_run_planned(e, ex, att_quant_chunk, e->n, cb_col_pieces(e->odim), 0,
-			       (cb_u64)CB_ACT_PIECE * CB_PS_QUANT * cb_acts_nforms(&e->att));
+			       (cb_u64)CB_ACT_PIECE * (CB_PS_QUANT * cb_acts_nforms(&e->att) +
+						       CB_PS_EXP * e->att_gated));
 }
 
 /* Row r of @a from its f32 row into every other form in a->kinds. */

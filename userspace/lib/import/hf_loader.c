@@ -14,6 +14,7 @@
 
 #include "ops/cb_ops.h"
 #include "import/hf_loader.h"
+#include "import/hf_values.h"
 #include "import/safetensors.h"
 
 int hf_fail(struct hf_loader *ld, const char *fmt, ...)
@@ -62,15 +63,14 @@ int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name
 		   cb_u32 rows, cb_u32 cols, int vector, cb_u32 role, cb_u32 layer)
 {
 	const struct st_tensor *t = hf_find_tensor(ld->m->st, name, ld->err, ld->errlen);
-	int dt, src_dt;
+	int dt, src_dt, differ;
 	cb_u64 rb, r, total;
 	cb_s64 bad;
 	char *dst;
 
 	if (!t)
 		return -1;
-	if (vector ? (t->ndim != 1 || t->shape[0] != cols)
-		   : (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols)) {
+	if (!hf_shape_ok(role, t, vector ? 1 : rows, cols, vector)) {
 		hf_fail(ld, "tensor '%s': shape does not match config.json (want %u x %u)",
 			name, rows, cols);
 		return -1;
@@ -79,14 +79,15 @@ int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name
 		return -1;
 	if (vector)
 		rows = 1;
+	differ = hf_values_differ(&ld->m->cfg, role);
 	src_dt = st_keep_dtype(t);
 	dt = vector ? CB_DT_F32 :
 		      cb_quant_choose(&ld->q, &ld->m->cfg, role, layer, cols, src_dt);
 	out->dtype = dt;
 	out->rows = rows;
 	out->cols = cols;
-	/* same type and aligned: use the mapping in place */
-	if (dt == st_cb_dtype(t) && !((uintptr_t)t->data % (dt == CB_DT_F32 ? 4 : 2))) {
+	/* same type, aligned and the file's values: use the mapping in place */
+	if (dt == st_cb_dtype(t) && !differ && !((uintptr_t)t->data % (dt == CB_DT_F32 ? 4 : 2))) {
 		out->data = t->data;
 		return 0;
 	}
@@ -109,6 +110,8 @@ int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name
 	}
 	for (r = 0; r < rows; r++) {
 		st_to_f32(ld->row, t, r * cols, cols);
+		if (differ)
+			hf_values_to_file(&ld->m->cfg, role, ld->row, cols);
 		cb_quantize_row(dt, dst + r * rb, ld->row, (int)cols);
 	}
 	bad = cb_quant_find_bad_scale((cb_u32)dt, dst, rb * rows / cb_dtype_info(dt)->block_bytes);

@@ -65,7 +65,7 @@ int hf_tensor_name(const struct cb_model_config *c, uint32_t role, uint32_t laye
 {
 	const struct cb_arch_desc *a = cb_arch_of(c->arch);
 	const char *s = role < sizeof(usual) / sizeof(usual[0]) ? usual[role] : NULL;
-	const char *e;
+	const char *e, *pre = a && a->hf_prefix ? a->hf_prefix : "model.";
 	int n;
 
 	if (a)
@@ -75,17 +75,21 @@ int hf_tensor_name(const struct cb_model_config *c, uint32_t role, uint32_t laye
 	e = strstr(s, "%u");
 	switch (cb_role_scope(role)) {
 	case CB_ROLE_MODEL:
-		n = snprintf(buf, len, "%s", s);
+		/* the text model's own (not lm_head) under the arch's prefix */
+		if (!strncmp(s, "model.", 6))
+			n = snprintf(buf, len, "%s%s", pre, s + 6);
+		else
+			n = snprintf(buf, len, "%s", s);
 		break;
 	case CB_ROLE_EXPERT:
 		if (!e)
 			return -1;
 		/* the pattern is data: its one "%u" is put in by hand */
-		n = snprintf(buf, len, "model.layers.%u.%.*s%u%s", layer, (int)(e - s), s, expert,
+		n = snprintf(buf, len, "%slayers.%u.%.*s%u%s", pre, layer, (int)(e - s), s, expert,
 			     e + 2);
 		break;
 	default:
-		n = snprintf(buf, len, "model.layers.%u.%s", layer, s);
+		n = snprintf(buf, len, "%slayers.%u.%s", pre, layer, s);
 		break;
 	}
 	return n < 0 || (size_t)n >= len ? -1 : 0;

@@ -8,6 +8,7 @@
 
 #include "arch/cb_arch.h"
 #include "import/hf_deepseek.h"
+#include "import/hf_values.h"
 #include "import/hf_gpt_oss.h"
 #include "import/hf_loader.h"
 #include "import/hf_names.h"
@@ -44,12 +45,15 @@ int hf_slot_find(const struct st_set *st, const struct cb_model_config *c,
 		}
 		src->made = 1;
 		src->made_bytes = (uint64_t)s->rows * s->cols * sizeof(float);
-	} else if (s->vector ? (t->ndim != 1 || t->shape[0] != s->cols)
-			     : (t->ndim != 2 || t->shape[0] != s->rows || t->shape[1] != s->cols)) {
+	} else if (!hf_shape_ok(s->role, t, s->rows, s->cols, s->vector)) {
 		snprintf(err, errlen,
 			 "tensor '%s': shape does not match config.json (want %u x %u)",
 			 name, s->rows, s->cols);
 		return -1;
+	} else if (hf_values_differ(c, s->role)) {
+		/* its values otherwise than stored (1 + w, -exp(A_log)) */
+		src->made = 1;
+		src->made_bytes = (uint64_t)s->rows * s->cols * sizeof(float);
 	}
 	src->t = t;
 	src->keep_dt = st_keep_dtype(t);
@@ -62,6 +66,13 @@ int hf_slot_fill(const struct cb_model_config *c, const struct cb_format_slot *s
 	if (!src->made) {
 		snprintf(err, errlen, "tensor '%s' is not a made slot", src->t->name);
 		return -1;
+	}
+	if (hf_values_differ(c, s->role)) {
+		if (st_check_values(src->t, err, errlen))
+			return -1;
+		st_to_f32(buf, src->t, 0, (uint64_t)s->rows * s->cols);
+		hf_values_to_file(c, s->role, buf, (uint64_t)s->rows * s->cols);
+		return 0;
 	}
 	if (hf_deepseek_is_split(s->role)) {
 		if (st_check_values(src->t, err, errlen))

@@ -21,6 +21,7 @@
 #include "import/hf_gpt_oss.h"
 #include "ops/cb_ops.h"
 #include "import/hf_deepseek.h"
+#include "import/hf_delta.h"
 #include "import/hf_names.h"
 #include "import/hf_scored.h"
 #include "import/hfmodel.h"
@@ -167,12 +168,15 @@ static int config_keys(struct hf_loader *ld, const char *dir, const cJSON *root,
  * factor), the leading dims of each head): c->rope_dim, left 0 (the whole
  * head) for a factor of 1 or none.
  */
-static int partial_rope(struct hf_loader *ld, const char *dir, const cJSON *root)
+static int partial_rope(struct hf_loader *ld, const char *dir, const cJSON *root,
+			const cJSON *rp)
 {
 	struct cb_model_config *c = &ld->m->cfg;
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "partial_rotary_factor");
 	double rd;
 
+	if (!v && rp)	/* transformers 5's rope_parameters */
+		v = cJSON_GetObjectItemCaseSensitive(rp, "partial_rotary_factor");
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	rd = cJSON_IsNumber(v) ? v->valuedouble * c->head_dim : -1.0;
@@ -190,7 +194,7 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 	struct cb_model_config *c = &ld->m->cfg;
 	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
 	const struct cb_arch_desc *desc;
-	const cJSON *v2;
+	const cJSON *v2, *rp, *rt;
 	const char *a;
 	char why[200];
 	long long v;
@@ -216,6 +220,13 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 	desc = cb_arch_by_hf_class(a);
 	c->arch = desc->id;
 	c->qk_norm = desc->qk_norm;
+	/* a multimodal checkpoint: the text model's keys are its text_config */
+	v2 = cJSON_GetObjectItemCaseSensitive(root, "text_config");
+	if (cJSON_IsObject(v2))
+		root = v2;
+	/* transformers 5 keeps RoPE's keys in rope_parameters */
+	rp = cJSON_GetObjectItemCaseSensitive(root, "rope_parameters");
+	rp = cJSON_IsObject(rp) ? rp : NULL;
 
 	REQ("vocab_size", vocab_size);
 	REQ("hidden_size", hidden);
@@ -228,7 +239,8 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 	}
 	OPT("head_dim", c->hidden / c->n_heads, head_dim);
 	OPT("max_position_embeddings", 4096, max_context);
-	c->rope_theta_bits = f32_bits((float)jnum(root, "rope_theta", 10000.0));
+	c->rope_theta_bits = f32_bits((float)jnum(root, "rope_theta",
+						  rp ? jnum(rp, "rope_theta", 10000.0) : 10000.0));
 	c->rms_eps_bits = f32_bits((float)jnum(root, "rms_norm_eps", 1e-6));
 	c->tied_embeddings = jbool(root, "tie_word_embeddings", 0);
 	c->rope_layout = CB_ROPE_NEOX;	/* HF checkpoints: rotate_half */
@@ -236,12 +248,16 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 	c->qkv_bias = jbool(root, "attention_bias", 0);
 
 	v2 = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+	/* rope_parameters of a scaled kind (not "default") are rope_scaling's */
+	rt = rp ? cJSON_GetObjectItemCaseSensitive(rp, "rope_type") : NULL;
+	if ((!v2 || cJSON_IsNull(v2)) && cJSON_IsString(rt) && strcmp(rt->valuestring, "default"))
+		v2 = rp;
 	if (rope_scaling_from_hf(v2, c->max_context, &c->rope_scaling, why, sizeof(why))) {
 		seterr(ld, "%s/%s", dir, why);
 		return -1;
 	}
 	/* partial RoPE: the leading partial_rotary_factor of each head */
-	if (partial_rope(ld, dir, root))
+	if (partial_rope(ld, dir, root, rp))
 		return -1;
 	if (jbool(root, "mlp_bias", 0)) {
 		seterr(ld, "%s/config.json: mlp_bias is not supported", dir);
@@ -255,6 +271,8 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 		c->shared_gate = c->shared_ffn != 0;
 	if (cb_arch_uses_oss(desc))
 		return hf_gpt_oss_config(root, c, dir, ld->err, ld->errlen);
+	if (desc->attn == CB_ATTN_GATED_DELTA && hf_delta_config(ld, dir, root))
+		return -1;
 	if (desc->attn == CB_ATTN_MLA && hf_deepseek_config(ld, dir, root))
 		return -1;
 	if (desc->router != CB_ROUTER_SCORED)
@@ -308,7 +326,24 @@ static int load_layer(struct hf_loader *ld, cb_u32 l)
 			return -1;
 		goto mlp;
 	}
-	LD(wq, qd, H, K_MATRIX, COLIBRI_T_WQ);
+	if (cb_layer_is_delta(c, l)) {
+		const struct cb_delta_config *d = &c->delta;
+		cb_u32 vd = d->v_heads * d->v_dim;
+
+		LD(delta.qkv, 2 * d->k_heads * d->k_dim + vd, H, K_MATRIX, COLIBRI_T_DELTA_QKV);
+		LD(delta.z, vd, H, K_MATRIX, COLIBRI_T_DELTA_Z);
+		LD(delta.b, d->v_heads, H, K_MATRIX, COLIBRI_T_DELTA_B);
+		LD(delta.a, d->v_heads, H, K_MATRIX, COLIBRI_T_DELTA_A);
+		LD(delta.conv, 2 * d->k_heads * d->k_dim + vd, d->conv_kernel, K_MATRIX,
+		   COLIBRI_T_DELTA_CONV);
+		LD(delta.decay, 1, d->v_heads, K_VECTOR, COLIBRI_T_DELTA_DECAY);
+		LD(delta.dt_bias, 1, d->v_heads, K_VECTOR, COLIBRI_T_DELTA_DT_BIAS);
+		LD(delta.norm, 1, d->v_dim, K_VECTOR, COLIBRI_T_DELTA_NORM);
+		LD(delta.out, H, vd, K_MATRIX, COLIBRI_T_DELTA_OUT);
+		goto mlp;
+	}
+	/* a gated attention's wq: per head, q then its output gate */
+	LD(wq, c->delta.full_interval ? 2 * qd : qd, H, K_MATRIX, COLIBRI_T_WQ);
 	LD(wk, kvd, H, K_MATRIX, COLIBRI_T_WK);
 	LD(wv, kvd, H, K_MATRIX, COLIBRI_T_WV);
 	LD(wo, H, qd, K_MATRIX, COLIBRI_T_WO);
@@ -376,7 +411,7 @@ struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *
 {
 	struct hf_loader ld = { .q = { CB_PRESET_NONE, CB_QUANT_KEEP }, .err = err, .errlen = errlen };
 	struct hf_model *m = calloc(1, sizeof(*m));
-	char path[PATH_MAX], why[256];
+	char path[PATH_MAX], why[256], name[256];
 	cJSON *root = NULL;
 	char *txt;
 	cb_u32 l;
@@ -424,9 +459,11 @@ struct hf_model *hf_model_load(const char *dir, const struct cb_quant *q, char *
 		seterr(&ld, "%s: out of memory", dir);
 		goto fail;
 	}
-	if (load(&ld, &m->w.embed, "model.embed_tokens.weight", m->cfg.vocab_size,
-		 m->cfg.hidden, K_MATRIX, COLIBRI_T_EMBED, 0) ||
-	    load(&ld, &m->w.final_norm, "model.norm.weight", 1, m->cfg.hidden, K_VECTOR,
+	if (hf_tensor_name(&m->cfg, COLIBRI_T_EMBED, 0, 0, name, sizeof(name)) ||
+	    load(&ld, &m->w.embed, name, m->cfg.vocab_size, m->cfg.hidden, K_MATRIX,
+		 COLIBRI_T_EMBED, 0) ||
+	    hf_tensor_name(&m->cfg, COLIBRI_T_FINAL_NORM, 0, 0, name, sizeof(name)) ||
+	    load(&ld, &m->w.final_norm, name, 1, m->cfg.hidden, K_VECTOR,
 		 COLIBRI_T_FINAL_NORM, 0))
 		goto fail;
 	if (!m->cfg.tied_embeddings &&

@@ -23,7 +23,7 @@ enum st_dtype {
 	ST_OTHER,	/* present in the file but not supported here */
 };
 
-#define ST_MAX_DIMS 4
+#define ST_MAX_DIMS 8	/* a vision tower's conv3d has 5 */
 
 struct st_tensor {
 	char *name;

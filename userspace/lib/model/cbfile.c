@@ -622,6 +622,7 @@ static void *build_head(struct cbfile_writer *w, size_t *len)
 	cb_format_rope_to_file(&w->cfg, &h->rope_scaling);
 	cb_format_ext_to_file(&w->cfg, h);
 	cb_format_mla_to_file(&w->cfg, &h->ext_mla);
+	cb_format_delta_to_file(&w->cfg, &h->ext_delta);
 	for (i = 0; i < w->n; i++) {
 		const struct wslot *s = &w->slots[i];
 

@@ -36,6 +36,7 @@
 
 #include "colibri_format.h"
 #include "quant/quant_preset.h"
+#include "format/cb_role.h"
 
 static const struct {
 	const char *name;	/* llama.cpp's spelling */
@@ -199,9 +200,12 @@ static int preset_type(int p, const struct cb_model_config *cfg, uint32_t role, 
 int cb_quant_choose(const struct cb_quant *q, const struct cb_model_config *cfg,
 		    uint32_t role, uint32_t layer, uint32_t cols, int src_dt)
 {
+	uint32_t rows, rcols, vector;
 	int t;
 
-	if (role == COLIBRI_T_ROUTER || role == COLIBRI_T_SHARED_EXPERT_GATE)
+	/* the router, the shared expert's gate and the f32-only roles stay f32 */
+	if (role == COLIBRI_T_ROUTER || role == COLIBRI_T_SHARED_EXPERT_GATE ||
+	    (cb_role_shape(cfg, role, &rows, &rcols, &vector) && vector))
 		return CB_DT_F32;
 	if (q->preset == CB_PRESET_NONE) {
 		t = q->dtype == CB_QUANT_KEEP ? src_dt : q->dtype;
