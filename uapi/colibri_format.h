@@ -288,7 +288,7 @@ struct colibri_file_mla {
  *	linear_conv_kernel_dim), 2 .. 8.
  * @full_interval: layer l is full (gated) attention when (l + 1) %
  *	@full_interval == 0, else a DeltaNet layer; 2 .. n_layers.
- * @reserved: must be 0.
+ * @flags: COLIBRI_DELTA_F_*; unknown bits must be 0.
  */
 struct colibri_file_delta {
 	__u32 k_heads;
@@ -297,8 +297,18 @@ struct colibri_file_delta {
 	__u32 v_head_dim;
 	__u32 conv_kernel;
 	__u32 full_interval;
-	__u32 reserved;
+	__u32 flags;
 };
+
+/*
+ * The value heads' order (of delta_qkv's v rows, delta_z, delta_b,
+ * delta_a, the conv's v channels, delta_decay, delta_dt_bias and
+ * delta_out's columns): clear, HF's, value head h uses key head
+ * h / (v_heads / k_heads); set, llama.cpp's GGUF (its converter tiles
+ * them), key head h % k_heads.
+ */
+#define COLIBRI_DELTA_F_TILED		0x1u
+#define COLIBRI_DELTA_F_ALL		0x1u
 
 /**
  * struct colibri_file_header - the first COLIBRI_FILE_HEADER_SIZE bytes.

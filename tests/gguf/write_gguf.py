@@ -48,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ref"))
 sys.dont_write_bytecode = True
 import reference  # noqa: E402  (reads HF checkpoints)
+import gguf_qwen35  # noqa: E402  (Qwen3.5-MoE's qwen35moe)
 
 # metadata value types
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
@@ -286,7 +287,7 @@ ARCH = {"LlamaForCausalLM": "llama", "MixtralForCausalLM": "llama",
         "Qwen2MoeForCausalLM": "qwen2moe", "Qwen3MoeForCausalLM": "qwen3moe",
         "OlmoeForCausalLM": "olmoe", "GptOssForCausalLM": "gpt-oss",
         "DeepseekV2ForCausalLM": "deepseek2", "DeepseekV3ForCausalLM": "deepseek2",
-        "Glm4MoeForCausalLM": "glm4moe"}
+        "Glm4MoeForCausalLM": "glm4moe", gguf_qwen35.HF_ARCH: "qwen35moe"}
 
 
 def deepseek_meta(g, cfg, split_kv_b):
@@ -511,6 +512,9 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     cfg, w = reference.load(hfdir)
     hf_arch = cfg["architectures"][0]
     arch = ARCH[hf_arch]
+    q35 = arch == "qwen35moe"
+    if q35:
+        cfg, w = gguf_qwen35.prepare(cfg, w)
     H, L = cfg["hidden_size"], cfg["num_hidden_layers"]
     nh = cfg["num_attention_heads"]
     nkv = cfg.get("num_key_value_heads", nh)
@@ -536,6 +540,8 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
         g.add(arch + ".attention.value_length", U32, hd)
     if glm:
         glm_meta(g, cfg)
+    elif q35:
+        gguf_qwen35.meta(g, cfg, arch + ".")
     elif not ds:
         g.add(arch + ".rope.dimension_count", U32, hd)
     g.add(arch + ".rope.freq_base", F32, float(cfg.get("rope_theta", 10000.0)))
@@ -567,7 +573,8 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     elif ds or glm:
         g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
     else:
-        g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
+        if "intermediate_size" in cfg:    # Qwen3.5 has none
+            g.add(arch + ".feed_forward_length", U32, cfg["intermediate_size"])
         g.add(arch + ".expert_feed_forward_length", U32, cfg["moe_intermediate_size"])
     if cfg.get("shared_expert_intermediate_size"):
         g.add(arch + ".expert_shared_feed_forward_length", U32, cfg["shared_expert_intermediate_size"])
@@ -610,19 +617,22 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     for l in range(L + nextn):
         p, b = "model.layers.%d." % l, "blk.%d." % l
         put(b + "attn_norm.weight", w[p + "input_layernorm.weight"])
+        if q35 and gguf_qwen35.is_linear(cfg, l):
+            gguf_qwen35.delta_layer(put, cfg, w, p, b)
         if ds:
             deepseek_attention(put, cfg, w, p, b, split_kv_b)
             put(b + "ffn_norm.weight", w[p + "post_attention_layernorm.weight"])
             deepseek_ffn(put, w, p, b, E)
             continue
-        q = w[p + "self_attn.q_proj.weight"]
-        k = w[p + "self_attn.k_proj.weight"]
-        if llama:
-            q, k = permute(q, nh), permute(k, nkv)
-        put(b + "attn_q.weight", q)
-        put(b + "attn_k.weight", k)
-        put(b + "attn_v.weight", w[p + "self_attn.v_proj.weight"])
-        put(b + "attn_output.weight", w[p + "self_attn.o_proj.weight"])
+        if p + "self_attn.q_proj.weight" in w:  # not a DeltaNet layer
+            q = w[p + "self_attn.q_proj.weight"]
+            k = w[p + "self_attn.k_proj.weight"]
+            if llama:
+                q, k = permute(q, nh), permute(k, nkv)
+            put(b + "attn_q.weight", q)
+            put(b + "attn_k.weight", k)
+            put(b + "attn_v.weight", w[p + "self_attn.v_proj.weight"])
+            put(b + "attn_output.weight", w[p + "self_attn.o_proj.weight"])
         for x in "qkv":
             if p + "self_attn.%s_proj.bias" % x in w:
                 put(b + "attn_%s.bias" % x, w[p + "self_attn.%s_proj.bias" % x])
@@ -651,7 +661,9 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
             put(b + "ffn_up_exps.bias", gub[:, 1::2], "F32")
             put(b + "ffn_down_exps.bias", w[p + "mlp.experts.down_proj_bias"], "F32")
             continue
-        put(b + "ffn_norm.weight", w[p + "post_attention_layernorm.weight"])
+        # qwen35moe's FFN input norm is "post_attention_norm"
+        put(b + ("post_attention_norm.weight" if q35 else "ffn_norm.weight"),
+            w[p + "post_attention_layernorm.weight"])
         if hf_arch == "MixtralForCausalLM":
             mp, names, router = p + "block_sparse_moe.", ("w1", "w3", "w2"), "gate"
         else:

@@ -214,6 +214,13 @@ CONFIGS["qwen3_moe_k"] = dict(CONFIGS["qwen3_moe"], hidden_size=256, intermediat
 # plain RoPE), two value heads per key head in the DeltaNet layers, every
 # layer MoE with a gated shared expert, the MTP head real checkpoints ship
 # (mtp.*, not used by the text forward pass), zero-centred RMSNorms.
+# rms_norm_eps is 1e-2, not the real 1e-6: a DeltaNet head's gated RMSNorm
+# normalises S^T q, near zero where a random model's q and k are unaligned,
+# and at 1e-6 this small checkpoint is chaotic (0.4 % noise on the
+# embedding moves the reference's logits by a median 0.075 of the largest,
+# 0.020 at 1e-2, against 0.010 for glm4_moe's).  qwen3_5_moe_eqheads: as
+# many value heads as key heads (GGUF keeps HF's head order: its quantized
+# files are bitwise HF's, tests/gguf).
 _QWEN35_TEXT = {
     "model_type": "qwen3_5_moe_text", "vocab_size": 300, "hidden_size": 64,
     "num_hidden_layers": 8,
@@ -223,7 +230,7 @@ _QWEN35_TEXT = {
     "linear_key_head_dim": 16, "linear_value_head_dim": 16, "linear_num_key_heads": 2,
     "linear_num_value_heads": 4, "num_experts": 8, "num_experts_per_tok": 2,
     "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64,
-    "rms_norm_eps": 1e-6, "max_position_embeddings": 2048, "hidden_act": "silu",
+    "rms_norm_eps": 1e-2, "max_position_embeddings": 2048, "hidden_act": "silu",
     "tie_word_embeddings": False, "mtp_num_hidden_layers": 1,
     "rope_parameters": {"rope_type": "default", "rope_theta": 10000000.0,
                         "partial_rotary_factor": 0.25, "mrope_section": [11, 11, 10],
@@ -247,6 +254,8 @@ CONFIGS["qwen3_5_moe"] = {
 CONFIGS["qwen3_5_moe_vm"] = dict(CONFIGS["qwen3_5_moe"], text_config=dict(
     _QWEN35_TEXT, num_hidden_layers=4,
     layer_types=["linear_attention"] * 3 + ["full_attention"]))
+CONFIGS["qwen3_5_moe_eqheads"] = dict(CONFIGS["qwen3_5_moe"], text_config=dict(
+    _QWEN35_TEXT, linear_num_key_heads=4, linear_num_value_heads=4))
 QWEN3_5_MOE = "Qwen3_5MoeForConditionalGeneration"
 
 

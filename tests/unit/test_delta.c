@@ -107,8 +107,8 @@ static void test_config_refusals(void)
 	c.delta.v_dim = CB_MAX_DELTA_HEAD_DIM + 1;
 	CB_CHECK(refused(&c, "linear_value_head_dim 257"), "v_dim past the limit");
 	c = tm.cfg;
-	c.delta.reserved = 1;
-	CB_CHECK(refused(&c, "delta reserved"), "reserved word");
+	c.delta.flags = 2;
+	CB_CHECK(refused(&c, "delta flags 2 has unknown bits"), "unknown flag");
 	c = tm.cfg;
 	c.qk_norm = CB_QK_NORM_NONE;
 	CB_CHECK(refused(&c, "per-head q/k norm"), "no q/k norm");

@@ -525,6 +525,77 @@ TEST(glm_generates_through_the_device)
 }
 
 /*
+ * A Qwen3.5-shaped model (Gated DeltaNet layers with a recurrent state per
+ * session, a gated full-attention layer) generates through /dev/colibri as
+ * in process, in f32 and q8_0; then two processes share it, each its own
+ * prompt at once (one engine's two slots when batch_slots allows: the
+ * states must not mix), each getting the in-process logits bit for bit.
+ */
+TEST(qwen3_5_generates_and_two_processes_share_it)
+{
+	static const char *const fx[2] = { "qwen3_5_moe_vm-f32", "qwen3_5_moe_vm-q8_0" };
+	int fd = colibri_dev_open(), i, st, pfd[2];
+	struct colibri_attach a;
+	uint32_t toks[2][N_TOK];
+	float *ref[2];
+	char path[4096];
+	pid_t pids[2];
+
+	ASSERT_LE(0, fd);
+	generates_through_the_device(_metadata, fd, fx[0], "q35", path, sizeof(path));
+	ASSERT_EQ(0, colibri_dev_unload(fd, "q35", 0));
+	generates_through_the_device(_metadata, fd, fx[1], "q35", path, sizeof(path));
+	{
+		int s = colibri_dev_open();
+
+		ASSERT_EQ(0, colibri_dev_attach(s, "q35", 64, 0, &a));
+		close(s);
+	}
+	for (i = 0; i < 2; i++) {
+		ref[i] = calloc(a.vocab_size, sizeof(float));
+		ASSERT_NE(NULL, ref[i]);
+		test_tokens(toks[i], N_TOK, a.vocab_size, 40 + i);
+		ASSERT_EQ(0, user_logits(path, toks[i], N_TOK, ref[i], 64));
+	}
+	EXPECT_NE(0, memcmp(ref[0], ref[1], a.vocab_size * sizeof(float)));
+	ASSERT_EQ(0, pipe(pfd));
+	for (i = 0; i < 2; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i]) {
+			int s = colibri_dev_open(), r = 0;
+			float *kl = calloc(a.vocab_size, sizeof(float));
+
+			if (s < 0 || !kl || colibri_dev_attach(s, "q35", 64, 0, NULL))
+				_exit(20);
+			if (write(pfd[1], "a", 1) != 1)
+				_exit(21);
+			usleep(300 * 1000);	/* both attached before either computes */
+			for (int rep = 0; rep < 3 && !r; rep++) {
+				if (submit(s, toks[i], N_TOK, COLIBRI_SUBMIT_LOGITS |
+					   COLIBRI_SUBMIT_RESET, kl, a.vocab_size, NULL))
+					r = 22;
+				else if (memcmp(kl, ref[i], a.vocab_size * sizeof(float)))
+					r = 23;
+			}
+			_exit(r);
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		char c;
+
+		ASSERT_EQ(1, read(pfd[0], &c, 1));
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &st, 0));
+		EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("child %d (22: submit, 23: logits)", i);
+		free(ref[i]);
+	}
+	EXPECT_EQ(0, colibri_dev_unload(fd, "q35", 0));
+	close(fd);
+}
+
+/*
  * A DeepSeek-shaped model (MLA, sigmoid group-limited routing) generates
  * through /dev/colibri (generates_through_the_device()), and the session's
  * KV cache is the latent one (its arena is smaller than a full K/V cache

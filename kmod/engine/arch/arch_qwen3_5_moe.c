@@ -33,6 +33,21 @@ static const struct cb_arch_name hf_names[] = {
 	{ 0, CB_NULL },
 };
 
+/* llama.cpp's qwen35moe (userspace/lib/import/gguf_delta.c) */
+static const struct cb_arch_name gguf_names[] = {
+	{ COLIBRI_T_FFN_NORM, "post_attention_norm.weight" },
+	{ COLIBRI_T_DELTA_QKV, "attn_qkv.weight" },
+	{ COLIBRI_T_DELTA_Z, "attn_gate.weight" },
+	{ COLIBRI_T_DELTA_B, "ssm_beta.weight" },
+	{ COLIBRI_T_DELTA_A, "ssm_alpha.weight" },
+	{ COLIBRI_T_DELTA_CONV, "ssm_conv1d.weight" },
+	{ COLIBRI_T_DELTA_DECAY, "ssm_a" },
+	{ COLIBRI_T_DELTA_DT_BIAS, "ssm_dt.bias" },
+	{ COLIBRI_T_DELTA_NORM, "ssm_norm.weight" },
+	{ COLIBRI_T_DELTA_OUT, "ssm_out.weight" },
+	{ 0, CB_NULL },
+};
+
 static const struct cb_arch_hf_key hf_config[] = {
 	{ "moe_intermediate_size", CB_HF_REQ, CB_HF_FIELD(expert_ffn), 0 },
 	{ "num_experts", CB_HF_REQ, CB_HF_FIELD(n_experts), 0 },
@@ -57,6 +72,7 @@ const struct cb_arch_desc cb_arch_qwen3_5_moe = {
 	.gguf_rope = CB_ROPE_NEOX,
 	.gguf_norm_topk = 1,
 	.gguf_expert_ffn_key = "expert_feed_forward_length",
+	.gguf_names = gguf_names,
 	.hf_prefix = "model.language_model.",
 	.hf_norm_centred = 1,
 	.hf_add_bos = 0,

@@ -9,6 +9,9 @@
 #include "format/cb_role.h"
 #include "core/cb_why.h"
 
+CB_STATIC_ASSERT(CB_DELTA_F_TILED == COLIBRI_DELTA_F_TILED && CB_DELTA_F_ALL == COLIBRI_DELTA_F_ALL,
+		 "the engine's DeltaNet flags are uapi's");
+
 #define DELTA_FAIL(...) cb_why(why, whylen, -CB_EINVAL, "config: " __VA_ARGS__)
 
 int cb_delta_config_check(const struct cb_model_config *c, char *why, cb_u32 whylen)
@@ -24,8 +27,8 @@ int cb_delta_config_check(const struct cb_model_config *c, char *why, cb_u32 why
 				return DELTA_FAIL("Gated DeltaNet word %u set for %s", i, a->name);
 		return 0;
 	}
-	if (d->reserved)
-		return DELTA_FAIL("delta reserved is not zero");
+	if (d->flags & ~CB_DELTA_F_ALL)
+		return DELTA_FAIL("delta flags %u has unknown bits", d->flags);
 	if (d->full_interval < 2 || d->full_interval > c->n_layers)
 		return DELTA_FAIL("full_attention_interval %u outside 2..n_layers %u",
 				  d->full_interval, c->n_layers);
@@ -111,7 +114,7 @@ void cb_delta_config_from_words(struct cb_delta_config *d, const cb_u32 *w)
 	d->v_dim = w[3];
 	d->conv_kernel = w[4];
 	d->full_interval = w[5];
-	d->reserved = w[6];
+	d->flags = w[6];
 }
 
 void cb_delta_config_to_words(const struct cb_delta_config *d, cb_u32 *w)
@@ -122,7 +125,7 @@ void cb_delta_config_to_words(const struct cb_delta_config *d, cb_u32 *w)
 	w[3] = d->v_dim;
 	w[4] = d->conv_kernel;
 	w[5] = d->full_interval;
-	w[6] = d->reserved;
+	w[6] = d->flags;
 }
 
 void cb_format_delta_to_file(const struct cb_model_config *c, struct colibri_file_delta *f)
@@ -136,5 +139,5 @@ void cb_format_delta_to_file(const struct cb_model_config *c, struct colibri_fil
 	f->v_head_dim = w[3];
 	f->conv_kernel = w[4];
 	f->full_interval = w[5];
-	f->reserved = w[6];
+	f->flags = w[6];
 }

@@ -148,8 +148,12 @@ struct cb_delta_config {
 	cb_u32 v_dim;			/* a value head */
 	cb_u32 conv_kernel;		/* the causal convolution's taps */
 	cb_u32 full_interval;		/* every full_interval-th layer attends fully */
-	cb_u32 reserved;
+	cb_u32 flags;			/* CB_DELTA_F_* (uapi's COLIBRI_DELTA_F_*) */
 };
+
+/* value head h uses key head h % k_heads (GGUF's order), not h / (v_heads / k_heads) */
+#define CB_DELTA_F_TILED	0x1u
+#define CB_DELTA_F_ALL		0x1u
 
 /*
  * RoPE frequency scaling (uapi struct colibri_file_rope_scaling, same

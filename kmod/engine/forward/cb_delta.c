@@ -196,11 +196,12 @@ static void recur_chunk(void *arg, int c)
 	const struct cb_delta_config *d = &e->cfg.delta;
 	int nv = (int)d->v_heads, dk = (int)d->k_dim, dv = (int)d->v_dim;
 	int Kd = (int)(d->k_heads * d->k_dim), grp = (int)(d->v_heads / d->k_heads);
-	int r, r1, j0, j1, j, i, m;
+	int tiled = !!(d->flags & CB_DELTA_F_TILED), r, r1, j0, j1, j, i, m;
 
 	cb_plan_chunk(&e->pl, c, &r, &r1, &j0, &j1);
 	for (; r < r1; r++) {
-		int h = r % nv, hk = h / grp;
+		/* the key head of value head h: HF's groups, or GGUF's tiles */
+		int h = r % nv, hk = tiled ? h % (int)d->k_heads : h / grp;
 		cb_u32 s = e->dn_slots[r / nv];
 		const cb_u32 *run = e->dn_run + e->dn_start[s];
 		int m0 = e->dn_round * e->dn_tb;

@@ -29,6 +29,7 @@
 #include "import/gguf.h"
 #include "import/gguf_gpt_oss.h"
 #include "import/gguf_deepseek.h"
+#include "import/gguf_delta.h"
 #include "import/gguf_loader.h"
 #include "import/gguf_names.h"
 #include "import/gguf_scored.h"
@@ -135,6 +136,8 @@ static int parse_config(struct gloader *ld)
 	if (a->attn == CB_ATTN_MLA && gguf_deepseek_config(ld, &kl))
 		return -1;
 	if (a->router == CB_ROUTER_SCORED && c->n_experts && gguf_scored_config(ld, gating))
+		return -1;
+	if (a->attn == CB_ATTN_GATED_DELTA && gguf_delta_config(ld))
 		return -1;
 	if (cb_is_mla(c))
 		goto heads;	/* MLA's head dims: gguf_deepseek_config() */
@@ -369,7 +372,23 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 			return -1;
 		goto ffn;
 	}
-	LD(wq, COLIBRI_T_WQ, qd, H, 0);
+	if (cb_layer_is_delta(c, l)) {
+		const struct cb_delta_config *d = &c->delta;
+		cb_u32 vd = d->v_heads * d->v_dim, cd = 2 * d->k_heads * d->k_dim + vd;
+
+		LD(delta.qkv, COLIBRI_T_DELTA_QKV, cd, H, 0);
+		LD(delta.z, COLIBRI_T_DELTA_Z, vd, H, 0);
+		LD(delta.b, COLIBRI_T_DELTA_B, d->v_heads, H, 0);
+		LD(delta.a, COLIBRI_T_DELTA_A, d->v_heads, H, 0);
+		LD(delta.conv, COLIBRI_T_DELTA_CONV, cd, d->conv_kernel, 0);
+		LD(delta.decay, COLIBRI_T_DELTA_DECAY, 1, d->v_heads, 1);
+		LD(delta.dt_bias, COLIBRI_T_DELTA_DT_BIAS, 1, d->v_heads, 1);
+		LD(delta.norm, COLIBRI_T_DELTA_NORM, 1, d->v_dim, 1);
+		LD(delta.out, COLIBRI_T_DELTA_OUT, H, vd, 0);
+		goto ffn;
+	}
+	/* a gated attention's attn_q: per head, q then its output gate */
+	LD(wq, COLIBRI_T_WQ, c->delta.full_interval ? 2 * qd : qd, H, 0);
 	LD(wk, COLIBRI_T_WK, kvd, H, 0);
 	LD(wv, COLIBRI_T_WV, kvd, H, 0);
 	LD(wo, COLIBRI_T_WO, H, qd, 0);
