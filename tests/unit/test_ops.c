@@ -634,6 +634,60 @@ static void run_pv(int level)
 	CB_CHECK(bad == 0, "%s pv_f32: %d shapes not bit-identical to axpy_f32", cb_isa_names[ops->level], bad);
 }
 
+/*
+ * delta_step_f32 (a DeltaNet token, cb_delta.c) against the scalar table's,
+ * bitwise: column counts around the vector and block sizes (tails of one
+ * vector and of scalars), 1, 16 and 128 rows, rows with a gap after the
+ * columns that must stay untouched, three tokens one after another (the
+ * state carried), decays of 1 and below.
+ */
+static void run_delta(int level)
+{
+	static const int ns[] = { 1, 3, 4, 15, 16, 17, 31, 32, 48, 63, 64, 65, 100, 128 };
+	static const int ks[] = { 1, 16, 128 };
+	const struct cb_isa_ops *ops = cb_test_variant(level);
+	int ni, ki, t, bad = 0;
+
+	if (!ops)
+		return;
+	for (ni = 0; ni < (int)CB_ARRAY_SIZE(ns); ni++)
+		for (ki = 0; ki < (int)CB_ARRAY_SIZE(ks); ki++) {
+			int n = ns[ni], k = ks[ki], ld = n + 5;
+			float *s1 = malloc(sizeof(float) * k * ld), *s2 = malloc(sizeof(float) * k * ld);
+			float *kk = malloc(sizeof(float) * k), *q = malloc(sizeof(float) * k);
+			float *v = malloc(sizeof(float) * n), *o1 = malloc(sizeof(float) * (n + 1));
+			float *o2 = malloc(sizeof(float) * (n + 1)), *tmp = malloc(sizeof(float) * n);
+
+			fill(s1, k * ld, 1.0f);
+			memcpy(s2, s1, sizeof(float) * k * ld);
+			for (t = 0; t < 3; t++) {
+				float dec = t ? 0.9f + 0.05f * rndf() : 1.0f, beta = 0.5f + 0.4f * rndf();
+
+				fill(kk, k, 0.3f);
+				fill(q, k, 0.3f);
+				fill(v, n, 1.0f);
+				fill(o1, n + 1, 1.0f);
+				memcpy(o2, o1, sizeof(float) * (n + 1));
+				cb_isa_scalar.delta_step_f32(s1, (cb_size)ld, k, n, kk, q, v, dec, beta,
+							     o1, tmp);
+				ops->delta_step_f32(s2, (cb_size)ld, k, n, kk, q, v, dec, beta, o2, tmp);
+				if (memcmp(s1, s2, sizeof(float) * k * ld) ||
+				    memcmp(o1, o2, sizeof(float) * (n + 1)))
+					bad++;
+			}
+			free(s1);
+			free(s2);
+			free(kk);
+			free(q);
+			free(v);
+			free(o1);
+			free(o2);
+			free(tmp);
+		}
+	CB_CHECK(bad == 0, "%s delta_step_f32: %d shapes not bit-identical to scalar",
+		 cb_isa_names[ops->level], bad);
+}
+
 static void test_scalar_pv(void)
 {
 	int bad = pv_bad(&cb_isa_scalar);
@@ -737,6 +791,7 @@ static const struct cb_variant_test variant_tests[] = {
 	{ "quantize_q8_0_bytes", run_quantize },
 	{ "axpy", run_axpy },
 	{ "pv", run_pv },
+	{ "delta_step", run_delta },
 };
 
 /* The selection follows the preference list and the cap. */

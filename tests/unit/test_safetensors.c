@@ -118,7 +118,7 @@ static void test_bad_header_fields_refused(void)
 		"{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],"
 		"\"data_offsets\":[0,0]}}",
 		"{\"a\":{\"dtype\":\"Q9\",\"shape\":[2,3],\"data_offsets\":[0,24]}}",
-		"{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,6],\"data_offsets\":[0,24]}}",
+		"{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,6],\"data_offsets\":[0,24]}}",
 		"{\"a\":{\"dtype\":\"F32\",\"shape\":\"6\",\"data_offsets\":[0,24]}}",
 		"{\"a\":{\"dtype\":\"F32\",\"shape\":[2,3]}}",
 		"[1,2,3]",

@@ -16,6 +16,7 @@
 
 #include "arch/cb_arch.h"
 #include "arch/cb_gpt_oss.h"
+#include "arch/cb_delta.h"
 #include "model/cbfile.h"
 #include "cli.h"
 #include "import/gguf.h"
@@ -91,6 +92,21 @@ static void describe_tokenizer(const char *json, size_t len, struct tok_desc *d)
 	cJSON_Delete(root);
 }
 
+/*
+ * What one session costs at a context of @ctx (the model's, at most 32k):
+ * its engine's arena, one sequence of batches of 64 (KV cache or
+ * recurrent state, and scratch).  0 if the engine refuses the shape.
+ */
+#define SESSION_BATCH 64
+static uint64_t session_bytes(const struct cb_model_config *c, uint32_t *ctx)
+{
+	struct cb_engine_params p = { .max_batch_tokens = SESSION_BATCH, .n_seqs = 1 };
+
+	*ctx = c->max_context && c->max_context < 32768 ? c->max_context : 32768;
+	p.max_context = *ctx;
+	return cb_engine_arena_size(c, &p);
+}
+
 static void print_text(const char *path, const char *name, const char *arch_name,
 		       const struct cb_model_config *c, const struct dtype_stat *ds,
 		       uint64_t n_tensors, uint64_t weight_bytes, uint64_t file_bytes,
@@ -155,6 +171,25 @@ static void print_text(const char *path, const char *name, const char *arch_name
 		printf("routing:      %s%s, %s, scale %g\n", m->score_func ? "sigmoid" : "softmax",
 		       m->sel_bias ? " with selection bias" : "", groups,
 		       m->route_scale_bits ? f32_of(m->route_scale_bits) : 1.0);
+	}
+	if (cb_has_delta(c)) {
+		const struct cb_delta_config *d = &c->delta;
+		uint32_t nd = 0;
+
+		for (l = 0; l < c->n_layers; l++)
+			nd += cb_layer_is_delta(c, l);
+		printf("delta:        %u of %u layers Gated DeltaNet: %u key heads of %u, %u value "
+		       "heads of %u (%s order), conv %u; %.1f KiB of state a session (kept twice)\n", nd,
+		       c->n_layers, d->k_heads, d->k_dim, d->v_heads, d->v_dim,
+		       d->flags & CB_DELTA_F_TILED ? "tiled" : "grouped", d->conv_kernel,
+		       cb_delta_state_floats(c) * 4.0 / 1024);
+	}
+	{
+		uint32_t ctx;
+		uint64_t sb = session_bytes(c, &ctx);
+
+		printf("session:      %.1f MiB at a context of %u (one sequence, batches of %d)\n",
+		       sb / 1048576.0, ctx, SESSION_BATCH);
 	}
 	printf("tensors:      %llu, %llu bytes of weights; %llu bytes on disk\n",
 	       (unsigned long long)n_tensors, (unsigned long long)weight_bytes,
@@ -254,7 +289,27 @@ static void print_json(const char *path, const char *name, const char *arch_name
 		add_routing(x, &c->mla);
 		cJSON_AddItemToObject(o, "routing", x);
 	}
+	if (cb_has_delta(c)) {
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(x, "linear_num_key_heads", c->delta.k_heads);
+		cJSON_AddNumberToObject(x, "linear_num_value_heads", c->delta.v_heads);
+		cJSON_AddNumberToObject(x, "linear_key_head_dim", c->delta.k_dim);
+		cJSON_AddNumberToObject(x, "linear_value_head_dim", c->delta.v_dim);
+		cJSON_AddNumberToObject(x, "linear_conv_kernel_dim", c->delta.conv_kernel);
+		cJSON_AddNumberToObject(x, "full_attention_interval", c->delta.full_interval);
+		cJSON_AddBoolToObject(x, "tiled", !!(c->delta.flags & CB_DELTA_F_TILED));
+		cJSON_AddNumberToObject(x, "state_bytes", (double)cb_delta_state_floats(c) * 4);
+		cJSON_AddItemToObject(o, "delta", x);
+	}
 	cJSON_AddNumberToObject(o, "max_context", c->max_context);
+	{
+		uint32_t ctx;
+		uint64_t sb = session_bytes(c, &ctx);
+
+		cJSON_AddNumberToObject(o, "session_context", ctx);
+		cJSON_AddNumberToObject(o, "session_bytes", (double)sb);
+	}
 	cJSON_AddNumberToObject(o, "n_tensors", (double)n_tensors);
 	cJSON_AddNumberToObject(o, "weight_bytes", (double)weight_bytes);
 	cJSON_AddNumberToObject(o, "file_bytes", (double)file_bytes);

@@ -78,7 +78,7 @@ static int is_norm(uint32_t role)
 	return role == COLIBRI_T_FINAL_NORM || role == COLIBRI_T_ATTN_NORM ||
 	       role == COLIBRI_T_FFN_NORM || role == COLIBRI_T_Q_NORM ||
 	       role == COLIBRI_T_K_NORM || role == COLIBRI_T_MLA_Q_A_NORM ||
-	       role == COLIBRI_T_MLA_KV_A_NORM;
+	       role == COLIBRI_T_MLA_KV_A_NORM || role == COLIBRI_T_DELTA_NORM;
 }
 
 /* ---- the random weights, as a tensor source (convert/tensor_source.h) ---- */
@@ -94,7 +94,10 @@ static int synth_find(void *ctx, uint32_t index, const struct cb_format_slot *s,
 	return 0;
 }
 
-/* Norm weights are 1; everything else uniform with a std of SYNTH_STD. */
+/*
+ * Norm weights are 1, a DeltaNet's decay rates -1 (A_log 0: a decaying
+ * state); everything else uniform with a std of SYNTH_STD.
+ */
 static void synth_rows(void *ctx, const struct cb_format_slot *s, const struct tsrc_slot *t,
 		       const void *made, uint64_t first, uint64_t n, float *dst)
 {
@@ -102,9 +105,9 @@ static void synth_rows(void *ctx, const struct cb_format_slot *s, const struct t
 	uint32_t i;
 
 	for (r = 0; r < n; r++, dst += s->cols) {
-		if (is_norm(s->role))
+		if (is_norm(s->role) || s->role == COLIBRI_T_DELTA_DECAY)
 			for (i = 0; i < s->cols; i++)
-				dst[i] = 1.0f;
+				dst[i] = s->role == COLIBRI_T_DELTA_DECAY ? -1.0f : 1.0f;
 		else
 			fill_row(dst, s->cols, mix64(t->key ^ mix64(first + r)), SYNTH_STD);
 	}
@@ -138,6 +141,7 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 	int blocks = !o->q.preset && cb_dtype_block((cb_u32)o->dtype) > 1;
 	const struct cb_arch_desc *a = cb_arch_of((cb_u32)o->arch);
 	int ds = a->attn == CB_ATTN_MLA, dense = a->ffn == CB_FFN_DENSE;
+	int delta = a->attn == CB_ATTN_GATED_DELTA;
 	int scored = a->router == CB_ROUTER_SCORED;
 	int oss = cb_arch_uses_oss(a);
 	char buf[200];
@@ -148,8 +152,11 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 		why = "--hidden, --layers, --heads, --ffn and --vocab are required and > 0";
 	else if (o->layers > CB_MAX_LAYERS)
 		why = "--layers is above the engine's limit of 256";
-	else if (o->head_dim && !oss)
-		why = "--head-dim is a gpt_oss option (elsewhere it is hidden / heads)";
+	else if (o->head_dim && !oss && !delta)
+		why = "--head-dim is a gpt_oss and qwen3_5_moe option (elsewhere hidden / heads)";
+	else if (!delta && (o->delta.k_heads >= 0 || o->delta.v_heads >= 0 ||
+			    o->delta.head_dim >= 0 || o->delta.conv >= 0 || o->delta.interval >= 0))
+		why = "the Gated DeltaNet options are for qwen3_5_moe";
 	else if (!ds && !o->head_dim && o->hidden % o->heads)
 		why = "--heads does not divide --hidden";
 	else if (!ds && (o->head_dim ? o->head_dim : o->hidden / o->heads) % 2)
@@ -221,6 +228,8 @@ static int synth_config(const struct synth_opts *o, struct cb_model_config *c)
 		why = synth_deepseek_config(o, c);
 	if (!why && scored)
 		why = synth_scored_config(o, c, buf, sizeof(buf));
+	if (!why && delta)
+		why = synth_delta_config(o, c, buf, sizeof(buf));
 	if (why) {
 		fprintf(stderr, "colibri synth: bad shape: %s\n", why);
 		return -1;
@@ -257,7 +266,9 @@ static void synth_usage(FILE *f)
 		"          --dense-ffn F --routed-scale X (scored routers; --n-group 1: none;\n");
 	synth_scored_usage(f);
 	fprintf(f,
-		"          GLM's heads rotate their leading half)]\n"
+		"          GLM's heads rotate their leading half)]\n");
+	synth_delta_usage(f);
+	fprintf(f,
 		"         [--quant T] [--seed S] [--context N]\n"
 		"         [--name NAME] [--threads N] [--tokenizer tokenizer.json]\n"
 		"         -o OUT.colibri\n"
@@ -313,6 +324,11 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		{ "dense-layers", required_argument, NULL, 0x2008 },
 		{ "dense-ffn", required_argument, NULL, 0x2009 },
 		{ "routed-scale", required_argument, NULL, 0x200a },
+		{ "linear-k-heads", required_argument, NULL, 0x200b },
+		{ "linear-v-heads", required_argument, NULL, 0x200c },
+		{ "linear-head-dim", required_argument, NULL, 0x200d },
+		{ "conv-kernel", required_argument, NULL, 0x200e },
+		{ "full-interval", required_argument, NULL, 0x200f },
 		CLI_OPTION_THREADS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -353,6 +369,11 @@ static int synth_parse(int argc, char **argv, struct synth_opts *o)
 		case 0x2007: num = &o->mla.shared_experts; break;
 		case 0x2008: num = &o->mla.dense_layers; break;
 		case 0x2009: num = &o->mla.dense_ffn; break;
+		case 0x200b: num = &o->delta.k_heads; break;
+		case 0x200c: num = &o->delta.v_heads; break;
+		case 0x200d: num = &o->delta.head_dim; break;
+		case 0x200e: num = &o->delta.conv; break;
+		case 0x200f: num = &o->delta.interval; break;
 		case 0x200a:
 			if (cli_double("synth", "--routed-scale", optarg, 1e-6, 1e6,
 				       &o->mla.routed_scale))
@@ -447,7 +468,8 @@ static char *synth_tokenizer(const struct synth_opts *o, struct cbfile_meta *met
 int cmd_synth(int argc, char **argv)
 {
 	struct synth_opts o = { .arch = -1, .dtype = CB_DT_Q8_0, .q = { 0, CB_DT_Q8_0 }, .seed = 1,
-				.context = 4096, .window = 128, .mla = SYNTH_MLA_UNSET };
+				.context = 4096, .window = 128, .mla = SYNTH_MLA_UNSET,
+				.delta = SYNTH_DELTA_UNSET };
 	struct cb_model_config cfg;
 	struct cbfile_meta meta = { .bos_id = -1, .eos_id = -1, .pad_id = -1 };
 	struct cbfile_writer *w = NULL;

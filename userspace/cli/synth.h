@@ -24,6 +24,13 @@ struct synth_mla_opts {
 
 #define SYNTH_MLA_UNSET { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, NAN }
 
+/* Gated DeltaNet's options (qwen3_5_moe); -1: the default */
+struct synth_delta_opts {
+	long k_heads, v_heads, head_dim, conv, interval;
+};
+
+#define SYNTH_DELTA_UNSET { -1, -1, -1, -1, -1 }
+
 struct synth_opts {
 	const char *out, *name, *tokenizer;
 	int arch;
@@ -33,6 +40,7 @@ struct synth_opts {
 	struct cb_quant q;	/* --quant: a type or a preset */
 	uint64_t seed;
 	struct synth_mla_opts mla;
+	struct synth_delta_opts delta;
 };
 
 /* Row scratch is on the stack: no matrix row is longer than this. */
@@ -68,5 +76,18 @@ const char *synth_scored_config(const struct synth_opts *o, struct cb_model_conf
 
 /* synth_scored_usage() - the routing options' defaults, from the arch tables. */
 void synth_scored_usage(FILE *f);
+
+/*
+ * synth_delta_config() - the Gated DeltaNet part of @c (qwen3_5_moe): its
+ * heads, convolution and layer pattern from the options or Qwen3.5's
+ * ratios, the quarter of each attention head RoPE rotates, then the
+ * engine's own config check.
+ * Return: NULL, or why the shape is refused (@why: @len bytes).
+ */
+const char *synth_delta_config(const struct synth_opts *o, struct cb_model_config *c,
+			       char *why, size_t len);
+
+/* synth_delta_usage() - its options and defaults. */
+void synth_delta_usage(FILE *f);
 
 #endif /* COLIBRI_CLI_SYNTH_H */

@@ -68,7 +68,7 @@ int cb_delta_check_layer(const struct cb_model_config *c, const struct cb_layer_
 /*
  * Floats of one slot's state in one bank, and the offset of layer @l's
  * part in it (its convolution's (conv_kernel - 1) x conv_dim inputs, then
- * v_heads states of v_dim x k_dim: column j of S, over k, contiguous).
+ * v_heads states of k_dim rows of v_dim).
  * 0 for a model without DeltaNet layers.
  */
 cb_u64 cb_delta_state_floats(const struct cb_model_config *c);

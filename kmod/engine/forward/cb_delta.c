@@ -15,9 +15,9 @@
  *   prep     q, k L2-normalised per head (eps 1e-6), q / sqrt(k_dim);
  *            beta = sigmoid(b); decay = exp(-exp(A_log) softplus(a + dt_bias))
  *   rounds   the delta rule, token after token of each slot: per value
- *            head h and column j of its state (over k),
- *              s_j = decay s_j;  d = beta (v_j - s_j . k);
- *              s_j += d k;       o_j = s_j . q
+ *            head h and column j of its state S (k_dim x v_dim),
+ *              S_j = decay S_j;  d = beta (v_j - S_j . k);
+ *              S_j += d k;       o_j = S_j . q
  *            chunks are (slot, head) rows cut into columns, a round covers
  *            dn_tb tokens of every slot, so a long prefill is many rounds
  *   norm     o = rmsnorm(o) * norm * silu(z), per head
@@ -28,8 +28,9 @@
  * same recurrence reordered; tests/ref checks the two agree.  On a CPU the
  * recurrence is about 4 k_dim multiply-adds per state column and token
  * (0.06 GFLOP a token for Qwen3.5-35B-A3B against 6 for its projections and
- * experts), each state column is independent, and a head's state stays in
- * the cache while a round runs through its tokens.
+ * experts), each state column is independent (a vector of them at a time:
+ * the ISA table's delta_step_f32), and a head's state (64 KiB at 128 x 128) stays in the cache while a round runs
+ * through its tokens.
  *
  * Columns never interact, and every column's operations are the same
  * whatever the cut, the round length or the ISA: results never depend on
@@ -40,10 +41,10 @@
 #include "arch/cb_delta.h"
 #include "ops/cb_math.h"
 
-/* per (token, state column): 4 k_dim multiply-adds, at axpy's cost */
-#define PS_COLUMN(dk) ((cb_u64)(dk) * 4 * CB_PS_AXPY)
-/* columns a round's chunk should hold at least */
-#define MIN_COLUMNS 8
+/* a piece of a head's state: columns, a whole number of vectors */
+#define PIECE 16
+/* pieces a round's chunk should hold at least */
+#define MIN_PIECES 4
 
 /* This layer's part of slot @s's bank @bank. */
 static float *layer_state(const struct cb_engine *e, cb_u32 s, int bank)
@@ -189,16 +190,26 @@ static void prep_chunk(void *arg, int c)
 	}
 }
 
-/* rounds: (slot, value head) rows, cut into state columns */
+/*
+ * rounds: (slot, value head) rows, cut into columns of the state (a head's
+ * S is k_dim rows of v_dim, a column j of S is the state of v's j-th
+ * element): per token, every row decayed and read against k (kv = S^T k),
+ * then corrected by the delta and read against q.  A column's sums run
+ * over the rows in order whatever the cut.
+ */
 static void recur_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
 	const struct cb_delta_config *d = &e->cfg.delta;
 	int nv = (int)d->v_heads, dk = (int)d->k_dim, dv = (int)d->v_dim;
 	int Kd = (int)(d->k_heads * d->k_dim), grp = (int)(d->v_heads / d->k_heads);
-	int tiled = !!(d->flags & CB_DELTA_F_TILED), r, r1, j0, j1, j, i, m;
+	int tiled = !!(d->flags & CB_DELTA_F_TILED), r, r1, j0, j1, n, j, i, m;
+	float kv[CB_MAX_DELTA_HEAD_DIM];
 
 	cb_plan_chunk(&e->pl, c, &r, &r1, &j0, &j1);
+	j0 *= PIECE;
+	j1 = CB_MIN(dv, j1 * PIECE);
+	n = j1 - j0;
 	for (; r < r1; r++) {
 		/* the key head of value head h: HF's groups, or GGUF's tiles */
 		int h = r % nv, hk = tiled ? h % (int)d->k_heads : h / grp;
@@ -207,7 +218,7 @@ static void recur_chunk(void *arg, int c)
 		int m0 = e->dn_round * e->dn_tb;
 		int m1 = CB_MIN((int)e->dn_len[s], m0 + e->dn_tb);
 		cb_size st = (cb_size)(d->conv_kernel - 1) * e->dn_conv_dim +
-			     (cb_size)h * dv * dk;
+			     (cb_size)h * dk * dv + j0;
 		float *S = layer_state(e, s, !e->dn_bank[s]) + st;
 
 		if (m0 >= m1)
@@ -217,31 +228,21 @@ static void recur_chunk(void *arg, int c)
 			const float *old = fresh(e, s) ? CB_NULL :
 					   layer_state(e, s, e->dn_bank[s]) + st;
 
-			for (i = j0 * dk; i < j1 * dk; i++)
-				S[i] = old ? old[i] : 0.0f;
+			for (i = 0; i < dk; i++)
+				for (j = 0; j < n; j++)
+					S[(cb_size)i * dv + j] = old ? old[(cb_size)i * dv + j] : 0.0f;
 		}
 		for (m = m0; m < m1; m++) {
 			cb_u32 t = run[m];
-			const float *q = e->dn_conv + (cb_size)t * e->dn_conv_dim + hk * dk;
-			const float *k = q + Kd, *v = q - hk * dk + 2 * Kd + h * dv;
+			const float *row = e->dn_conv + (cb_size)t * e->dn_conv_dim;
+			const float *q = row + hk * dk, *k = row + Kd + hk * dk;
+			const float *v = row + 2 * Kd + h * dv + j0;
 			float dec = e->dn_g[(cb_size)t * nv + h];
 			float beta = e->dn_beta[(cb_size)t * nv + h];
-			float *o = e->dn_o + (cb_size)t * e->dn_vd + h * dv;
+			float *o = e->dn_o + (cb_size)t * e->dn_vd + h * dv + j0;
 
-			for (j = j0; j < j1; j++) {
-				float *sj = S + (cb_size)j * dk, kv = 0.0f, y = 0.0f, dl;
-
-				for (i = 0; i < dk; i++) {
-					sj[i] *= dec;
-					kv += sj[i] * k[i];
-				}
-				dl = (v[j] - kv) * beta;
-				for (i = 0; i < dk; i++) {
-					sj[i] += k[i] * dl;
-					y += sj[i] * q[i];
-				}
-				o[j] = y;
-			}
+			/* decay and read; the delta v adds; correct and read */
+			e->ops->delta_step_f32(S, (cb_size)dv, dk, n, k, q, v, dec, beta, o, kv);
 		}
 	}
 }
@@ -312,7 +313,8 @@ void cb_delta_layer(struct cb_engine *e, struct cb_exec *ex)
 	const struct cb_delta_config *d = &cf->delta;
 	const struct cb_delta_layer *D = &e->lw->delta;
 	int n = e->n, nv = (int)d->v_heads, K = (int)d->conv_kernel;
-	cb_u64 col = PS_COLUMN(d->k_dim), per;
+	/* one token through a piece of a head's state, on this variant */
+	cb_u64 piece = (cb_u64)PIECE * d->k_dim * e->ops->delta_ps, per;
 
 	e->dn_loff = cb_delta_layer_offset(cf, (cb_u32)e->layer);
 
@@ -334,12 +336,20 @@ void cb_delta_layer(struct cb_engine *e, struct cb_exec *ex)
 	cb_run_rows(e, ex, prep_chunk, n, (cb_u64)2 * d->k_heads * d->k_dim * CB_PS_NORM +
 		    (cb_u64)nv * 4 * CB_PS_EXP);
 
-	/* the delta rule, dn_tb tokens of each slot a round */
-	per = e->chunk_ps / (MIN_COLUMNS * col);
+	/*
+	 * the delta rule, dn_tb tokens of each slot a round, a chunk at least
+	 * MIN_PIECES pieces of a head for them (the round's own tokens: a
+	 * decode step's round is one token)
+	 */
+	per = e->chunk_ps / (MIN_PIECES * piece);
 	e->dn_tb = (int)CB_MAX(per, (cb_u64)1);
-	for (e->dn_round = 0; e->dn_round * e->dn_tb < e->dn_maxrun; e->dn_round++)
-		cb_run_planned(e, ex, recur_chunk, e->dn_nslots * nv, (int)d->v_dim, 0,
-			       (cb_u64)e->dn_tb * col + (cb_u64)d->k_dim * CB_PS_COPY);
+	for (e->dn_round = 0; e->dn_round * e->dn_tb < e->dn_maxrun; e->dn_round++) {
+		int ntok = CB_MIN(e->dn_tb, e->dn_maxrun - e->dn_round * e->dn_tb);
+
+		cb_run_planned(e, ex, recur_chunk, e->dn_nslots * nv,
+			       ((int)d->v_dim + PIECE - 1) / PIECE, 0,
+			       (cb_u64)ntok * piece + (cb_u64)PIECE * d->k_dim * CB_PS_COPY);
+	}
 
 	/* the gated norm, its forms, and the output projection */
 	cb_run_rows(e, ex, norm_chunk, n * nv, (cb_u64)d->v_dim * (CB_PS_NORM + CB_PS_SWIGLU));

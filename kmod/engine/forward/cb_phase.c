@@ -15,6 +15,7 @@
  */
 #include "core/cb_engine_priv.h"
 #include "ops/cb_math.h"
+#include "arch/cb_delta.h"
 
 /*
  * The shape limits keep every indivisible unit of work within a chunk's
@@ -39,6 +40,8 @@ CB_FITS((cb_u64)CB_MAX_HEAD_DIM / 2 * CB_PS_ANGLE + CB_ACT_PIECE * CB_PS_DEQUANT
 	"RoPE angles of one position");
 CB_FITS((cb_u64)CB_MAX_EXPERTS * CB_PS_ROUTE, "routing of one token");
 CB_FITS((cb_u64)CB_MAX_HIDDEN * CB_PS_COPY, "gathering one row");
+/* a DeltaNet round's smallest piece: one token through 16 columns of a head's state */
+CB_FITS(16ull * CB_MAX_DELTA_HEAD_DIM * 1700 /* scalar delta_ps */, "DeltaNet state piece");
 /* packing one activation row (q8_0 or q8_K) for gemm_pk (k <= the widest gemm input) */
 CB_FITS((cb_u64)CB_MAX_FFN * CB_PS_PACK, "packing one row");
 

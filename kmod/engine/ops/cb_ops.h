@@ -47,6 +47,12 @@ struct cb_isa_ops {
 	 */
 	cb_u16 gemm_ps[CB_DT__COUNT];
 	/*
+	 * What one element of a DeltaNet state costs delta_step_f32 for one
+	 * token (both passes), in ps, measured alike: the rounds of
+	 * cb_delta.c are sized with it.
+	 */
+	cb_u16 delta_ps;
+	/*
 	 * Optional (NULL: none), for calls of M >= 2: gemm_pk[dt] is gemm[dt]
 	 * over activation rows packed once per call, bit for bit the same
 	 * results: q8_0 rows packed by pack_q8_0 (act_stride:
@@ -86,6 +92,17 @@ struct cb_isa_ops {
 	 */
 	void (*pv_f32)(float *o, cb_size ldo, const float *p, cb_size ldp, const float *v,
 		       cb_size ldv, int ng, int n, int w);
+	/*
+	 * One token of the gated delta rule on columns [0, n) of a state S of
+	 * @k rows, @ld floats apart (cb_delta.c): every row S_i = dec S_i and
+	 * kv += S_i kk[i]; then d = beta (v - kv); every row S_i += d kk[i]
+	 * and o += S_i q[i] (o written, not added to).  Per column, rows in
+	 * order, a multiply and an add each: bit for bit the scalar table's
+	 * for every n (tests/unit/test_ops.c).  @tmp: n floats of scratch.
+	 */
+	void (*delta_step_f32)(float *S, cb_size ld, int k, int n, const float *kk,
+			       const float *q, const float *v, float dec, float beta, float *o,
+			       float *tmp);
 	/*
 	 * Router top-k: the k largest of logits[0..n) into ids/vals in
 	 * descending order, ties to the lower index, NaN as -infinity: the

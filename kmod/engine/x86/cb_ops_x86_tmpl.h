@@ -11,7 +11,7 @@
  *   VF_LOADU(p)        VF_N floats from p (unaligned)
  *   VF_STOREU(p, v)
  *   VF_SET1(x)
- *   VF_ADD, VF_MUL     lane-wise, one rounding each
+ *   VF_ADD, VF_SUB, VF_MUL  lane-wise, one rounding each
  *   VF_FMA(a, b, c)    a * b + c, one rounding (an explicit FMA)
  *   VF_HSUM(v)         sum of the lanes as a float
  *   VF_LOAD_F16(p)     VF_N halves at p, converted to floats (exact)
@@ -536,6 +536,85 @@ static void PFX(pv_f32)(float *o, cb_size ldo, const float *p, cb_size ldp,
 }
 
 /*
+ * delta_step_f32's block: V vectors of columns, their kv and then their o
+ * in registers over all k rows of S; each row's piece loaded twice (decay
+ * and read, then correct and read).  Per column the scalar steps.
+ */
+#define DS_V 4
+static inline CB_ALWAYS_INLINE void PFX(delta_blk)(float *S, cb_size ld, int k, const float *kk,
+						   const float *q, const float *v, float dec,
+						   float beta, float *o, int V)
+{
+	VF acc[DS_V], d[DS_V], vdec = VF_SET1(dec), vbeta = VF_SET1(beta);
+	int i, u;
+
+#pragma GCC unroll 4
+	for (u = 0; u < DS_V; u++)
+		if (u < V)
+			acc[u] = VF_ZERO();
+	for (i = 0; i < k; i++) {
+		float *s = S + i * ld;
+		VF ki = VF_SET1(kk[i]);
+
+#pragma GCC unroll 4
+		for (u = 0; u < DS_V; u++) {
+			VF x;
+
+			if (u >= V)
+				continue;
+			x = VF_MUL(VF_LOADU(s + u * VF_N), vdec);
+			VF_STOREU(s + u * VF_N, x);
+			acc[u] = VF_ADD(acc[u], VF_MUL(x, ki));
+		}
+	}
+#pragma GCC unroll 4
+	for (u = 0; u < DS_V; u++)
+		if (u < V) {
+			d[u] = VF_MUL(VF_SUB(VF_LOADU(v + u * VF_N), acc[u]), vbeta);
+			acc[u] = VF_ZERO();
+		}
+	for (i = 0; i < k; i++) {
+		float *s = S + i * ld;
+		VF ki = VF_SET1(kk[i]), qi = VF_SET1(q[i]);
+
+#pragma GCC unroll 4
+		for (u = 0; u < DS_V; u++) {
+			VF x;
+
+			if (u >= V)
+				continue;
+			x = VF_ADD(VF_LOADU(s + u * VF_N), VF_MUL(d[u], ki));
+			VF_STOREU(s + u * VF_N, x);
+			acc[u] = VF_ADD(acc[u], VF_MUL(x, qi));
+		}
+	}
+#pragma GCC unroll 4
+	for (u = 0; u < DS_V; u++)
+		if (u < V)
+			VF_STOREU(o + u * VF_N, acc[u]);
+}
+
+/*
+ * One token of the gated delta rule on n columns of S (cb_ops.h): blocks
+ * of DS_V vectors, then single vectors, then the scalar table's steps for
+ * the columns left over.
+ */
+static void PFX(delta_step_f32)(float *S, cb_size ld, int k, int n, const float *kk,
+				const float *q, const float *v, float dec, float beta, float *o,
+				float *tmp)
+{
+	int j = 0;
+
+	for (; j + DS_V * VF_N <= n; j += DS_V * VF_N)
+		PFX(delta_blk)(S + j, ld, k, kk, q, v + j, dec, beta, o + j, DS_V);
+	for (; j + VF_N <= n; j += VF_N)
+		PFX(delta_blk)(S + j, ld, k, kk, q, v + j, dec, beta, o + j, 1);
+	if (j < n)
+		cb_isa_scalar.delta_step_f32(S + j, ld, k, n - j, kk, q, v + j, dec, beta, o + j,
+					     tmp);
+}
+
+/*
  * The table entries every x86 variant fills the same way (cb_ops.h's
  * struct cb_isa_ops), v its name: the float gemms and the q8_0 quantizer
  * of this template, the other activation quantizers (cb_q_dec_avx512.c,
@@ -555,6 +634,7 @@ static void PFX(pv_f32)(float *o, cb_size ldo, const float *p, cb_size ldp,
 	},							\
 	.axpy_f32 = PFX(axpy_f32),				\
 	.pv_f32 = PFX(pv_f32),					\
+	.delta_step_f32 = PFX(delta_step_f32),			\
 	.topk_f32 = PFX(topk_f32),				\
 	.swiglu_f32 = cb_swiglu_##v,				\
 	.swiglu_oss_f32 = cb_swiglu_oss_##v,			\

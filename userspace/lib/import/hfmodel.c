@@ -275,11 +275,12 @@ static int parse_config(struct hf_loader *ld, const char *dir, const cJSON *root
 		return -1;
 	if (desc->attn == CB_ATTN_MLA && hf_deepseek_config(ld, dir, root))
 		return -1;
-	if (desc->router != CB_ROUTER_SCORED)
+	if (desc->router != CB_ROUTER_SCORED && desc->attn != CB_ATTN_GATED_DELTA)
 		return 0;
 	/* DeepSeek's MoE keys (GLM's too); the block's fields checked together */
-	if (hf_scored_config(ld, dir, root))
+	if (desc->router == CB_ROUTER_SCORED && hf_scored_config(ld, dir, root))
 		return -1;
+	/* before any tensor: a DeltaNet size out of range is named as its key */
 	if (cb_config_check(c, why, sizeof(why))) {
 		seterr(ld, "%s/config.json: %s", dir, why);
 		return -1;
