@@ -35,9 +35,12 @@ int cb_delta_config_check(const struct cb_model_config *c, char *why, cb_u32 why
 	if (!d->k_heads || d->k_heads > CB_MAX_DELTA_HEADS)
 		return DELTA_FAIL("linear_num_key_heads %u outside 1..%u", d->k_heads,
 				  CB_MAX_DELTA_HEADS);
-	if (!d->v_heads || d->v_heads > CB_MAX_DELTA_HEADS || d->v_heads % d->k_heads)
-		return DELTA_FAIL("linear_num_value_heads %u is not a multiple of the %u key heads in 1..%u",
-				  d->v_heads, d->k_heads, CB_MAX_DELTA_HEADS);
+	if (!d->v_heads || d->v_heads > CB_MAX_DELTA_HEADS)
+		return DELTA_FAIL("linear_num_value_heads %u outside 1..%u", d->v_heads,
+				  CB_MAX_DELTA_HEADS);
+	if (d->v_heads % d->k_heads)
+		return DELTA_FAIL("linear_num_value_heads %u is not a multiple of the %u key heads",
+				  d->v_heads, d->k_heads);
 	if (!d->k_dim || d->k_dim > CB_MAX_DELTA_HEAD_DIM)
 		return DELTA_FAIL("linear_key_head_dim %u outside 1..%u", d->k_dim,
 				  CB_MAX_DELTA_HEAD_DIM);

@@ -29,8 +29,8 @@
  * recurrence is about 4 k_dim multiply-adds per state column and token
  * (0.06 GFLOP a token for Qwen3.5-35B-A3B against 6 for its projections and
  * experts), each state column is independent (a vector of them at a time:
- * the ISA table's delta_step_f32), and a head's state (64 KiB at 128 x 128) stays in the cache while a round runs
- * through its tokens.
+ * the ISA table's delta_step_f32), and a head's state (64 KiB at 128 x
+ * 128) stays in the cache while a round runs through its tokens.
  *
  * Columns never interact, and every column's operations are the same
  * whatever the cut, the round length or the ISA: results never depend on
@@ -228,9 +228,12 @@ static void recur_chunk(void *arg, int c)
 			const float *old = fresh(e, s) ? CB_NULL :
 					   layer_state(e, s, e->dn_bank[s]) + st;
 
-			for (i = 0; i < dk; i++)
+			for (i = 0; i < dk; i++) {
+				cb_size row = (cb_size)i * dv;
+
 				for (j = 0; j < n; j++)
-					S[(cb_size)i * dv + j] = old ? old[(cb_size)i * dv + j] : 0.0f;
+					S[row + j] = old ? old[row + j] : 0.0f;
+			}
 		}
 		for (m = m0; m < m1; m++) {
 			cb_u32 t = run[m];
