@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
 #include "cb_test.h"
 #include "import/gguf.h"
 #include "import/gguf_pretok.h"
@@ -528,6 +531,55 @@ static void test_glm_pre_tokenizers(void)
 	}
 }
 
+/* The pieces @re (PCRE2, as the tokenizer compiles it) splits @s into. */
+static int pieces(const char *re, const char *s)
+{
+	uint32_t opts = PCRE2_UTF | PCRE2_UCP;
+	PCRE2_SIZE eo, off = 0, n = strlen(s);
+	pcre2_match_data *md;
+	pcre2_code *c;
+	int ec, k = 0;
+
+	c = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, opts, &ec, &eo, NULL);
+	if (!c)
+		return -1;
+	md = pcre2_match_data_create_from_pattern(c, NULL);
+	while (off < n && pcre2_match(c, (PCRE2_SPTR)s, n, off, 0, md, NULL) > 0) {
+		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+
+		off = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
+		k++;
+	}
+	pcre2_match_data_free(md);
+	pcre2_code_free(c);
+	return k;
+}
+
+/*
+ * Qwen3.5's split keeps a word's combining marks (a Devanagari virama and
+ * vowel sign, \p{M} that NFC leaves alone) in its letter run, where
+ * Qwen2's cuts the word at each of them.
+ */
+static void test_qwen35_pre_tokenizer(void)
+{
+	const struct gguf_pretok *q35 = gguf_pretok_find("qwen35", 6);
+	const struct gguf_pretok *q2 = gguf_pretok_find("qwen2", 5);
+	static const char word[] = " \xe0\xa4\xa8\xe0\xa4\xae\xe0\xa4\xb8\xe0\xa5\x8d"
+				   "\xe0\xa4\xa4\xe0\xa5\x87";	/* " namaste" */
+	int a, b;
+
+	CB_CHECK(q35 && q2 && q35->nfc && !q35->ignore_merges && !q35->regex[1], "qwen35");
+	if (!q35 || !q2)
+		return;
+	a = pieces(q35->regex[0], word);
+	b = pieces(q2->regex[0], word);
+	CB_CHECK(a == 1 && b == 3, "' namaste': %d pieces by qwen35, %d by qwen2 (want 1, 3)", a,
+		 b);
+	a = pieces(q35->regex[0], "Hello, world's 123");
+	b = pieces(q2->regex[0], "Hello, world's 123");
+	CB_CHECK(a == b && a == 8, "plain text: %d and %d pieces (want 8)", a, b);
+}
+
 static void test_type_mapping(void)
 {
 	static const struct { uint32_t ggml; int cb; } want[] = {
@@ -577,5 +629,6 @@ int main(void)
 	CB_RUN(test_random_corruption);
 	CB_RUN(test_type_mapping);
 	CB_RUN(test_glm_pre_tokenizers);
+	CB_RUN(test_qwen35_pre_tokenizer);
 	return cb_test_done();
 }

@@ -55,6 +55,14 @@ static const struct gguf_pretok pretoks[] = {
 	{ "qwen2",
 	  { "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|"
 	    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 1, 0 },
+	/*
+	 * Qwen3.5/3.6 (llama.cpp's LLAMA_VOCAB_PRE_TYPE_QWEN35): Qwen2's split
+	 * with the combining marks (\p{M}) in the letter runs, not the
+	 * punctuation's
+	 */
+	{ "qwen35",
+	  { "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}|"
+	    " ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 1, 0 },
 	{ "llama-bpe", { LLAMA3_RE }, 0, 1 },
 	/* GLM-4.5/4.6 (and GLM-4): llama.cpp splits as Llama 3, without ignore_merges */
 	{ "glm4", { LLAMA3_RE }, 0, 0 },
