@@ -132,6 +132,7 @@
 #define COLIBRI_ARCH_DEEPSEEK_V3	7	/* DeepseekV3ForCausalLM (MLA) */
 #define COLIBRI_ARCH_GLM4_MOE		8	/* Glm4MoeForCausalLM */
 #define COLIBRI_ARCH_QWEN3_5_MOE	9	/* Qwen3_5MoeForConditionalGeneration (ext_delta) */
+#define COLIBRI_ARCH_QWEN3_NEXT		10	/* Qwen3NextForCausalLM (ext_delta) */
 
 /* colibri_file_mla.score_func: how the router scores experts */
 #define COLIBRI_SCORE_SOFTMAX		0

@@ -256,6 +256,15 @@ CONFIGS["qwen3_5_moe_vm"] = dict(CONFIGS["qwen3_5_moe"], text_config=dict(
     layer_types=["linear_attention"] * 3 + ["full_attention"]))
 CONFIGS["qwen3_5_moe_eqheads"] = dict(CONFIGS["qwen3_5_moe"], text_config=dict(
     _QWEN35_TEXT, linear_num_key_heads=4, linear_num_value_heads=4))
+# Qwen3-Next (Qwen3NextForCausalLM): the same text stack in a flat config,
+# RoPE's keys at the top, tensors under "model.", each DeltaNet layer's
+# projections fused per key head (in_proj_qkvz, in_proj_ba), no vision
+# tower or MTP head
+CONFIGS["qwen3_next"] = dict(
+    {k: v for k, v in _QWEN35_TEXT.items() if k not in ("rope_parameters", "model_type")},
+    architectures=["Qwen3NextForCausalLM"], model_type="qwen3_next", rope_theta=10000000.0,
+    partial_rotary_factor=0.25, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True)
+QWEN3_NEXT = "Qwen3NextForCausalLM"
 QWEN3_5_MOE = "Qwen3_5MoeForConditionalGeneration"
 
 
@@ -285,6 +294,8 @@ def make_tensors(cfg, rng):
     arch = cfg["architectures"][0]
     if arch == QWEN3_5_MOE:
         return qwen3_5_moe_tensors(cfg, rng)
+    if arch == QWEN3_NEXT:
+        return qwen3_next_tensors(cfg, rng)
     H = cfg["hidden_size"]
     nh = cfg["num_attention_heads"]
     nkv = cfg.get("num_key_value_heads", nh)
@@ -545,6 +556,39 @@ def qwen3_5_moe_tensors(cfg, rng):
         0.1 * rng.standard_normal((vh, vc["in_channels"], tps, ps, ps))).astype(np.float32)
     merged = vh * vc["spatial_merge_size"] ** 2
     t["model.visual.merger.linear_fc1.weight"] = lin(merged, merged)
+    return t
+
+
+def qwen3_next_tensors(cfg, rng):
+    """Qwen3-Next's tensors: Qwen3.5's text model (drawn alike), under
+    "model.", its DeltaNet projections fused as Qwen3NextGatedDeltaNet
+    holds them: in_proj_qkvz, for each key head g, q_g, k_g, then v and z
+    of its r = v_heads / k_heads value heads; in_proj_ba b then a of them."""
+    tc = dict(cfg)
+    q35 = {"architectures": [QWEN3_5_MOE], "text_config": dict(
+        tc, rope_parameters={"rope_theta": tc["rope_theta"],
+                             "partial_rotary_factor": tc["partial_rotary_factor"]}),
+           "vision_config": CONFIGS["qwen3_5_moe"]["vision_config"]}
+    nk, nv = tc["linear_num_key_heads"], tc["linear_num_value_heads"]
+    dk, dv = tc["linear_key_head_dim"], tc["linear_value_head_dim"]
+    r, H = nv // nk, tc["hidden_size"]
+    t = {}
+    for k, v in qwen3_5_moe_tensors(q35, rng).items():
+        if k.startswith("model.language_model."):
+            t["model." + k[len("model.language_model."):]] = v
+        elif k == "lm_head.weight":
+            t[k] = v
+    for a in [k[:-len("in_proj_qkv.weight")] for k in t if k.endswith("in_proj_qkv.weight")]:
+        qkv, z = t.pop(a + "in_proj_qkv.weight"), t.pop(a + "in_proj_z.weight")
+        b, al = t.pop(a + "in_proj_b.weight"), t.pop(a + "in_proj_a.weight")
+        q, k, v = qkv[:nk * dk], qkv[nk * dk:2 * nk * dk], qkv[2 * nk * dk:]
+        t[a + "in_proj_qkvz.weight"] = np.concatenate(
+            [np.concatenate([q[g * dk:(g + 1) * dk], k[g * dk:(g + 1) * dk],
+                             v[g * r * dv:(g + 1) * r * dv], z[g * r * dv:(g + 1) * r * dv]])
+             for g in range(nk)]).reshape(-1, H)
+        t[a + "in_proj_ba.weight"] = np.concatenate(
+            [np.concatenate([b[g * r:(g + 1) * r], al[g * r:(g + 1) * r]])
+             for g in range(nk)]).reshape(-1, H)
     return t
 
 

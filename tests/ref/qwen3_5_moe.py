@@ -57,8 +57,39 @@ import sys
 
 import numpy as np
 
-ARCHS = ("Qwen3_5MoeForConditionalGeneration",)
+ARCHS = ("Qwen3_5MoeForConditionalGeneration", "Qwen3NextForCausalLM")
 PREFIX = "model.language_model."
+NEXT = "Qwen3NextForCausalLM"     # the same text stack, a checkpoint of its own
+
+
+def prefix(arch):
+    """where the text model's tensors are: Qwen3.5's language model, or
+    Qwen3-Next's "model."""
+    return "model." if arch == NEXT else PREFIX
+
+
+def defuse(c, w, pre):
+    """Qwen3-Next's fused DeltaNet projections as Qwen3.5's four, in place
+    (Qwen3NextGatedDeltaNet.fix_query_key_value_ordering, on the weights'
+    rows): in_proj_qkvz is, for each key head g, [q_g, k_g, v_g, z_g] with
+    the r = v_heads / k_heads value heads of the group in v_g and z_g;
+    in_proj_ba is [b_g, a_g] for each g."""
+    nk, nv = c["linear_num_key_heads"], c["linear_num_value_heads"]
+    dk, dv = c["linear_key_head_dim"], c["linear_value_head_dim"]
+    r = nv // nk
+    for key in [k for k in w if k.startswith(pre) and k.endswith("linear_attn.in_proj_qkvz.weight")]:
+        a = key[:-len("in_proj_qkvz.weight")]
+        qkvz = w.pop(key)
+        H = qkvz.shape[1]
+        g4 = qkvz.reshape(nk, 2 * dk + 2 * r * dv, H)
+        q, k = g4[:, :dk], g4[:, dk:2 * dk]
+        v, z = g4[:, 2 * dk:2 * dk + r * dv], g4[:, 2 * dk + r * dv:]
+        w[a + "in_proj_qkv.weight"] = np.concatenate(
+            [q.reshape(-1, H), k.reshape(-1, H), v.reshape(-1, H)])
+        w[a + "in_proj_z.weight"] = z.reshape(-1, H)
+        ba = w.pop(a + "in_proj_ba.weight").reshape(nk, 2 * r, H)
+        w[a + "in_proj_b.weight"] = ba[:, :r].reshape(-1, H)
+        w[a + "in_proj_a.weight"] = ba[:, r:].reshape(-1, H)
 CHUNK = 64          # torch_chunk_gated_delta_rule's chunk_size
 L2_EPS = 1e-6       # l2norm's eps (FLA's)
 
@@ -88,7 +119,9 @@ def text_config(cfg):
 
 
 def is_moe(c, l):
-    return True
+    # Qwen3-Next's dense layers (Qwen3.5's have none)
+    return (l not in c.get("mlp_only_layers", [])
+            and (l + 1) % c.get("decoder_sparse_step", 1) == 0)
 
 
 def rms(x, w, eps):

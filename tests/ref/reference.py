@@ -178,8 +178,9 @@ class Model:
         self.zero_centred = False
         if self.arch in qwen3_5_moe.ARCHS:
             self.cfg = qwen3_5_moe.text_config(self.cfg)
-            self.prefix = qwen3_5_moe.PREFIX
+            self.prefix = qwen3_5_moe.prefix(self.arch)
             self.zero_centred = True
+            qwen3_5_moe.defuse(self.cfg, self.w, self.prefix)
         c = self.cfg
         self.H = c["hidden_size"]
         self.nh = c["num_attention_heads"]

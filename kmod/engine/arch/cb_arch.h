@@ -202,7 +202,10 @@ struct cb_arch_scored {
  * @hf_prefix: where its text model's tensors are, in place of "model."
  *	(a multimodal checkpoint's "model.language_model."); NULL: "model.".
  * @hf_norm_centred: its HF RMSNorms multiply by 1 + w (Qwen3.5): the file
- *	holds 1 + w (userspace/lib/import/hf_delta.c).
+ *	holds 1 + w (userspace/lib/import/hf_values.c).
+ * @hf_delta_fused: its HF DeltaNet projections are fused per key head
+ *	(Qwen3-Next's in_proj_qkvz and in_proj_ba): the file's delta_qkv,
+ *	delta_z, delta_b and delta_a are cut from them (hf_fused.c).
  * @hf_add_bos: its HF tokenizers add BOS when tokenizer_config.json does
  *	not say (SentencePiece's Llama and Mixtral).
  * @qk_norm: enum cb_qk_norm: RMSNorm of q and k before RoPE.
@@ -227,6 +230,7 @@ struct cb_arch_desc {
 	const struct cb_arch_name *gguf_names;
 	const char *hf_prefix;
 	cb_u32 hf_norm_centred;
+	cb_u32 hf_delta_fused;
 	cb_u32 hf_add_bos;
 	cb_u32 qk_norm;
 	cb_u32 attn;

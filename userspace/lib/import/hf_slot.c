@@ -8,6 +8,7 @@
 
 #include "arch/cb_arch.h"
 #include "import/hf_deepseek.h"
+#include "import/hf_fused.h"
 #include "import/hf_values.h"
 #include "import/hf_gpt_oss.h"
 #include "import/hf_loader.h"
@@ -35,7 +36,17 @@ int hf_slot_find(const struct st_set *st, const struct cb_model_config *c,
 	t = hf_find_tensor(st, name, err, errlen);
 	if (!t)
 		return -1;
-	if (hf_deepseek_is_split(s->role)) {
+	if (hf_fused_role(c, s->role)) {
+		/* Qwen3-Next: rows of in_proj_qkvz or in_proj_ba */
+		if (t->ndim != 2 || t->shape[0] != hf_fused_rows(c, s->role) ||
+		    t->shape[1] != s->cols) {
+			snprintf(err, errlen, "tensor '%s': shape does not match config.json "
+				 "(want %u x %u)", name, hf_fused_rows(c, s->role), s->cols);
+			return -1;
+		}
+		src->made = 1;
+		src->made_bytes = (uint64_t)s->rows * s->cols * sizeof(float);
+	} else if (hf_deepseek_is_split(s->role)) {
 		if (!hf_deepseek_kv_b_ok(c, t)) {
 			snprintf(err, errlen, "tensor '%s': shape does not match config.json "
 				 "(want %u x %u)", name,
@@ -66,6 +77,16 @@ int hf_slot_fill(const struct cb_model_config *c, const struct cb_format_slot *s
 	if (!src->made) {
 		snprintf(err, errlen, "tensor '%s' is not a made slot", src->t->name);
 		return -1;
+	}
+	if (hf_fused_role(c, s->role)) {
+		uint32_t r;
+
+		if (st_check_values(src->t, err, errlen))
+			return -1;
+		for (r = 0; r < s->rows; r++)
+			st_to_f32((float *)buf + (uint64_t)r * s->cols, src->t,
+				  (uint64_t)hf_fused_row(c, s->role, r) * s->cols, s->cols);
+		return 0;
 	}
 	if (hf_values_differ(c, s->role)) {
 		if (st_check_values(src->t, err, errlen))

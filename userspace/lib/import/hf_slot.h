@@ -8,7 +8,9 @@
  * role's HF name (hf_names.c).  Some are cut from fused tensors: GPT-OSS's
  * experts (one expert of gate_up_proj / down_proj, transposed and
  * de-interleaved, or its MXFP4 blocks repacked; hf_gpt_oss.c) and their
- * biases, DeepSeek's k_b and v_b (from kv_b_proj; hf_deepseek.c).  Those
+ * biases, DeepSeek's k_b and v_b (from kv_b_proj; hf_deepseek.c),
+ * Qwen3-Next's DeltaNet projections (rows of in_proj_qkvz and in_proj_ba;
+ * hf_fused.c); and the values stored otherwise (hf_values.c).  Those
  * are "made": hf_slot_fill() makes the one slot's values into a buffer of
  * made_bytes, so a conversion holds at most one slot's values in memory,
  * whatever the model's size.

@@ -22,6 +22,7 @@
 #include "ops/cb_ops.h"
 #include "import/hf_deepseek.h"
 #include "import/hf_delta.h"
+#include "import/hf_fused.h"
 #include "import/hf_names.h"
 #include "import/hf_scored.h"
 #include "import/hfmodel.h"
@@ -301,6 +302,28 @@ static int load(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 	return hf_load_tensor(ld, out, name, rows, cols, kind == K_VECTOR, role, layer);
 }
 
+/* A Qwen3-Next DeltaNet layer's projections, cut from its fused tensors. */
+static int hf_fused_layer(struct hf_loader *ld, cb_u32 l)
+{
+	const struct cb_model_config *c = &ld->m->cfg;
+	const struct cb_delta_config *d = &c->delta;
+	struct cb_delta_layer *D = &ld->m->layers[l].delta;
+	struct cb_tensor *out[4] = { &D->qkv, &D->z, &D->b, &D->a };
+	static const cb_u32 role[4] = {
+		COLIBRI_T_DELTA_QKV, COLIBRI_T_DELTA_Z, COLIBRI_T_DELTA_B, COLIBRI_T_DELTA_A
+	};
+	cb_u32 vd = d->v_heads * d->v_dim;
+	cb_u32 rows[4] = { 2 * d->k_heads * d->k_dim + vd, vd, d->v_heads, d->v_heads };
+	char n[256];
+	int k;
+
+	for (k = 0; k < 4; k++)
+		if (hf_tensor_name(c, role[k], l, 0, n, sizeof(n)) ||
+		    hf_fused_load(ld, out[k], n, rows[k], c->hidden, role[k], l))
+			return -1;
+	return 0;
+}
+
 static int load_layer(struct hf_loader *ld, cb_u32 l)
 {
 	struct hf_model *m = ld->m;
@@ -331,10 +354,17 @@ static int load_layer(struct hf_loader *ld, cb_u32 l)
 		const struct cb_delta_config *d = &c->delta;
 		cb_u32 vd = d->v_heads * d->v_dim;
 
+		if (hf_fused_role(c, COLIBRI_T_DELTA_QKV)) {
+			/* Qwen3-Next: cut from in_proj_qkvz and in_proj_ba */
+			if (hf_fused_layer(ld, l))
+				return -1;
+			goto conv;
+		}
 		LD(delta.qkv, 2 * d->k_heads * d->k_dim + vd, H, K_MATRIX, COLIBRI_T_DELTA_QKV);
 		LD(delta.z, vd, H, K_MATRIX, COLIBRI_T_DELTA_Z);
 		LD(delta.b, d->v_heads, H, K_MATRIX, COLIBRI_T_DELTA_B);
 		LD(delta.a, d->v_heads, H, K_MATRIX, COLIBRI_T_DELTA_A);
+conv:
 		LD(delta.conv, 2 * d->k_heads * d->k_dim + vd, d->conv_kernel, K_MATRIX,
 		   COLIBRI_T_DELTA_CONV);
 		LD(delta.decay, 1, d->v_heads, K_VECTOR, COLIBRI_T_DELTA_DECAY);
