@@ -73,6 +73,7 @@ static void test_gguf_names(void)
 		{ "deepseek2", 1, COLIBRI_ARCH_DEEPSEEK_V2 },
 		{ "deepseek2", 0, COLIBRI_ARCH_DEEPSEEK_V2 },
 		{ "glm4moe", 1, COLIBRI_ARCH_GLM4_MOE },
+		{ "qwen35moe", 1, COLIBRI_ARCH_QWEN3_5_MOE },
 		{ "qwen3moe", 0, COLIBRI_ARCH_QWEN3_MOE },
 	};
 	cb_u32 i;

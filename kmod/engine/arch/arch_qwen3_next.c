@@ -52,6 +52,7 @@ const struct cb_arch_desc cb_arch_qwen3_next = {
 	.hf_names = hf_names,
 	.hf_config = hf_config,
 	.hf_model_type = "qwen3_next",
+	.gguf_expert_ffn_key = "expert_feed_forward_length",
 	.hf_norm_centred = 1,
 	.hf_delta_fused = 1,
 	.hf_add_bos = 0,
