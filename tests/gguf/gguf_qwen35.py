@@ -17,6 +17,11 @@ _LinearAttentionVReorderBase, _Qwen35MRopeMixin) as read in the code index.
   in_proj_a, A_log, dt_bias and out_proj's columns;
 - the full-attention layers' q_proj (q and gate per head) is written as it
   is; the FFN's input norm is post_attention_norm.
+
+Qwen3-Next (Qwen3NextForCausalLM, "qwen3next"): the same, from a flat
+config and "model.", no value heads reordered, its fused in_proj_qkvz split
+into attn_qkv (all q, all k, all v) and attn_gate (z), in_proj_ba written
+as it is (ssm_ba), no rope.dimension_sections.
 """
 import numpy as np
 
@@ -24,6 +29,7 @@ import numpy as np
 U32, I32, ARRAY = 4, 5, 9
 
 HF_ARCH = "Qwen3_5MoeForConditionalGeneration"
+HF_NEXT = "Qwen3NextForCausalLM"
 PREFIX = "model.language_model."
 
 
@@ -31,6 +37,7 @@ def prepare(cfg, w):
     """The text config (rope_parameters' theta at the top) and the text
     model's tensors renamed to "model.", norms + 1."""
     tc = dict(cfg.get("text_config", cfg))
+    pre = PREFIX if "text_config" in cfg else "model."
     rp = tc.get("rope_parameters") or {}
     tc.setdefault("rope_theta", rp.get("rope_theta", 10000.0))
     tc.setdefault("partial_rotary_factor", rp.get("partial_rotary_factor", 0.25))
@@ -38,9 +45,10 @@ def prepare(cfg, w):
     tc["architectures"] = cfg["architectures"]
     out = {}
     for k, v in w.items():
-        if not k.startswith(PREFIX) and k != "lm_head.weight":
-            continue        # model.visual.*, mtp.*
-        k = "model." + k[len(PREFIX):] if k.startswith(PREFIX) else k
+        if not k.startswith(pre) or k.startswith("model.visual."):
+            if k != "lm_head.weight":
+                continue        # model.visual.*, mtp.*
+        k = "model." + k[len(pre):] if k.startswith(pre) else k
         if k.endswith("norm.weight") and not k.endswith("linear_attn.norm.weight"):
             v = v + 1.0
         out[k] = v
@@ -65,7 +73,8 @@ def meta(g, cfg, a):
     g.add(a + "full_attention_interval", U32, cfg.get("full_attention_interval", 4))
     g.add(a + "rope.dimension_count", U32,
           int(cfg["head_dim"] * cfg.get("partial_rotary_factor", 0.25)))
-    g.add(a + "rope.dimension_sections", ARRAY, list(cfg["mrope_section"]) + [0], I32)
+    if cfg["architectures"][0] != HF_NEXT:
+        g.add(a + "rope.dimension_sections", ARRAY, list(cfg["mrope_section"]) + [0], I32)
 
 
 def tile(a, nk, nv, d):
@@ -78,17 +87,38 @@ def tile(a, nk, nv, d):
     return a.reshape((nk, r, d) + sh[1:]).swapaxes(0, 1).reshape(sh)
 
 
+def next_layer(put, cfg, w, a, b):
+    """Qwen3-Next's fused projections as llama.cpp's qwen3next holds them."""
+    nk, nv = cfg["linear_num_key_heads"], cfg["linear_num_value_heads"]
+    dk, dv = cfg["linear_key_head_dim"], cfg["linear_value_head_dim"]
+    r = nv // nk
+    qkvz = np.asarray(w[a + "in_proj_qkvz.weight"])
+    g4 = qkvz.reshape(nk, 2 * dk + 2 * r * dv, -1)
+    q, k = g4[:, :dk], g4[:, dk:2 * dk]
+    v, z = g4[:, 2 * dk:2 * dk + r * dv], g4[:, 2 * dk + r * dv:]
+    H = qkvz.shape[1]
+    put(b + "attn_qkv.weight", np.concatenate([q.reshape(-1, H), k.reshape(-1, H),
+                                               v.reshape(-1, H)]))
+    put(b + "attn_gate.weight", z.reshape(-1, H))
+    put(b + "ssm_ba.weight", w[a + "in_proj_ba.weight"])
+
+
 def delta_layer(put, cfg, w, p, b):
     """One Gated DeltaNet layer's tensors (p: "model.layers.N.", b: "blk.N.")."""
     nk, nv = cfg["linear_num_key_heads"], cfg["linear_num_value_heads"]
     dk, dv = cfg["linear_key_head_dim"], cfg["linear_value_head_dim"]
     kd = 2 * nk * dk
     a = p + "linear_attn."
-    qkv = w[a + "in_proj_qkv.weight"]
-    put(b + "attn_qkv.weight", np.concatenate([qkv[:kd], tile(qkv[kd:], nk, nv, dv)]))
-    put(b + "attn_gate.weight", tile(w[a + "in_proj_z.weight"], nk, nv, dv))
-    put(b + "ssm_beta.weight", tile(w[a + "in_proj_b.weight"], nk, nv, 1))
-    put(b + "ssm_alpha.weight", tile(w[a + "in_proj_a.weight"], nk, nv, 1))
+    if cfg["architectures"][0] == HF_NEXT:
+        # no reordering: tile() of one group per key head is the identity
+        nk = nv
+        next_layer(put, cfg, w, a, b)
+    else:
+        qkv = w[a + "in_proj_qkv.weight"]
+        put(b + "attn_qkv.weight", np.concatenate([qkv[:kd], tile(qkv[kd:], nk, nv, dv)]))
+        put(b + "attn_gate.weight", tile(w[a + "in_proj_z.weight"], nk, nv, dv))
+        put(b + "ssm_beta.weight", tile(w[a + "in_proj_b.weight"], nk, nv, 1))
+        put(b + "ssm_alpha.weight", tile(w[a + "in_proj_a.weight"], nk, nv, 1))
     conv = w[a + "conv1d.weight"][:, 0, :]
     put(b + "ssm_conv1d.weight", np.concatenate([conv[:kd], tile(conv[kd:], nk, nv, dv)]),
         "F32")

@@ -287,7 +287,8 @@ ARCH = {"LlamaForCausalLM": "llama", "MixtralForCausalLM": "llama",
         "Qwen2MoeForCausalLM": "qwen2moe", "Qwen3MoeForCausalLM": "qwen3moe",
         "OlmoeForCausalLM": "olmoe", "GptOssForCausalLM": "gpt-oss",
         "DeepseekV2ForCausalLM": "deepseek2", "DeepseekV3ForCausalLM": "deepseek2",
-        "Glm4MoeForCausalLM": "glm4moe", gguf_qwen35.HF_ARCH: "qwen35moe"}
+        "Glm4MoeForCausalLM": "glm4moe", gguf_qwen35.HF_ARCH: "qwen35moe",
+        gguf_qwen35.HF_NEXT: "qwen3next"}
 
 
 def deepseek_meta(g, cfg, split_kv_b):
@@ -512,7 +513,7 @@ def model_to_gguf(hfdir, out, typ="F32", version=3, per_expert=False, tokenizer=
     cfg, w = reference.load(hfdir)
     hf_arch = cfg["architectures"][0]
     arch = ARCH[hf_arch]
-    q35 = arch == "qwen35moe"
+    q35 = arch in ("qwen35moe", "qwen3next")
     if q35:
         cfg, w = gguf_qwen35.prepare(cfg, w)
     H, L = cfg["hidden_size"], cfg["num_hidden_layers"]

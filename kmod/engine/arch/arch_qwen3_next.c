@@ -7,7 +7,9 @@
  * tensors under "model.", and each DeltaNet layer's projections fused per
  * key head, in_proj_qkvz (q, k, v and z of the head's group) and
  * in_proj_ba (b and a), cut apart by hf_fused.c.  Dense layers where the
- * config says (mlp_only_layers, decoder_sparse_step).
+ * config says (mlp_only_layers, decoder_sparse_step).  llama.cpp's
+ * qwen3next GGUF splits in_proj_qkvz (attn_qkv, attn_gate) and keeps
+ * in_proj_ba (ssm_ba): gguf_delta.c.
  */
 #include "arch/cb_arch.h"
 #include "core/cb_engine.h"
@@ -26,6 +28,21 @@ static const struct cb_arch_name hf_names[] = {
 	{ COLIBRI_T_DELTA_DT_BIAS, "linear_attn.dt_bias" },
 	{ COLIBRI_T_DELTA_NORM, "linear_attn.norm.weight" },
 	{ COLIBRI_T_DELTA_OUT, "linear_attn.out_proj.weight" },
+	{ 0, CB_NULL },
+};
+
+/* llama.cpp's qwen3next: qwen35moe's names, b and a fused in ssm_ba */
+static const struct cb_arch_name gguf_names[] = {
+	{ COLIBRI_T_FFN_NORM, "post_attention_norm.weight" },
+	{ COLIBRI_T_DELTA_QKV, "attn_qkv.weight" },
+	{ COLIBRI_T_DELTA_Z, "attn_gate.weight" },
+	{ COLIBRI_T_DELTA_B, "ssm_ba.weight" },
+	{ COLIBRI_T_DELTA_A, "ssm_ba.weight" },
+	{ COLIBRI_T_DELTA_CONV, "ssm_conv1d.weight" },
+	{ COLIBRI_T_DELTA_DECAY, "ssm_a" },
+	{ COLIBRI_T_DELTA_DT_BIAS, "ssm_dt.bias" },
+	{ COLIBRI_T_DELTA_NORM, "ssm_norm.weight" },
+	{ COLIBRI_T_DELTA_OUT, "ssm_out.weight" },
 	{ 0, CB_NULL },
 };
 
@@ -52,7 +69,11 @@ const struct cb_arch_desc cb_arch_qwen3_next = {
 	.hf_names = hf_names,
 	.hf_config = hf_config,
 	.hf_model_type = "qwen3_next",
+	.gguf_arch = "qwen3next",
+	.gguf_rope = CB_ROPE_NEOX,
+	.gguf_norm_topk = 1,
 	.gguf_expert_ffn_key = "expert_feed_forward_length",
+	.gguf_names = gguf_names,
 	.hf_norm_centred = 1,
 	.hf_delta_fused = 1,
 	.hf_add_bos = 0,

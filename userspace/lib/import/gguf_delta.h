@@ -13,9 +13,17 @@
  * gguf_delta_config() - ssm.group_count (key heads), ssm.time_step_rank
  * (value heads), ssm.state_size (a key head), ssm.inner_size (all value
  * heads), ssm.conv_kernel and full_attention_interval (4 when absent)
- * into the config's DeltaNet fields, with the value heads in llama.cpp's
- * tiled order.  Return: 0, or -1 with the key named.
+ * into the config's DeltaNet fields, qwen35moe's value heads in
+ * llama.cpp's tiled order (qwen3next's in HF's).  Return: 0, or -1 with
+ * the key named.
  */
 int gguf_delta_config(struct gloader *ld);
+
+/*
+ * gguf_delta_layer() - layer @l's DeltaNet tensors (attn_qkv, attn_gate,
+ * ssm_*), b and a cut from qwen3next's ssm_ba.  0, or -1 with the tensor
+ * named.
+ */
+int gguf_delta_layer(struct gloader *ld, cb_u32 l);
 
 #endif /* COLIBRI_GGUF_DELTA_H */

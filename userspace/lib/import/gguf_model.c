@@ -373,18 +373,8 @@ static int load_layer(struct gloader *ld, cb_u32 l)
 		goto ffn;
 	}
 	if (cb_layer_is_delta(c, l)) {
-		const struct cb_delta_config *d = &c->delta;
-		cb_u32 vd = d->v_heads * d->v_dim, cd = 2 * d->k_heads * d->k_dim + vd;
-
-		LD(delta.qkv, COLIBRI_T_DELTA_QKV, cd, H, 0);
-		LD(delta.z, COLIBRI_T_DELTA_Z, vd, H, 0);
-		LD(delta.b, COLIBRI_T_DELTA_B, d->v_heads, H, 0);
-		LD(delta.a, COLIBRI_T_DELTA_A, d->v_heads, H, 0);
-		LD(delta.conv, COLIBRI_T_DELTA_CONV, cd, d->conv_kernel, 0);
-		LD(delta.decay, COLIBRI_T_DELTA_DECAY, 1, d->v_heads, 1);
-		LD(delta.dt_bias, COLIBRI_T_DELTA_DT_BIAS, 1, d->v_heads, 1);
-		LD(delta.norm, COLIBRI_T_DELTA_NORM, 1, d->v_dim, 1);
-		LD(delta.out, COLIBRI_T_DELTA_OUT, H, vd, 0);
+		if (gguf_delta_layer(ld, l))
+			return -1;
 		goto ffn;
 	}
 	/* a gated attention's attn_q: per head, q then its output gate */
