@@ -47,6 +47,10 @@ int cb_delta_config_check(const struct cb_model_config *c, char *why, cb_u32 why
 	if (!d->v_dim || d->v_dim > CB_MAX_DELTA_HEAD_DIM)
 		return DELTA_FAIL("linear_value_head_dim %u outside 1..%u", d->v_dim,
 				  CB_MAX_DELTA_HEAD_DIM);
+	if ((cb_u64)d->k_heads * d->k_dim > CB_MAX_QDIM ||
+	    (cb_u64)d->v_heads * d->v_dim > CB_MAX_QDIM)
+		return DELTA_FAIL("DeltaNet heads of %u x %u keys or %u x %u values above %u",
+				  d->k_heads, d->k_dim, d->v_heads, d->v_dim, CB_MAX_QDIM);
 	if (d->conv_kernel < 2 || d->conv_kernel > CB_MAX_CONV_KERNEL)
 		return DELTA_FAIL("linear_conv_kernel_dim %u outside 2..%u", d->conv_kernel,
 				  CB_MAX_CONV_KERNEL);

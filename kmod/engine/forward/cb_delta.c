@@ -161,7 +161,10 @@ static float softplus(float x)
 	return cb_logf(1.0f + cb_expf(x));
 }
 
-/* prep: per token, q and k normed, beta and the decay */
+/*
+ * prep: tokens, or pieces of their key heads: q and k of those heads
+ * normed; the piece of head 0 makes beta and the decay of every value head
+ */
 static void prep_chunk(void *arg, int c)
 {
 	struct cb_engine *e = arg;
@@ -177,12 +180,14 @@ static void prep_chunk(void *arg, int c)
 		float *q = e->dn_conv + (cb_size)t * e->dn_conv_dim, *k = q + nk * dk;
 		float *beta = e->dn_beta + (cb_size)t * nv, *g = e->dn_g + (cb_size)t * nv;
 
-		for (h = 0; h < nk; h++) {
+		for (h = p0; h < p1; h++) {
 			l2norm(q + h * dk, dk);
 			for (i = 0; i < dk; i++)
 				q[h * dk + i] *= scale;
 			l2norm(k + h * dk, dk);
 		}
+		if (p0)
+			continue;
 		for (h = 0; h < nv; h++) {
 			beta[h] = cb_sigmoidf(beta[h]);
 			g[h] = cb_expf(decay[h] * softplus(g[h] + dt[h]));
@@ -336,8 +341,8 @@ void cb_delta_layer(struct cb_engine *e, struct cb_exec *ex)
 		       CB_ACT_PIECE * (cb_u64)K * CB_PS_COPY);
 
 	/* q, k normed; beta, the decay */
-	cb_run_rows(e, ex, prep_chunk, n, (cb_u64)2 * d->k_heads * d->k_dim * CB_PS_NORM +
-		    (cb_u64)nv * 4 * CB_PS_EXP);
+	cb_run_planned(e, ex, prep_chunk, n, (int)d->k_heads, (cb_u64)nv * 4 * CB_PS_EXP,
+		       (cb_u64)2 * d->k_dim * CB_PS_NORM);
 
 	/*
 	 * the delta rule, dn_tb tokens of each slot a round, a chunk at least

@@ -42,6 +42,9 @@ CB_FITS((cb_u64)CB_MAX_EXPERTS * CB_PS_ROUTE, "routing of one token");
 CB_FITS((cb_u64)CB_MAX_HIDDEN * CB_PS_COPY, "gathering one row");
 /* a DeltaNet round's smallest piece: one token through 16 columns of a head's state */
 CB_FITS(16ull * CB_MAX_DELTA_HEAD_DIM * 1700 /* scalar delta_ps */, "DeltaNet state piece");
+/* a token's beta and decay (every value head) and one key head's q and k norms */
+CB_FITS((cb_u64)CB_MAX_DELTA_HEADS * 4 * CB_PS_EXP + 2ull * CB_MAX_DELTA_HEAD_DIM * CB_PS_NORM,
+	"DeltaNet prep of one key head");
 /* packing one activation row (q8_0 or q8_K) for gemm_pk (k <= the widest gemm input) */
 CB_FITS((cb_u64)CB_MAX_FFN * CB_PS_PACK, "packing one row");
 
