@@ -110,6 +110,9 @@ static void test_config_refusals(void)
 	c.delta.flags = 2;
 	CB_CHECK(refused(&c, "delta flags 2 has unknown bits"), "unknown flag");
 	c = tm.cfg;
+	c.qkv_bias = 1;
+	CB_CHECK(refused(&c, "gated attention has no q/k/v bias"), "q/k/v bias");
+	c = tm.cfg;
 	c.qk_norm = CB_QK_NORM_NONE;
 	CB_CHECK(refused(&c, "per-head q/k norm"), "no q/k norm");
 	c = tm.cfg;

@@ -56,6 +56,9 @@ int cb_delta_config_check(const struct cb_model_config *c, char *why, cb_u32 why
 				  CB_MAX_CONV_KERNEL);
 	if (cb_is_mla(c) || c->qk_norm != CB_QK_NORM_HEAD)
 		return DELTA_FAIL("a Gated DeltaNet model attends by GQA with per-head q/k norm");
+	/* its wq is q and gate per head: a bias of q's rows would not cover it */
+	if (c->qkv_bias)
+		return DELTA_FAIL("a Gated DeltaNet model's gated attention has no q/k/v bias");
 	return 0;
 }
 
