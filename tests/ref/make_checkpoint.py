@@ -647,6 +647,19 @@ def write_safetensors(path, tensors, dtype):
             f.write(b)
 
 
+def fuse_experts(t):
+    """Per-expert tensors as transformers 5's Qwen3_5MoeExperts holds them:
+    gate_up_proj [E, 2F, H] (gate's rows, then up's), down_proj [E, H, F]."""
+    pre = sorted({k[:k.index("experts.") + len("experts.")] for k in t
+                  if ".mlp.experts." in k and k.endswith(".gate_proj.weight")})
+    for p in pre:
+        E = len([k for k in t if k.startswith(p) and k.endswith(".gate_proj.weight")])
+        t[p + "gate_up_proj"] = np.stack(
+            [np.concatenate([t.pop(f"{p}{e}.gate_proj.weight"), t.pop(f"{p}{e}.up_proj.weight")])
+             for e in range(E)])
+        t[p + "down_proj"] = np.stack([t.pop(f"{p}{e}.down_proj.weight") for e in range(E)])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("arch", choices=sorted(CONFIGS))
@@ -656,6 +669,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dequantized", action="store_true",
                     help="gpt_oss_mxfp4: write the experts in the dequantized layout")
+    ap.add_argument("--fused-experts", action="store_true",
+                    help="each layer's experts in two 3-D tensors, as transformers 5 saves "
+                         "them (mlp.experts.gate_up_proj, mlp.experts.down_proj)")
     a = ap.parse_args()
 
     cfg = copy.deepcopy(CONFIGS[a.arch])
@@ -665,6 +681,8 @@ def main():
     tensors = make_tensors(cfg, rng)
     if a.dequantized:
         dequantize_mxfp4(cfg, tensors)
+    if a.fused_experts:
+        fuse_experts(tensors)
     os.makedirs(a.out, exist_ok=True)
     for f in os.listdir(a.out):
         if f.startswith("model") and (f.endswith(".safetensors") or f.endswith(".json")):

@@ -68,6 +68,20 @@ def prefix(arch):
     return "model." if arch == NEXT else PREFIX
 
 
+def unfuse_experts(w):
+    """Experts saved fused, as transformers 5 writes them (Qwen3_5MoeExperts:
+    gate_up_proj [E, 2F, H], gate = the first F rows of an expert; down_proj
+    [E, H, F]), as per-expert tensors, in place."""
+    for key in [k for k in w if k.endswith("mlp.experts.gate_up_proj")]:
+        p = key[:-len("gate_up_proj")]
+        gu, down = w.pop(key), w.pop(p + "down_proj")
+        F = gu.shape[1] // 2
+        for e in range(gu.shape[0]):
+            w[f"{p}{e}.gate_proj.weight"] = gu[e, :F]
+            w[f"{p}{e}.up_proj.weight"] = gu[e, F:]
+            w[f"{p}{e}.down_proj.weight"] = down[e]
+
+
 def defuse(c, w, pre):
     """Qwen3-Next's fused DeltaNet projections as Qwen3.5's four, in place
     (Qwen3NextGatedDeltaNet.fix_query_key_value_ordering, on the weights'

@@ -181,6 +181,7 @@ class Model:
             self.prefix = qwen3_5_moe.prefix(self.arch)
             self.zero_centred = True
             qwen3_5_moe.defuse(self.cfg, self.w, self.prefix)
+            qwen3_5_moe.unfuse_experts(self.w)
         c = self.cfg
         self.H = c["hidden_size"]
         self.nh = c["num_attention_heads"]

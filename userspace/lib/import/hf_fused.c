@@ -91,7 +91,8 @@ int hf_fused_load(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		st_to_f32(ld->row, t, (cb_u64)hf_fused_row(c, role, (cb_u32)r) * cols, cols);
 		cb_quantize_row(dt, dst + r * rb, ld->row, (int)cols);
 	}
-	if (cb_quant_find_bad_scale((cb_u32)dt, dst, rb * rows / cb_dtype_info(dt)->block_bytes) >= 0)
+	if (cb_quant_find_bad_scale((cb_u32)dt, dst,
+				    rb * rows / cb_dtype_info(dt)->block_bytes) >= 0)
 		return hf_fail(ld, "tensor '%s': quantized to %s, a block scale is not finite",
 			       name, cb_dtype_name(dt));
 	out->data = dst;

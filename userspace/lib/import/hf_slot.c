@@ -8,12 +8,14 @@
 
 #include "arch/cb_arch.h"
 #include "import/hf_deepseek.h"
+#include "import/hf_experts.h"
 #include "import/hf_fused.h"
 #include "import/hf_values.h"
 #include "import/hf_gpt_oss.h"
 #include "import/hf_loader.h"
 #include "import/hf_names.h"
 #include "import/hf_slot.h"
+#include "format/cb_role.h"
 #include "import/safetensors.h"
 
 int hf_slot_find(const struct st_set *st, const struct cb_model_config *c,
@@ -32,6 +34,24 @@ int hf_slot_find(const struct st_set *st, const struct cb_model_config *c,
 	if (hf_tensor_name(c, s->role, s->layer, s->expert, name, sizeof(name))) {
 		snprintf(err, errlen, "no Hugging Face name for %s", cb_format_role_name(s->role));
 		return -1;
+	}
+	if (cb_role_scope(s->role) == CB_ROLE_EXPERT && !st_set_find(st, name)) {
+		/* the layer's experts saved fused (transformers 5), if they are */
+		int bad;
+
+		uint64_t row0;
+
+		t = hf_experts_fused(st, c, s->role, s->layer, s->expert, &row0, &bad, err,
+				     errlen);
+		if (bad)
+			return -1;
+		if (t) {
+			src->t = t;
+			src->keep_dt = st_keep_dtype(t);
+			src->made = 1;
+			src->made_bytes = (uint64_t)s->rows * s->cols * sizeof(float);
+			return 0;
+		}
 	}
 	t = hf_find_tensor(st, name, err, errlen);
 	if (!t)
@@ -74,9 +94,19 @@ int hf_slot_find(const struct st_set *st, const struct cb_model_config *c,
 int hf_slot_fill(const struct cb_model_config *c, const struct cb_format_slot *s,
 		 const struct hf_slot_src *src, void *buf, char *err, size_t errlen)
 {
+	uint64_t row0;
+
 	if (!src->made) {
 		snprintf(err, errlen, "tensor '%s' is not a made slot", src->t->name);
 		return -1;
+	}
+	if (cb_role_scope(s->role) == CB_ROLE_EXPERT && !cb_arch_uses_oss(cb_arch_of(c->arch)) &&
+	    hf_experts_cut(c, src->t, s->role, s->expert, &row0)) {
+		/* an expert of the layer's fused tensors: its rows as they are */
+		if (!row0 && st_check_values(src->t, err, errlen))
+			return -1;
+		st_to_f32(buf, src->t, row0 * s->cols, (uint64_t)s->rows * s->cols);
+		return 0;
 	}
 	if (hf_fused_role(c, s->role)) {
 		uint32_t r;

@@ -22,6 +22,7 @@
 #include "ops/cb_ops.h"
 #include "import/hf_deepseek.h"
 #include "import/hf_delta.h"
+#include "import/hf_experts.h"
 #include "import/hf_fused.h"
 #include "import/hf_names.h"
 #include "import/hf_scored.h"
@@ -415,12 +416,23 @@ mlp:
 		int k;
 
 		for (k = 0; k < 3; k++) {
+			const struct st_tensor *ft;
+			cb_u32 rows = k == 2 ? H : c->expert_ffn, cols = k == 2 ? c->expert_ffn : H;
+			uint64_t row0;
+			int bad;
+
 			if (hf_tensor_name(c, role[k], l, x, n, sizeof(n))) {
 				seterr(ld, "no Hugging Face name for %s", cb_format_role_name(role[k]));
 				return -1;
 			}
-			if (load(ld, t[k], n, k == 2 ? H : c->expert_ffn, k == 2 ? c->expert_ffn : H,
-				 K_MATRIX, role[k], l))
+			/* the layer's experts saved fused (transformers 5), if they are */
+			ft = st_set_find(m->st, n) ? NULL :
+			     hf_experts_fused(m->st, c, role[k], l, x, &row0, &bad, ld->err,
+					      ld->errlen);
+			if (!ft && !st_set_find(m->st, n) && bad)
+				return -1;
+			if (ft ? hf_experts_load(ld, t[k], ft, row0, rows, cols, role[k], l) :
+				 load(ld, t[k], n, rows, cols, K_MATRIX, role[k], l))
 				return -1;
 		}
 	}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * hf_experts.c - routed experts as transformers 5 saves them (hf_experts.h),
+ * written from its Qwen3_5MoeExperts (modeling_qwen3_5_moe.py):
+ * "mlp.experts.gate_up_proj" [E, 2 F, hidden], gate the first F rows of
+ * each expert and up the next F (linear(x, gate_up_proj[e]).chunk(2)),
+ * and "mlp.experts.down_proj" [E, hidden, F].  Each expert's rows are a
+ * contiguous run of the tensor's, read as they are.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/cb_arch.h"
+#include "format/cb_format.h"
+#include "ops/cb_ops.h"
+#include "import/hf_experts.h"
+#include "import/hf_names.h"
+#include "import/safetensors.h"
+#include "quant/quant_preset.h"
+
+const struct st_tensor *hf_experts_fused(const struct st_set *st,
+					 const struct cb_model_config *c, cb_u32 role, cb_u32 l,
+					 cb_u32 x, uint64_t *row0, int *bad, char *err,
+					 size_t errlen)
+{
+	const struct st_tensor *t;
+	int down = role == COLIBRI_T_EXPERT_DOWN;
+	uint64_t d1 = down ? c->hidden : 2ull * c->expert_ffn;
+	uint64_t d2 = down ? c->expert_ffn : c->hidden;
+	char name[256], *cut;
+
+	*bad = 0;
+	/* the layer's router's name, its last part replaced */
+	if (hf_tensor_name(c, COLIBRI_T_ROUTER, l, 0, name, sizeof(name)))
+		return NULL;
+	cut = strstr(name, "mlp.gate.weight");
+	if (!cut)
+		return NULL;
+	snprintf(cut, sizeof(name) - (size_t)(cut - name), "mlp.experts.%s",
+		 down ? "down_proj" : "gate_up_proj");
+	t = st_set_find(st, name);
+	if (!t)
+		return NULL;
+	if (t->ndim != 3 || t->shape[0] != c->n_experts || t->shape[1] != d1 || t->shape[2] != d2) {
+		*bad = 1;
+		snprintf(err, errlen, "tensor '%s': shape does not match config.json "
+			 "(want %u x %llu x %llu)", name, c->n_experts, (unsigned long long)d1,
+			 (unsigned long long)d2);
+		return NULL;
+	}
+	hf_experts_cut(c, t, role, x, row0);
+	return t;
+}
+
+int hf_experts_cut(const struct cb_model_config *c, const struct st_tensor *t, cb_u32 role,
+		   cb_u32 x, uint64_t *row0)
+{
+	if (t->ndim != 3)
+		return 0;
+	*row0 = (uint64_t)x * t->shape[1] + (role == COLIBRI_T_EXPERT_UP ? c->expert_ffn : 0);
+	return 1;
+}
+
+int hf_experts_load(struct hf_loader *ld, struct cb_tensor *out, const struct st_tensor *t,
+		    uint64_t row0, cb_u32 rows, cb_u32 cols, cb_u32 role, cb_u32 l)
+{
+	int dt = cb_quant_choose(&ld->q, &ld->m->cfg, role, l, cols, st_keep_dtype(t));
+	cb_u64 rb = cb_dtype_row_bytes(dt, cols), r, total = CB_ALIGN(rb * rows, (cb_u64)64);
+	char *dst;
+
+	if (row0 == 0 && st_check_values(t, ld->err, ld->errlen))
+		return -1;
+	dst = aligned_alloc(64, total ? total : 64);
+	if (!dst || hf_model_own(ld->m, dst)) {
+		free(dst);
+		return hf_fail(ld, "tensor '%s': out of memory", t->name);
+	}
+	if (ld->rowcap < cols) {
+		free(ld->row);
+		ld->row = malloc(cols * sizeof(float));
+		ld->rowcap = ld->row ? cols : 0;
+		if (!ld->row)
+			return hf_fail(ld, "tensor '%s': out of memory", t->name);
+	}
+	for (r = 0; r < rows; r++) {
+		st_to_f32(ld->row, t, (row0 + r) * cols, cols);
+		cb_quantize_row(dt, dst + r * rb, ld->row, (int)cols);
+	}
+	if (cb_quant_find_bad_scale((cb_u32)dt, dst,
+				    rb * rows / cb_dtype_info(dt)->block_bytes) >= 0)
+		return hf_fail(ld, "tensor '%s': quantized to %s, a block scale is not finite",
+			       t->name, cb_dtype_name(dt));
+	out->data = dst;
+	out->dtype = (cb_u32)dt;
+	out->rows = rows;
+	out->cols = cols;
+	return 0;
+}
