@@ -19,32 +19,9 @@ static const char *const hf_classes[] = {
 };
 
 /* config.json's text_config, besides the DeltaNet block (hf_delta.c) */
-/* its DeltaNet layers' HF names (the full-attention ones are the usual) */
-static const struct cb_arch_name hf_names[] = {
-	{ COLIBRI_T_DELTA_QKV, "linear_attn.in_proj_qkv.weight" },
-	{ COLIBRI_T_DELTA_Z, "linear_attn.in_proj_z.weight" },
-	{ COLIBRI_T_DELTA_B, "linear_attn.in_proj_b.weight" },
-	{ COLIBRI_T_DELTA_A, "linear_attn.in_proj_a.weight" },
-	{ COLIBRI_T_DELTA_CONV, "linear_attn.conv1d.weight" },
-	{ COLIBRI_T_DELTA_DECAY, "linear_attn.A_log" },
-	{ COLIBRI_T_DELTA_DT_BIAS, "linear_attn.dt_bias" },
-	{ COLIBRI_T_DELTA_NORM, "linear_attn.norm.weight" },
-	{ COLIBRI_T_DELTA_OUT, "linear_attn.out_proj.weight" },
-	{ 0, CB_NULL },
-};
-
-/* llama.cpp's qwen35moe (userspace/lib/import/gguf_delta.c) */
+/* llama.cpp's qwen35moe: the FFN's input norm is "post_attention_norm" */
 static const struct cb_arch_name gguf_names[] = {
 	{ COLIBRI_T_FFN_NORM, "post_attention_norm.weight" },
-	{ COLIBRI_T_DELTA_QKV, "attn_qkv.weight" },
-	{ COLIBRI_T_DELTA_Z, "attn_gate.weight" },
-	{ COLIBRI_T_DELTA_B, "ssm_beta.weight" },
-	{ COLIBRI_T_DELTA_A, "ssm_alpha.weight" },
-	{ COLIBRI_T_DELTA_CONV, "ssm_conv1d.weight" },
-	{ COLIBRI_T_DELTA_DECAY, "ssm_a" },
-	{ COLIBRI_T_DELTA_DT_BIAS, "ssm_dt.bias" },
-	{ COLIBRI_T_DELTA_NORM, "ssm_norm.weight" },
-	{ COLIBRI_T_DELTA_OUT, "ssm_out.weight" },
 	{ 0, CB_NULL },
 };
 
@@ -65,7 +42,6 @@ const struct cb_arch_desc cb_arch_qwen3_5_moe = {
 	.id = COLIBRI_ARCH_QWEN3_5_MOE,
 	.name = "qwen3_5_moe",
 	.hf_classes = hf_classes,
-	.hf_names = hf_names,
 	.hf_config = hf_config,
 	.hf_model_type = "qwen3_5_moe",
 	.gguf_arch = "qwen35moe",

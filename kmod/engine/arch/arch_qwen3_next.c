@@ -17,32 +17,20 @@
 
 static const char *const hf_classes[] = { "Qwen3NextForCausalLM", CB_NULL };
 
-/* its DeltaNet layers' HF names: the fused tensors each role is cut from */
+/* its DeltaNet layers' HF names that are not Qwen3.5's: the fused tensors */
 static const struct cb_arch_name hf_names[] = {
 	{ COLIBRI_T_DELTA_QKV, "linear_attn.in_proj_qkvz.weight" },
 	{ COLIBRI_T_DELTA_Z, "linear_attn.in_proj_qkvz.weight" },
 	{ COLIBRI_T_DELTA_B, "linear_attn.in_proj_ba.weight" },
 	{ COLIBRI_T_DELTA_A, "linear_attn.in_proj_ba.weight" },
-	{ COLIBRI_T_DELTA_CONV, "linear_attn.conv1d.weight" },
-	{ COLIBRI_T_DELTA_DECAY, "linear_attn.A_log" },
-	{ COLIBRI_T_DELTA_DT_BIAS, "linear_attn.dt_bias" },
-	{ COLIBRI_T_DELTA_NORM, "linear_attn.norm.weight" },
-	{ COLIBRI_T_DELTA_OUT, "linear_attn.out_proj.weight" },
 	{ 0, CB_NULL },
 };
 
-/* llama.cpp's qwen3next: qwen35moe's names, b and a fused in ssm_ba */
+/* llama.cpp's qwen3next: post_attention_norm for the FFN's; b and a in ssm_ba */
 static const struct cb_arch_name gguf_names[] = {
 	{ COLIBRI_T_FFN_NORM, "post_attention_norm.weight" },
-	{ COLIBRI_T_DELTA_QKV, "attn_qkv.weight" },
-	{ COLIBRI_T_DELTA_Z, "attn_gate.weight" },
 	{ COLIBRI_T_DELTA_B, "ssm_ba.weight" },
 	{ COLIBRI_T_DELTA_A, "ssm_ba.weight" },
-	{ COLIBRI_T_DELTA_CONV, "ssm_conv1d.weight" },
-	{ COLIBRI_T_DELTA_DECAY, "ssm_a" },
-	{ COLIBRI_T_DELTA_DT_BIAS, "ssm_dt.bias" },
-	{ COLIBRI_T_DELTA_NORM, "ssm_norm.weight" },
-	{ COLIBRI_T_DELTA_OUT, "ssm_out.weight" },
 	{ 0, CB_NULL },
 };
 

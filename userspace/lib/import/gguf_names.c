@@ -54,6 +54,16 @@ static const char *const usual[] = {
 	[COLIBRI_T_MLA_K_B] = "attn_k_b.weight",
 	[COLIBRI_T_MLA_V_B] = "attn_v_b.weight",
 	[COLIBRI_T_ROUTER_SEL_BIAS] = "exp_probs_b.bias",
+	/* Gated DeltaNet (qwen35moe's; qwen3next fuses b and a in ssm_ba) */
+	[COLIBRI_T_DELTA_QKV] = "attn_qkv.weight",
+	[COLIBRI_T_DELTA_Z] = "attn_gate.weight",
+	[COLIBRI_T_DELTA_B] = "ssm_beta.weight",
+	[COLIBRI_T_DELTA_A] = "ssm_alpha.weight",
+	[COLIBRI_T_DELTA_CONV] = "ssm_conv1d.weight",
+	[COLIBRI_T_DELTA_DECAY] = "ssm_a",
+	[COLIBRI_T_DELTA_DT_BIAS] = "ssm_dt.bias",
+	[COLIBRI_T_DELTA_NORM] = "ssm_norm.weight",
+	[COLIBRI_T_DELTA_OUT] = "ssm_out.weight",
 };
 
 int gguf_tensor_name(const struct cb_arch_desc *a, uint32_t role, uint32_t layer, char *buf,

@@ -58,6 +58,16 @@ static const char *const usual[] = {
 	[COLIBRI_T_MLA_K_B] = "self_attn.kv_b_proj.weight",
 	[COLIBRI_T_MLA_V_B] = "self_attn.kv_b_proj.weight",
 	[COLIBRI_T_ROUTER_SEL_BIAS] = "mlp.gate.e_score_correction_bias",
+	/* Gated DeltaNet (Qwen3.5's; Qwen3-Next fuses qkv/z and b/a) */
+	[COLIBRI_T_DELTA_QKV] = "linear_attn.in_proj_qkv.weight",
+	[COLIBRI_T_DELTA_Z] = "linear_attn.in_proj_z.weight",
+	[COLIBRI_T_DELTA_B] = "linear_attn.in_proj_b.weight",
+	[COLIBRI_T_DELTA_A] = "linear_attn.in_proj_a.weight",
+	[COLIBRI_T_DELTA_CONV] = "linear_attn.conv1d.weight",
+	[COLIBRI_T_DELTA_DECAY] = "linear_attn.A_log",
+	[COLIBRI_T_DELTA_DT_BIAS] = "linear_attn.dt_bias",
+	[COLIBRI_T_DELTA_NORM] = "linear_attn.norm.weight",
+	[COLIBRI_T_DELTA_OUT] = "linear_attn.out_proj.weight",
 };
 
 int hf_tensor_name(const struct cb_model_config *c, uint32_t role, uint32_t layer,
