@@ -8,12 +8,10 @@
  * contiguous run of the tensor's, read as they are.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "arch/cb_arch.h"
 #include "format/cb_format.h"
-#include "ops/cb_ops.h"
 #include "import/hf_experts.h"
 #include "import/hf_names.h"
 #include "import/safetensors.h"
@@ -62,38 +60,19 @@ int hf_experts_cut(const struct cb_model_config *c, const struct st_tensor *t, c
 	return 1;
 }
 
+/* hf_load_rows()'s row map: the expert's rows, from its first */
+static cb_u64 expert_row_of(const void *ctx, cb_u32 r)
+{
+	return *(const uint64_t *)ctx + r;
+}
+
 int hf_experts_load(struct hf_loader *ld, struct cb_tensor *out, const struct st_tensor *t,
 		    uint64_t row0, cb_u32 rows, cb_u32 cols, cb_u32 role, cb_u32 l)
 {
-	int dt = cb_quant_choose(&ld->q, &ld->m->cfg, role, l, cols, st_keep_dtype(t));
-	cb_u64 rb = cb_dtype_row_bytes(dt, cols), r, total = CB_ALIGN(rb * rows, (cb_u64)64);
-	char *dst;
-
+	/* the fused tensor's values checked with its first expert */
 	if (row0 == 0 && st_check_values(t, ld->err, ld->errlen))
 		return -1;
-	dst = aligned_alloc(64, total ? total : 64);
-	if (!dst || hf_model_own(ld->m, dst)) {
-		free(dst);
-		return hf_fail(ld, "tensor '%s': out of memory", t->name);
-	}
-	if (ld->rowcap < cols) {
-		free(ld->row);
-		ld->row = malloc(cols * sizeof(float));
-		ld->rowcap = ld->row ? cols : 0;
-		if (!ld->row)
-			return hf_fail(ld, "tensor '%s': out of memory", t->name);
-	}
-	for (r = 0; r < rows; r++) {
-		st_to_f32(ld->row, t, (row0 + r) * cols, cols);
-		cb_quantize_row(dt, dst + r * rb, ld->row, (int)cols);
-	}
-	if (cb_quant_find_bad_scale((cb_u32)dt, dst,
-				    rb * rows / cb_dtype_info(dt)->block_bytes) >= 0)
-		return hf_fail(ld, "tensor '%s': quantized to %s, a block scale is not finite",
-			       t->name, cb_dtype_name(dt));
-	out->data = dst;
-	out->dtype = (cb_u32)dt;
-	out->rows = rows;
-	out->cols = cols;
-	return 0;
+	return hf_load_rows(ld, out, t, cb_quant_choose(&ld->q, &ld->m->cfg, role, l, cols,
+							st_keep_dtype(t)),
+			    rows, cols, role, expert_row_of, &row0);
 }

@@ -8,11 +8,8 @@
  * delta_qkv (all q, all k, all v), delta_z, delta_b and delta_a are
  * those rows gathered, the value heads in HF's grouped order.
  */
-#include <stdlib.h>
-
 #include "arch/cb_arch.h"
 #include "format/cb_format.h"
-#include "ops/cb_ops.h"
 #include "import/hf_fused.h"
 #include "import/safetensors.h"
 #include "quant/quant_preset.h"
@@ -56,48 +53,36 @@ cb_u32 hf_fused_row(const struct cb_model_config *c, cb_u32 role, cb_u32 r)
 	}
 }
 
+/* hf_load_rows()'s row map: the fused row of row r of the role */
+struct fused_cut {
+	const struct cb_model_config *c;
+	cb_u32 role;
+};
+
+static cb_u64 fused_row_of(const void *ctx, cb_u32 r)
+{
+	const struct fused_cut *f = ctx;
+
+	return hf_fused_row(f->c, f->role, r);
+}
+
 int hf_fused_load(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		  cb_u32 rows, cb_u32 cols, cb_u32 role, cb_u32 layer)
 {
 	const struct cb_model_config *c = &ld->m->cfg;
 	const struct st_tensor *t = hf_find_tensor(ld->m->st, name, ld->err, ld->errlen);
-	cb_u64 rb, r, total;
-	char *dst;
-	int dt;
+	struct fused_cut f = { c, role };
 
 	if (!t)
 		return -1;
 	if (t->ndim != 2 || t->shape[0] != hf_fused_rows(c, role) || t->shape[1] != cols)
 		return hf_fail(ld, "tensor '%s': shape does not match config.json (want %u x %u)",
 			       name, hf_fused_rows(c, role), cols);
-	if (st_check_values(t, ld->err, ld->errlen))
+	/* each fused tensor's values checked with its first role */
+	if ((role == COLIBRI_T_DELTA_QKV || role == COLIBRI_T_DELTA_B) &&
+	    st_check_values(t, ld->err, ld->errlen))
 		return -1;
-	dt = cb_quant_choose(&ld->q, c, role, layer, cols, st_keep_dtype(t));
-	rb = cb_dtype_row_bytes(dt, cols);
-	total = CB_ALIGN(rb * rows, 64);
-	dst = aligned_alloc(64, total ? total : 64);
-	if (!dst || hf_model_own(ld->m, dst)) {
-		free(dst);
-		return hf_fail(ld, "tensor '%s': out of memory", name);
-	}
-	if (ld->rowcap < cols) {
-		free(ld->row);
-		ld->row = malloc(cols * sizeof(float));
-		ld->rowcap = ld->row ? cols : 0;
-		if (!ld->row)
-			return hf_fail(ld, "tensor '%s': out of memory", name);
-	}
-	for (r = 0; r < rows; r++) {
-		st_to_f32(ld->row, t, (cb_u64)hf_fused_row(c, role, (cb_u32)r) * cols, cols);
-		cb_quantize_row(dt, dst + r * rb, ld->row, (int)cols);
-	}
-	if (cb_quant_find_bad_scale((cb_u32)dt, dst,
-				    rb * rows / cb_dtype_info(dt)->block_bytes) >= 0)
-		return hf_fail(ld, "tensor '%s': quantized to %s, a block scale is not finite",
-			       name, cb_dtype_name(dt));
-	out->data = dst;
-	out->dtype = (cb_u32)dt;
-	out->rows = rows;
-	out->cols = cols;
-	return 0;
+	return hf_load_rows(ld, out, t, cb_quant_choose(&ld->q, c, role, layer, cols,
+							st_keep_dtype(t)),
+			    rows, cols, role, fused_row_of, &f);
 }

@@ -59,14 +59,51 @@ const struct st_tensor *hf_find_tensor(const struct st_set *st, const char *name
 	return t;
 }
 
+int hf_load_rows(struct hf_loader *ld, struct cb_tensor *out, const struct st_tensor *t,
+		 int dt, cb_u32 rows, cb_u32 cols, cb_u32 role,
+		 cb_u64 (*row_of)(const void *ctx, cb_u32 r), const void *ctx)
+{
+	int differ = hf_values_differ(&ld->m->cfg, role);
+	cb_u64 rb = cb_dtype_row_bytes(dt, cols), total = CB_ALIGN(rb * rows, 64);
+	cb_s64 bad;
+	cb_u32 r;
+	char *dst;
+
+	dst = aligned_alloc(64, total ? total : 64);
+	if (!dst || hf_model_own(ld->m, dst)) {
+		free(dst);
+		return hf_fail(ld, "tensor '%s': out of memory", t->name);
+	}
+	if (ld->rowcap < cols) {
+		free(ld->row);
+		ld->row = malloc(cols * sizeof(float));
+		ld->rowcap = ld->row ? cols : 0;
+		if (!ld->row)
+			return hf_fail(ld, "tensor '%s': out of memory", t->name);
+	}
+	for (r = 0; r < rows; r++) {
+		st_to_f32(ld->row, t, (row_of ? row_of(ctx, r) : r) * cols, cols);
+		if (differ)
+			hf_values_to_file(&ld->m->cfg, role, ld->row, cols);
+		cb_quantize_row(dt, dst + (cb_u64)r * rb, ld->row, (int)cols);
+	}
+	bad = cb_quant_find_bad_scale((cb_u32)dt, dst, rb * rows / cb_dtype_info(dt)->block_bytes);
+	if (bad >= 0)
+		return hf_fail(ld, "tensor '%s': quantized to %s, block %lld has a scale that is not "
+			       "finite (weights too large for the type)", t->name, cb_dtype_name(dt),
+			       (long long)bad);
+	out->data = dst;
+	out->dtype = (cb_u32)dt;
+	out->rows = rows;
+	out->cols = cols;
+	return 0;
+}
+
 int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		   cb_u32 rows, cb_u32 cols, int vector, cb_u32 role, cb_u32 layer)
 {
 	const struct st_tensor *t = hf_find_tensor(ld->m->st, name, ld->err, ld->errlen);
-	int dt, src_dt, differ;
-	cb_u64 rb, r, total;
-	cb_s64 bad;
-	char *dst;
+	int dt, src_dt;
 
 	if (!t)
 		return -1;
@@ -79,50 +116,19 @@ int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name
 		return -1;
 	if (vector)
 		rows = 1;
-	differ = hf_values_differ(&ld->m->cfg, role);
 	src_dt = st_keep_dtype(t);
 	dt = vector ? CB_DT_F32 :
 		      cb_quant_choose(&ld->q, &ld->m->cfg, role, layer, cols, src_dt);
-	out->dtype = dt;
-	out->rows = rows;
-	out->cols = cols;
 	/* same type, aligned and the file's values: use the mapping in place */
-	if (dt == st_cb_dtype(t) && !differ && !((uintptr_t)t->data % (dt == CB_DT_F32 ? 4 : 2))) {
+	if (dt == st_cb_dtype(t) && !hf_values_differ(&ld->m->cfg, role) &&
+	    !((uintptr_t)t->data % (dt == CB_DT_F32 ? 4 : 2))) {
 		out->data = t->data;
+		out->dtype = (cb_u32)dt;
+		out->rows = rows;
+		out->cols = cols;
 		return 0;
 	}
-	rb = cb_dtype_row_bytes(dt, cols);
-	total = CB_ALIGN(rb * rows, 64);
-	dst = aligned_alloc(64, total ? total : 64);
-	if (!dst || hf_model_own(ld->m, dst)) {
-		free(dst);
-		hf_fail(ld, "tensor '%s': out of memory", name);
-		return -1;
-	}
-	if (ld->rowcap < cols) {
-		free(ld->row);
-		ld->row = malloc(cols * sizeof(float));
-		ld->rowcap = ld->row ? cols : 0;
-		if (!ld->row) {
-			hf_fail(ld, "tensor '%s': out of memory", name);
-			return -1;
-		}
-	}
-	for (r = 0; r < rows; r++) {
-		st_to_f32(ld->row, t, r * cols, cols);
-		if (differ)
-			hf_values_to_file(&ld->m->cfg, role, ld->row, cols);
-		cb_quantize_row(dt, dst + r * rb, ld->row, (int)cols);
-	}
-	bad = cb_quant_find_bad_scale((cb_u32)dt, dst, rb * rows / cb_dtype_info(dt)->block_bytes);
-	if (bad >= 0) {
-		hf_fail(ld, "tensor '%s': quantized to %s, block %lld has a scale that is not "
-			"finite (weights too large for the type)", name, cb_dtype_name(dt),
-			(long long)bad);
-		return -1;
-	}
-	out->data = dst;
-	return 0;
+	return hf_load_rows(ld, out, t, dt, rows, cols, role, NULL, NULL);
 }
 
 int hf_check_shape(const struct st_tensor *t, const char *name, int ndim, const uint64_t *shape,

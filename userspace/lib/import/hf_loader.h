@@ -61,6 +61,17 @@ int hf_fail(struct hf_loader *ld, const char *fmt, ...) __attribute__((format(pr
 const struct st_tensor *hf_find_tensor(const struct st_set *st, const char *name, char *err,
 					size_t errlen);
 
+/*
+ * hf_load_rows() - @rows rows of @cols from @t, row r being @t's row
+ * row_of(@ctx, r) (r itself when @row_of is NULL: rows cut from a fused
+ * tensor otherwise), each as the file holds @role's values
+ * (hf_values.c), quantized to @dt into memory the model owns.  0, or -1
+ * with the tensor named in ld->err.
+ */
+int hf_load_rows(struct hf_loader *ld, struct cb_tensor *out, const struct st_tensor *t,
+		 int dt, cb_u32 rows, cb_u32 cols, cb_u32 role,
+		 cb_u64 (*row_of)(const void *ctx, cb_u32 r), const void *ctx);
+
 /* One tensor by name, vector (f32) or matrix (the type its role gets). */
 int hf_load_tensor(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 		   cb_u32 rows, cb_u32 cols, int vector, cb_u32 role, cb_u32 layer);

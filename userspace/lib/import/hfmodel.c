@@ -304,7 +304,7 @@ static int load(struct hf_loader *ld, struct cb_tensor *out, const char *name,
 }
 
 /* A Qwen3-Next DeltaNet layer's projections, cut from its fused tensors. */
-static int hf_fused_layer(struct hf_loader *ld, cb_u32 l)
+static int fused_layer(struct hf_loader *ld, cb_u32 l)
 {
 	const struct cb_model_config *c = &ld->m->cfg;
 	const struct cb_delta_config *d = &c->delta;
@@ -357,7 +357,7 @@ static int load_layer(struct hf_loader *ld, cb_u32 l)
 
 		if (hf_fused_role(c, COLIBRI_T_DELTA_QKV)) {
 			/* Qwen3-Next: cut from in_proj_qkvz and in_proj_ba */
-			if (hf_fused_layer(ld, l))
+			if (fused_layer(ld, l))
 				return -1;
 			goto conv;
 		}
